@@ -1,0 +1,27 @@
+package core
+
+// Event names, `area:verb`. Every payload type is mirrored in
+// frontend/src/lib/events.ts.
+const (
+	EventActivity          = "activity:new"       // payload: []AuditRecord (batched)
+	EventServerStatus      = "server:status"      // payload: ServerStatus
+	EventServersChanged    = "servers:changed"    // payload: ConfigState
+	EventApprovalRequested = "approval:requested" // payload: Approval
+	EventApprovalResolved  = "approval:resolved"  // payload: Approval
+	EventRulesChanged      = "rules:changed"      // payload: RulesChanged
+)
+
+// EventSink receives events for the UI. The desktop app forwards them to
+// Wails, `serve` to its SSE clients, tests record them. Emit must not block.
+type EventSink interface {
+	Emit(name string, payload any)
+}
+
+// EventSinkFunc adapts a function to EventSink.
+type EventSinkFunc func(name string, payload any)
+
+// Emit calls f.
+func (f EventSinkFunc) Emit(name string, payload any) { f(name, payload) }
+
+// Discard is an EventSink that drops everything.
+var Discard EventSink = EventSinkFunc(func(string, any) {})

@@ -1,0 +1,133 @@
+package core
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// ServerConfig is one downstream MCP server, as in the `mcpServers` object of
+// Claude Desktop / Cursor configs. The map key there is ID here.
+type ServerConfig struct {
+	ID      string            `json:"id"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	// URL selects an HTTP transport instead of a process.
+	URL string `json:"url,omitempty"`
+	// Type is "stdio", "http" (Streamable HTTP) or "sse"; empty means stdio
+	// with a command and http with a URL.
+	Type     string            `json:"type,omitempty"`
+	Headers  map[string]string `json:"headers,omitempty"`
+	Disabled bool              `json:"disabled,omitempty"`
+	// Extra keeps every field of the entry Airlock does not know, so that an
+	// import followed by an export loses nothing.
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+}
+
+// Transport returns the effective transport: "stdio", "http" or "sse".
+func (c ServerConfig) Transport() string {
+	switch c.Type {
+	case "sse":
+		return "sse"
+	case "http", "streamable-http", "streamableHttp":
+		return "http"
+	case "stdio":
+		return "stdio"
+	}
+	if c.URL != "" {
+		return "http"
+	}
+	return "stdio"
+}
+
+// Server states.
+const (
+	StateStarting   = "starting"
+	StateRunning    = "running"
+	StateRestarting = "restarting" // crashed, waiting for the backoff to pass
+	StateFailed     = "failed"     // crashed too often; needs a manual restart
+	StateStopped    = "stopped"    // disabled or removed
+)
+
+// ServerStatus is what the Servers screen shows of one downstream server.
+type ServerStatus struct {
+	ID         string     `json:"id"`
+	Transport  string     `json:"transport"`
+	State      string     `json:"state"`
+	PID        int        `json:"pid,omitempty"`
+	Restarts   int        `json:"restarts"`
+	LastError  string     `json:"lastError,omitempty"`
+	StderrTail []string   `json:"stderrTail"`
+	Tools      []ToolInfo `json:"tools"`
+	Since      time.Time  `json:"since"`
+}
+
+// ToolInfo is a downstream tool as Airlock exposes it.
+type ToolInfo struct {
+	ServerID     string           `json:"serverId"`
+	Name         string           `json:"name"`        // the downstream name
+	ExposedName  string           `json:"exposedName"` // server__tool, sanitised
+	Title        string           `json:"title,omitempty"`
+	Description  string           `json:"description,omitempty"`
+	InputSchema  json.RawMessage  `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
+	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+}
+
+// ToolAnnotations are the MCP hints that tell how risky a tool is.
+type ToolAnnotations struct {
+	ReadOnly    *bool `json:"readOnlyHint,omitempty"`
+	Destructive *bool `json:"destructiveHint,omitempty"`
+	Idempotent  *bool `json:"idempotentHint,omitempty"`
+	OpenWorld   *bool `json:"openWorldHint,omitempty"`
+}
+
+// Decisions recorded in the audit log.
+const (
+	DecisionAllow    = "allow"    // no approval needed (auto-approve rule)
+	DecisionApproved = "approved" // a person approved
+	DecisionDeclined = "declined" // a person declined
+	DecisionTimeout  = "timeout"  // nobody decided in time
+	DecisionExpired  = "expired"  // the app stopped while the call waited
+	DecisionDenied   = "denied"   // a policy refused the call
+	DecisionError    = "error"    // refused before any decision (bad request, unknown tool)
+)
+
+// Result statuses recorded in the audit log.
+const (
+	StatusOK        = "ok"         // the tool ran and did not report an error
+	StatusToolError = "tool_error" // the tool ran and reported isError
+	StatusError     = "error"      // the call never produced a tool result
+)
+
+// AuditRecord is one call through the pipeline.
+type AuditRecord struct {
+	ID             int64     `json:"id"`
+	Time           time.Time `json:"time"`
+	Agent          string    `json:"agent"`
+	Session        string    `json:"session"`
+	Server         string    `json:"server"`
+	Tool           string    `json:"tool"`
+	Arguments      string    `json:"arguments"`  // JSON with secrets redacted
+	ArgsDigest     string    `json:"argsDigest"` // sha256 of the raw arguments
+	Decision       string    `json:"decision"`
+	Reason         string    `json:"reason"`
+	RuleID         string    `json:"ruleId,omitempty"`
+	RuleSetVersion int64     `json:"ruleSetVersion,omitempty"`
+	Approver       string    `json:"approver,omitempty"`
+	WaitMs         int64     `json:"waitMs,omitempty"`
+	Status         string    `json:"status"`
+	ErrorCode      string    `json:"errorCode,omitempty"`
+	Error          string    `json:"error,omitempty"`
+	LatencyUs      int64     `json:"latencyUs"`
+}
+
+// ActivityFilter selects audit records; empty fields match everything.
+type ActivityFilter struct {
+	Agent    string `json:"agent,omitempty"`
+	Server   string `json:"server,omitempty"`
+	Tool     string `json:"tool,omitempty"`
+	Decision string `json:"decision,omitempty"`
+	BeforeID int64  `json:"beforeId,omitempty"` // page backwards from this id
+	Limit    int    `json:"limit,omitempty"`
+}

@@ -1,0 +1,80 @@
+// Package store opens Airlock's database and holds the repositories over it.
+//
+// SQLite (pure Go, github.com/glebarez/sqlite) is the embedded default; the
+// schema changes only through the versioned migrations in this package. It
+// imports core and GORM, nothing else of Airlock.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/glebarez/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// DB is an open Airlock database.
+type DB struct {
+	*gorm.DB
+	Path string
+}
+
+// FileName is the database file inside the data directory.
+const FileName = "airlock.db"
+
+// DSN returns the SQLite DSN for path with the pragmas Airlock relies on. The
+// glebarez driver honours only `_pragma=` parameters.
+func DSN(path string) string {
+	return "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+}
+
+// Open opens (creating if needed) the SQLite database at path and migrates it
+// to the newest schema.
+func Open(path string) (*DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	gdb, err := gorm.Open(sqlite.Open(DSN(path)), &gorm.Config{
+		TranslateError: true,
+		Logger:         logger.Discard,
+		NowFunc:        nowUTC,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open db %s: %w", path, err)
+	}
+	sqlDB, err := gdb.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open db %s: %w", path, err)
+	}
+	// One writer at a time is what SQLite allows anyway; a single connection
+	// also makes the pragmas above hold for every statement.
+	sqlDB.SetMaxOpenConns(1)
+	db := &DB{DB: gdb, Path: path}
+	if err := Migrate(gdb); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Close closes the database.
+func (db *DB) Close() error {
+	sqlDB, err := db.DB.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// JournalMode reports SQLite's journal mode ("wal" when Open did its job).
+func (db *DB) JournalMode() (string, error) {
+	var mode string
+	err := db.Raw("PRAGMA journal_mode").Scan(&mode).Error
+	return strings.ToLower(mode), err
+}
+
+func isNotFound(err error) bool { return errors.Is(err, gorm.ErrRecordNotFound) }
