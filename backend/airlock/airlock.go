@@ -1,0 +1,180 @@
+// Package airlock wires Airlock together: the one place where the store, the
+// servers file, the supervisor, the rules, the approval broker, the gateway,
+// the facade and the HTTP listener are built and connected. Both the desktop
+// app and `airlock serve` start through Start.
+package airlock
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/api"
+	"github.com/airlock-dev/airlock/backend/cli"
+	"github.com/airlock-dev/airlock/backend/config"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/gateway"
+	"github.com/airlock-dev/airlock/backend/store"
+)
+
+// Version is Airlock's version, set at build time with -ldflags.
+var Version = "0.1.0-dev"
+
+// DefaultAddr is where the gateway listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:4750"
+
+// Options start an instance.
+type Options struct {
+	DataDir string
+	Addr    string
+	UI      fs.FS // the built Svelte UI; nil serves no UI over HTTP
+	Logger  *slog.Logger
+	// Supervisor tunes downstream supervision (tests shorten it).
+	Supervisor gateway.SupervisorOptions
+}
+
+// Instance is a running Airlock backend.
+type Instance struct {
+	API     *api.API
+	Hub     *api.Hub
+	UIToken string
+	Addr    string // the address actually listened on
+	Info    api.Info
+
+	db      *store.DB
+	cfg     *config.Store
+	sup     *gateway.Supervisor
+	srv     *http.Server
+	cancel  context.CancelFunc
+	log     *slog.Logger
+	closers []func()
+}
+
+// UIURL is the browser URL of the UI, with its access token.
+func (in *Instance) UIURL() string { return "http://" + in.Addr + "/?token=" + in.UIToken }
+
+// Start opens the data directory, starts the downstream servers and listens.
+func Start(ctx context.Context, o Options) (_ *Instance, err error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	in := &Instance{Hub: api.NewHub(), log: o.Logger}
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	ctx, in.cancel = context.WithCancel(ctx)
+
+	in.db, err = store.Open(filepath.Join(o.DataDir, store.FileName))
+	if err != nil {
+		return nil, err
+	}
+	in.closers = append(in.closers, func() { in.db.Close() })
+
+	agentToken, err := cli.AgentToken(o.DataDir, true)
+	if err != nil {
+		return nil, err
+	}
+	auth := tokenAuth{hash: cli.HashToken(agentToken)}
+
+	in.cfg, err = config.New(filepath.Join(o.DataDir, "servers.json"), in.Hub)
+	if err != nil {
+		return nil, err
+	}
+	go in.cfg.Watch(ctx)
+
+	in.sup = gateway.NewSupervisor(Version, o.Supervisor)
+	in.closers = append(in.closers, in.sup.Close)
+	in.sup.OnEvent(func(ev gateway.SupervisorEvent) { in.Hub.Emit(core.EventServerStatus, ev.Status) })
+
+	audit := store.NewAudit(in.db)
+	pipe := &gateway.Pipeline{
+		Dispatch: in.sup,
+		Audit:    gateway.NewAuditWriter(audit, in.Hub, o.Logger),
+	}
+	hitlDeps, err := in.startHITL(ctx, o, pipe)
+	if err != nil {
+		return nil, err
+	}
+	gw := gateway.New(in.sup, pipe, auth, gateway.Options{Version: Version, Logger: o.Logger})
+
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, core.Errorf(core.EConflict, "cannot listen on %s: the address is in use (is Airlock already running? choose another with --addr or AIRLOCK_ADDR)", o.Addr)
+		}
+		return nil, fmt.Errorf("listen on %s: %w", o.Addr, err)
+	}
+	in.Addr = ln.Addr().String()
+	in.UIToken = randomToken()
+	sec := api.NewSecurity(in.UIToken)
+	if host, _, _ := net.SplitHostPort(in.Addr); host != "" && !net.ParseIP(host).IsLoopback() {
+		sec.AllowedHosts = append(sec.AllowedHosts, host)
+	}
+
+	in.Info = api.Info{
+		Version: Version, MCPURL: "http://" + in.Addr + "/mcp", SSEURL: "http://" + in.Addr + "/sse",
+		AgentToken: agentToken, DataDir: o.DataDir, ConfigPath: in.cfg.State().Path,
+	}
+	deps := api.Deps{Info: in.Info, Config: in.cfg, Supervisor: in.sup, Audit: audit, DB: in.db}
+	hitlDeps.apply(&deps)
+	in.API = api.New(deps)
+
+	routes := api.Routes{Security: sec, API: in.API, Hub: in.Hub, MCP: gw.StreamableHandler(), SSE: gw.SSEHandler(), UI: o.UI}
+	in.srv = &http.Server{Handler: routes.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go in.srv.Serve(ln)
+
+	// Servers start after the listener so that a slow server never delays
+	// the UI; config changes (UI, CLI, editor) re-apply.
+	in.cfg.Subscribe(in.sup.Apply)
+	in.sup.Apply(in.cfg.List())
+	return in, nil
+}
+
+// Close stops serving, stops the downstream servers and closes the store.
+func (in *Instance) Close() {
+	if in.cancel != nil {
+		in.cancel()
+	}
+	if in.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		in.srv.Shutdown(ctx)
+		cancel()
+	}
+	for i := len(in.closers) - 1; i >= 0; i-- {
+		in.closers[i]()
+	}
+	in.closers = nil
+}
+
+type tokenAuth struct{ hash [32]byte }
+
+// Authenticate checks the agent token against its hash in constant time.
+// Until per-agent tokens exist every agent with the token is "agent".
+func (a tokenAuth) Authenticate(tok string) (string, bool) {
+	if cli.TokenMatches(a.hash, tok) {
+		return "agent", true
+	}
+	return "", false
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,325 @@
+package airlock_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/airlock"
+	"github.com/airlock-dev/airlock/backend/bridge"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/store"
+	"github.com/airlock-dev/airlock/backend/testutil"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// writeServers writes a servers.json with the given servers into dir.
+func writeServers(t testing.TB, dir string, servers ...core.ServerConfig) {
+	t.Helper()
+	m := map[string]any{}
+	for _, s := range servers {
+		m[s.ID] = map[string]any{"command": s.Command, "args": s.Args}
+	}
+	b, _ := json.Marshal(map[string]any{"mcpServers": m})
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "servers.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func start(t testing.TB, dir string) *airlock.Instance {
+	t.Helper()
+	in, err := airlock.Start(context.Background(), airlock.Options{DataDir: dir, Addr: "127.0.0.1:0", UI: fstest.MapFS{"index.html": {Data: []byte("<title>Airlock</title>")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(in.Close)
+	return in
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func connect(t testing.TB, in *airlock.Instance) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{in.Info.AgentToken}},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	return sess
+}
+
+func waitTool(t testing.TB, sess *mcp.ClientSession, name string) {
+	t.Helper()
+	testutil.Eventually(t, 60*time.Second, func() bool {
+		res, err := sess.ListTools(context.Background(), nil)
+		if err != nil {
+			return false
+		}
+		for _, tl := range res.Tools {
+			if tl.Name == name {
+				return true
+			}
+		}
+		return false
+	}, "tool %s never listed", name)
+}
+
+func allowAll(t testing.TB, in *airlock.Instance) {
+	t.Helper()
+	if _, err := in.API.CreateRule(hitl.RuleInput{AutoApprove: true, Priority: 0}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func echo(t testing.TB, sess *mcp.ClientSession, msg string) *mcp.CallToolResult {
+	t.Helper()
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": msg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func textOf(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	writeServers(t, dir, testutil.EverythingServer(t, "everything"))
+	in := start(t, dir)
+	allowAll(t, in)
+	sess := connect(t, in)
+	waitTool(t, sess, "everything__echo")
+	if res := echo(t, sess, "through airlock"); res.IsError || !strings.Contains(textOf(res), "through airlock") {
+		t.Fatalf("echo = %q", textOf(res))
+	}
+	recs, err := in.API.ListActivity(core.ActivityFilter{Server: "everything"})
+	if err != nil || len(recs) != 1 || recs[0].Decision != core.DecisionAllow {
+		t.Fatalf("activity = %+v, %v; want one allowed call", recs, err)
+	}
+	if recs[0].RuleID == "" {
+		t.Errorf("activity record does not name the rule that allowed it: %+v", recs[0])
+	}
+}
+
+func TestNoRuleMeansAsk(t *testing.T) {
+	dir := t.TempDir()
+	writeServers(t, dir, testutil.EverythingServer(t, "everything"))
+	in := start(t, dir)
+	sess := connect(t, in)
+	waitTool(t, sess, "everything__echo")
+	done := make(chan *mcp.CallToolResult)
+	go func() { done <- echo(t, sess, "needs a person") }()
+	var pending []hitl.Approval
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		pending, _ = in.API.ListApprovals()
+		return len(pending) == 1
+	}, "the call never waited for approval")
+	if pending[0].ExposedName != "everything__echo" || pending[0].Server != "everything" {
+		t.Errorf("pending approval = %+v", pending[0])
+	}
+	if err := in.API.Approve(pending[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if res.IsError || !strings.Contains(textOf(res), "needs a person") {
+		t.Fatalf("approved call result = %q", textOf(res))
+	}
+	if err := in.API.Approve(pending[0].ID); core.ErrorCode(err) == "" {
+		t.Error("approving the same call twice succeeded")
+	}
+}
+
+func TestHTTPSecurity(t *testing.T) {
+	in := start(t, t.TempDir())
+	base := "http://" + in.Addr
+	do := func(method, path string, hdr map[string]string) int {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader("[]"))
+		for k, v := range hdr {
+			if k == "Host" {
+				req.Host = v
+				continue
+			}
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	cookie := airlockCookie(in.UIToken)
+	cases := []struct {
+		name   string
+		method string
+		path   string
+		hdr    map[string]string
+		want   int
+	}{
+		{"rpc without token", "POST", "/api/rpc/ListServers", nil, 401},
+		{"rpc with UI token", "POST", "/api/rpc/ListServers", map[string]string{"Cookie": cookie}, 200},
+		{"rpc with agent token", "POST", "/api/rpc/ListServers", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}, 401},
+		{"rpc from another site", "POST", "/api/rpc/ListServers", map[string]string{"Cookie": cookie, "Origin": "http://evil.example"}, 403},
+		{"rebinding host", "POST", "/api/rpc/ListServers", map[string]string{"Cookie": cookie, "Host": "evil.example"}, 403},
+		{"unknown method", "POST", "/api/rpc/NoSuch", map[string]string{"Cookie": cookie}, 404},
+		{"mcp with UI token", "POST", "/mcp", map[string]string{"Authorization": "Bearer " + in.UIToken}, 401},
+		{"events without token", "GET", "/api/events", nil, 401},
+		{"ui without token", "GET", "/", nil, 401},
+		{"ui with wrong token", "GET", "/?token=nope", nil, 401},
+		{"ui with UI cookie", "GET", "/", map[string]string{"Cookie": cookie}, 200},
+	}
+	for _, c := range cases {
+		if got := do(c.method, c.path, c.hdr); got != c.want {
+			t.Errorf("%s: status %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func airlockCookie(tok string) string { return "airlock_ui=" + tok }
+
+func TestBridgeOverStdio(t *testing.T) {
+	dir := t.TempDir()
+	writeServers(t, dir, testutil.EverythingServer(t, "everything"))
+	in := start(t, dir)
+	allowAll(t, in)
+
+	// A real MCP client speaks stdio to the bridge through pipes.
+	clientToBridge, bridgeIn := io.Pipe()
+	bridgeOut, bridgeToClient := io.Pipe()
+	b := &bridge.Bridge{URL: in.Info.MCPURL, Token: in.Info.AgentToken}
+	errc := make(chan error, 1)
+	go func() { errc <- b.Run(context.Background(), clientToBridge, bridgeToClient); bridgeToClient.Close() }()
+	c := mcp.NewClient(&mcp.Implementation{Name: "stdio-agent", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: bridgeOut, Writer: bridgeIn}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTool(t, sess, "everything__echo")
+	if res := echo(t, sess, "via stdio"); !strings.Contains(textOf(res), "via stdio") {
+		t.Fatalf("echo via bridge = %q", textOf(res))
+	}
+	sess.Close()
+	bridgeIn.Close()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("bridge ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("bridge did not end when stdin closed")
+	}
+}
+
+func TestBridgeWithoutAirlockFailsAtOnce(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL + "/mcp"
+	srv.Close() // nothing listens there now
+	b := &bridge.Bridge{URL: url, Token: "x"}
+	err := b.Run(context.Background(), strings.NewReader(""), io.Discard)
+	if core.ErrorCode(err) != core.EUnavailable || !strings.Contains(err.Error(), "airlock serve") {
+		t.Fatalf("bridge with no Airlock: %v, want %s telling how to start one", err, core.EUnavailable)
+	}
+}
+
+// TestAuditSurvivesKill9 runs Airlock in a child process, makes a call, kills
+// the child with SIGKILL and checks that the call is in the audit log.
+func TestAuditSurvivesKill9(t *testing.T) {
+	if os.Getenv("AIRLOCK_TEST_CHILD") != "" {
+		in, err := airlock.Start(context.Background(), airlock.Options{DataDir: os.Getenv("AIRLOCK_TEST_CHILD"), Addr: "127.0.0.1:0"})
+		if err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(1)
+		}
+		in.API.CreateRule(hitl.RuleInput{AutoApprove: true})
+		fmt.Printf("READY %s %s\n", in.Info.MCPURL, in.Info.AgentToken)
+		select {}
+	}
+	dir := t.TempDir()
+	writeServers(t, dir, testutil.EverythingServer(t, "everything"))
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestAuditSurvivesKill9$")
+	cmd.Env = append(os.Environ(), "AIRLOCK_TEST_CHILD="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	var url, token string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 3 && f[0] == "READY" {
+			url, token = f[1], f[2]
+			break
+		}
+	}
+	if url == "" {
+		t.Fatal("child Airlock never became ready")
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "a", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTool(t, sess, "everything__echo")
+	for i := range 5 {
+		if res := echo(t, sess, fmt.Sprintf("before kill %d", i)); res.IsError {
+			t.Fatalf("echo failed: %s", textOf(res))
+		}
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+
+	db, err := store.Open(filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	recs, err := store.NewAudit(db).List(core.ActivityFilter{Tool: "echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 5 {
+		t.Fatalf("after kill -9 the audit log has %d echo calls, want all 5 the agent saw answered", len(recs))
+	}
+}
+
+func TestJournalModeIsWAL(t *testing.T) {
+	db := testutil.MustOpenDB(t)
+	mode, err := db.JournalMode()
+	if err != nil || mode != "wal" {
+		t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
+	}
+}

@@ -1,0 +1,260 @@
+// Package bridge relays MCP between stdio and a running Airlock's Streamable
+// HTTP endpoint, for clients that only launch stdio servers (Claude Desktop,
+// many CLIs). It relays JSON-RPC messages unchanged, so every MCP feature the
+// gateway offers (progress, list_changed, cancellation) passes through.
+package bridge
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/airlock-dev/airlock/backend/core"
+)
+
+// Bridge is one stdio ⇄ HTTP relay.
+type Bridge struct {
+	URL    string
+	Token  string
+	Client *http.Client
+
+	out   *json.Encoder
+	outMu sync.Mutex
+
+	mu        sync.Mutex
+	sessionID string
+	version   string
+	listening bool
+	wg        sync.WaitGroup
+}
+
+// Check fails at once, with a message saying what to do, when no Airlock
+// answers at URL or the token is refused.
+func (b *Bridge) Check(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"ping"}`))
+	if err != nil {
+		return core.Errorf(core.EInvalid, "bad Airlock URL %q: %v", b.URL, err)
+	}
+	b.headers(req)
+	resp, err := b.client().Do(req)
+	if err != nil {
+		return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("no Airlock is running at %s (%v)", b.URL, err)}).
+			WithHint("start it with `go tool task run`, `airlock` or `airlock serve`, or pass --url")
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		return core.Errorf(core.EUnauthorized, "Airlock at %s refused the token", b.URL).
+			WithHint("`airlock token` prints the right one")
+	}
+	return nil
+}
+
+func (b *Bridge) client() *http.Client {
+	if b.Client != nil {
+		return b.Client
+	}
+	return http.DefaultClient
+}
+
+func (b *Bridge) headers(req *http.Request) {
+	req.Header.Set("Authorization", "Bearer "+b.Token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	b.mu.Lock()
+	if b.sessionID != "" {
+		req.Header.Set("Mcp-Session-Id", b.sessionID)
+	}
+	if b.version != "" {
+		req.Header.Set("Mcp-Protocol-Version", b.version)
+	}
+	b.mu.Unlock()
+}
+
+// Run relays until stdin ends or ctx is done.
+func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	if err := b.Check(ctx); err != nil {
+		return err
+	}
+	b.out = json.NewEncoder(stdout)
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	first := true
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		msg := append([]byte(nil), line...)
+		if first {
+			// The initialize request must finish first: it creates the
+			// session every later request names.
+			b.post(ctx, msg)
+			first = false
+			continue
+		}
+		b.wg.Add(1)
+		go func() { defer b.wg.Done(); b.post(ctx, msg) }()
+	}
+	b.wg.Wait()
+	b.closeSession()
+	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read stdin: %w", err)
+	}
+	return nil
+}
+
+func (b *Bridge) write(msg json.RawMessage) {
+	b.outMu.Lock()
+	defer b.outMu.Unlock()
+	b.out.Encode(msg)
+}
+
+type rpcHead struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Result *struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	} `json:"result,omitempty"`
+}
+
+// post sends one message and relays whatever comes back. Transport failures
+// become JSON-RPC errors for requests, so the client never hangs.
+func (b *Bridge) post(ctx context.Context, msg []byte) {
+	var head rpcHead
+	json.Unmarshal(msg, &head)
+	fail := func(format string, args ...any) {
+		if len(head.ID) == 0 || head.Method == "" {
+			return
+		}
+		e, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": head.ID,
+			"error": map[string]any{"code": -32000, "message": "airlock bridge: " + fmt.Sprintf(format, args...)}})
+		b.write(e)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, bytes.NewReader(msg))
+	if err != nil {
+		fail("%v", err)
+		return
+	}
+	b.headers(req)
+	resp, err := b.client().Do(req)
+	if err != nil {
+		fail("Airlock is not reachable at %s: %v", b.URL, err)
+		return
+	}
+	defer resp.Body.Close()
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		b.mu.Lock()
+		b.sessionID = sid
+		b.mu.Unlock()
+	}
+	if resp.StatusCode == http.StatusAccepted {
+		return
+	}
+	if resp.StatusCode >= 300 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		fail("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+		return
+	}
+	relay := func(data []byte) {
+		var h rpcHead
+		if json.Unmarshal(data, &h) == nil && h.Result != nil && h.Result.ProtocolVersion != "" && head.Method == "initialize" {
+			b.mu.Lock()
+			b.version = h.Result.ProtocolVersion
+			b.mu.Unlock()
+		}
+		b.write(data)
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		readSSE(resp.Body, relay)
+	} else {
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			fail("read reply: %v", err)
+			return
+		}
+		if len(bytes.TrimSpace(body)) > 0 {
+			relay(body)
+		}
+	}
+	if head.Method == "notifications/initialized" {
+		b.listen(ctx)
+	}
+}
+
+// listen opens the standalone SSE stream on which the server sends
+// notifications such as tools/list_changed.
+func (b *Bridge) listen(ctx context.Context) {
+	b.mu.Lock()
+	if b.listening || b.sessionID == "" {
+		b.mu.Unlock()
+		return
+	}
+	b.listening = true
+	b.mu.Unlock()
+	go func() {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.URL, nil)
+		if err != nil {
+			return
+		}
+		b.headers(req)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := b.client().Do(req)
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			readSSE(resp.Body, func(d []byte) { b.write(d) })
+		}
+	}()
+}
+
+func (b *Bridge) closeSession() {
+	b.mu.Lock()
+	sid := b.sessionID
+	b.mu.Unlock()
+	if sid == "" {
+		return
+	}
+	req, err := http.NewRequest(http.MethodDelete, b.URL, nil)
+	if err != nil {
+		return
+	}
+	b.headers(req)
+	if resp, err := b.client().Do(req); err == nil {
+		resp.Body.Close()
+	}
+}
+
+// readSSE calls fn with the data of every event in r.
+func readSSE(r io.Reader, fn func([]byte)) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	var data bytes.Buffer
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			if data.Len() > 0 {
+				fn(append([]byte(nil), data.Bytes()...))
+				data.Reset()
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
+		}
+	}
+	if data.Len() > 0 {
+		fn(data.Bytes())
+	}
+}

@@ -1,0 +1,329 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/airlock-dev/airlock/backend/config"
+	"github.com/airlock-dev/airlock/backend/core"
+)
+
+const serversUsage = `usage: airlock servers <command> [flags]
+
+Manage the downstream MCP servers in servers.json in the data directory (the
+mcpServers format of Claude Desktop and Cursor). A running Airlock applies
+changes at once.
+
+commands:
+  list     list the servers (--json for JSON)
+  add      add a server: a command to run, or a URL
+  rm       remove a server
+  import   import servers from a Claude Desktop, Cursor, Claude Code or VS Code config
+  export   print the servers as an mcpServers file
+
+Run 'airlock servers <command> -h' for a command's flags.
+`
+
+// Servers runs `airlock servers <command>`: list, add, rm, import, export.
+// dataDir is the data directory resolved by main; --data-dir after the
+// command overrides it.
+func Servers(ctx context.Context, dataDir string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, serversUsage)
+		return core.Errorf(core.EInvalid, "missing servers command").WithHint("see 'airlock servers -h'")
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, serversUsage)
+		return nil
+	case "list", "ls":
+		return done(serversList(dataDir, args[1:], stdout, stderr))
+	case "add":
+		return done(serversAdd(dataDir, args[1:], stdout))
+	case "rm", "remove":
+		return done(serversRemove(dataDir, args[1:], stdout))
+	case "import":
+		return done(serversImport(dataDir, args[1:], stdin, stdout))
+	case "export":
+		return done(serversExport(dataDir, args[1:], stdout))
+	}
+	return core.Errorf(core.EInvalid, "unknown servers command %q", args[0]).WithHint("see 'airlock servers -h'")
+}
+
+// openServers opens the servers file of dataDir. Strict callers (those that
+// show the servers) fail when the file on disk is invalid, since what they
+// would show is not what the file says; changes fail in the store anyway.
+func openServers(dataDir string, strict bool) (*config.Store, error) {
+	if dataDir == "" {
+		return nil, core.Errorf(core.EInvalid, "no data directory").WithHint("pass --data-dir or set $" + config.DataDirEnv)
+	}
+	s, err := config.New(config.Path(dataDir), core.Discard)
+	if err != nil {
+		return nil, err
+	}
+	if st := s.State(); strict && st.Error != "" {
+		return nil, core.Errorf(core.EInvalid, "%s", st.Error).WithHint("fix or remove the file")
+	}
+	return s, nil
+}
+
+var listCmd = command{name: "servers list", usage: `servers list [--json]
+
+List the configured servers, sorted by id.`}
+
+func serversList(dataDir string, args []string, stdout, stderr io.Writer) error {
+	fs := listCmd.newFlags(&dataDir)
+	asJSON := fs.Bool("json", false, "print JSON: an array of server configs")
+	pos, _, err := listCmd.parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return listCmd.usageError("unexpected argument %q", pos[0])
+	}
+	s, err := openServers(dataDir, true)
+	if err != nil {
+		return err
+	}
+	list := s.List()
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(list)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTRANSPORT\tCOMMAND/URL\tDISABLED")
+	for _, c := range list {
+		target := c.URL
+		if c.Command != "" {
+			target = commandLine(c.Command, c.Args)
+		}
+		disabled := ""
+		if c.Disabled {
+			disabled = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Transport(), target, disabled)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stderr, "no servers yet: add one with 'airlock servers add' or 'airlock servers import'")
+	}
+	return nil
+}
+
+// commandLine renders a command and its arguments, quoting those a shell
+// would split or expand, so that the line can be read unambiguously.
+func commandLine(cmd string, args []string) string {
+	parts := make([]string, 0, len(args)+1)
+	for _, a := range append([]string{cmd}, args...) {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`*?[]{}()<>|&;#~") {
+			a = strconv.Quote(a)
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}
+
+var addCmd = command{name: "servers add", usage: `servers add <id> [flags] -- <command> [args...]
+       airlock servers add <id> --url URL [--type http|sse] [--header K=V ...]
+
+Add a server: either a command to run over stdio (after --) or a URL.
+The id names the server; its tools are exposed as <id>__<tool>.`}
+
+func serversAdd(dataDir string, args []string, stdout io.Writer) error {
+	fs := addCmd.newFlags(&dataDir)
+	cfg := core.ServerConfig{Env: map[string]string{}, Headers: map[string]string{}}
+	fs.StringVar(&cfg.URL, "url", "", "the server's URL (Streamable HTTP or SSE) instead of a command")
+	fs.StringVar(&cfg.Type, "type", "", "transport: stdio, http, streamable-http or sse (default: stdio for a command, http for a URL)")
+	fs.Var(keyValues(cfg.Env), "env", "an environment variable `K=V` for the command (repeatable)")
+	fs.Var(keyValues(cfg.Headers), "header", "an HTTP header `K=V` sent to the URL (repeatable)")
+	fs.BoolVar(&cfg.Disabled, "disabled", false, "add the server disabled")
+	pos, command, err := addCmd.parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) == 0:
+		return addCmd.usageError("missing server id")
+	case len(pos) > 1:
+		return addCmd.usageError("unexpected argument %q", pos[1]).WithHint("put the command after --, e.g. 'airlock servers add fs -- npx -y @modelcontextprotocol/server-filesystem /tmp'")
+	case command != nil && len(command) == 0:
+		return addCmd.usageError("no command after --")
+	}
+	cfg.ID = pos[0]
+	if len(command) > 0 {
+		cfg.Command, cfg.Args = command[0], command[1:]
+	}
+	if len(cfg.Env) == 0 {
+		cfg.Env = nil
+	}
+	if len(cfg.Headers) == 0 {
+		cfg.Headers = nil
+	}
+	if cfg.Command == "" && cfg.URL == "" {
+		return addCmd.usageError("give a command after -- or a --url")
+	}
+	s, err := openServers(dataDir, false)
+	if err != nil {
+		return err
+	}
+	if err := s.Add(cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "added server %s (%s)\n", cfg.ID, cfg.Transport())
+	return nil
+}
+
+var rmCmd = command{name: "servers rm", usage: `servers rm <id>
+
+Remove a server.`}
+
+func serversRemove(dataDir string, args []string, stdout io.Writer) error {
+	fs := rmCmd.newFlags(&dataDir)
+	pos, _, err := rmCmd.parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return rmCmd.usageError("give exactly one server id")
+	}
+	s, err := openServers(dataDir, false)
+	if err != nil {
+		return err
+	}
+	if err := s.Remove(pos[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "removed server %s\n", pos[0])
+	return nil
+}
+
+var importCmd = command{name: "servers import", usage: `servers import [--json] FILE|-
+       airlock servers import --from claude|cursor|claude-code
+
+Import servers from an MCP client's config: a Claude Desktop or Claude Code
+config, a Cursor mcp.json or a VS Code mcp.json; - reads standard input.
+Each entry's key becomes the server id; every field of an entry is kept.
+Entries whose id is taken or that are invalid are skipped with a reason.`}
+
+func serversImport(dataDir string, args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := importCmd.newFlags(&dataDir)
+	from := fs.String("from", "", "import from this client's config on this machine: claude, cursor or claude-code")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	pos, _, err := importCmd.parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	var name string
+	var data []byte
+	switch {
+	case len(pos) > 1:
+		return importCmd.usageError("give one file")
+	case len(pos) == 1 && *from != "":
+		return importCmd.usageError("give a file or --from, not both")
+	case len(pos) == 0 && *from == "":
+		return importCmd.usageError("give a file, - for standard input, or --from claude|cursor|claude-code")
+	case *from != "":
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return fmt.Errorf("find home directory: %w", err)
+		}
+		src, err := findSource(home, *from)
+		if err != nil {
+			return err
+		}
+		name = src.Path
+		if data, err = os.ReadFile(src.Path); err != nil {
+			return fmt.Errorf("read %s config: %w", src.Name, err)
+		}
+	case pos[0] == "-":
+		name = "standard input"
+		if data, err = io.ReadAll(stdin); err != nil {
+			return fmt.Errorf("read standard input: %w", err)
+		}
+	default:
+		name = pos[0]
+		if data, err = os.ReadFile(pos[0]); err != nil {
+			if os.IsNotExist(err) {
+				return core.Errorf(core.ENotFound, "file %s not found", pos[0])
+			}
+			return fmt.Errorf("read %s: %w", pos[0], err)
+		}
+	}
+	s, err := openServers(dataDir, false)
+	if err != nil {
+		return err
+	}
+	res, err := s.Import(data)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", name, err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	for _, id := range res.Added {
+		fmt.Fprintf(stdout, "added    %s\n", id)
+	}
+	for _, sk := range res.Skipped {
+		fmt.Fprintf(stdout, "skipped  %s: %s\n", sk.ID, sk.Reason)
+	}
+	fmt.Fprintf(stdout, "%d added, %d skipped from %s\n", len(res.Added), len(res.Skipped), name)
+	return nil
+}
+
+// findSource returns the config of the client named id, if it exists.
+func findSource(home, id string) (config.Source, error) {
+	for _, s := range config.DiscoverImportSources(home) {
+		if s.ID == id {
+			return s, nil
+		}
+	}
+	var known []string
+	for _, s := range config.KnownImportSources(home, runtime.GOOS) {
+		known = append(known, s.ID)
+		if s.ID == id {
+			return config.Source{}, core.Errorf(core.ENotFound, "no %s config found at %s", s.Name, s.Path)
+		}
+	}
+	return config.Source{}, importCmd.usageError("unknown --from %q; use one of %s", id, strings.Join(known, ", "))
+}
+
+var exportCmd = command{name: "servers export", usage: `servers export
+
+Print the servers as an mcpServers file (for Claude Desktop, Cursor or another
+Airlock), with every field of every entry.`}
+
+func serversExport(dataDir string, args []string, stdout io.Writer) error {
+	fs := exportCmd.newFlags(&dataDir)
+	pos, _, err := exportCmd.parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return exportCmd.usageError("unexpected argument %q", pos[0])
+	}
+	s, err := openServers(dataDir, true)
+	if err != nil {
+		return err
+	}
+	data, err := s.Export()
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(data)
+	return err
+}

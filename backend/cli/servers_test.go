@@ -1,0 +1,226 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airlock-dev/airlock/backend/config"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/google/go-cmp/cmp"
+)
+
+// servers runs `airlock servers args...` on dir and returns its output.
+func servers(t *testing.T, dir, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err = Servers(context.Background(), dir, args, strings.NewReader(stdin), &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+func mustServers(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, _, err := servers(t, dir, "", args...)
+	if err != nil {
+		t.Fatalf("servers %v: %v", args, err)
+	}
+	return out
+}
+
+func TestServersAddListRemove(t *testing.T) {
+	dir := t.TempDir()
+	mustServers(t, dir, "add", "fs", "--env", "DEBUG=1", "--env", "B=x=y", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/my dir")
+	mustServers(t, dir, "add", "--url", "https://example.com/mcp", "--header", "Authorization=Bearer t", "--disabled", "web")
+	mustServers(t, dir, "add", "old", "--url", "http://127.0.0.1:9000/sse", "--type", "sse")
+
+	row := func(id, transport, target, disabled string) string {
+		return fmt.Sprintf("%-5s%-11s%-58s%s\n", id, transport, target, disabled)
+	}
+	want := row("ID", "TRANSPORT", "COMMAND/URL", "DISABLED") +
+		row("fs", "stdio", `npx -y @modelcontextprotocol/server-filesystem "/my dir"`, "") +
+		row("old", "sse", "http://127.0.0.1:9000/sse", "") +
+		row("web", "http", "https://example.com/mcp", "yes")
+	if diff := cmp.Diff(want, mustServers(t, dir, "list")); diff != "" {
+		t.Errorf("list (-want +got):\n%s", diff)
+	}
+
+	var got []core.ServerConfig
+	if err := json.Unmarshal([]byte(mustServers(t, dir, "list", "--json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON := []core.ServerConfig{
+		{ID: "fs", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/my dir"}, Env: map[string]string{"DEBUG": "1", "B": "x=y"}},
+		{ID: "old", URL: "http://127.0.0.1:9000/sse", Type: "sse"},
+		{ID: "web", URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer t"}, Disabled: true},
+	}
+	if diff := cmp.Diff(wantJSON, got); diff != "" {
+		t.Errorf("list --json (-want +got):\n%s", diff)
+	}
+
+	if out := mustServers(t, dir, "rm", "old"); out != "removed server old\n" {
+		t.Errorf("rm printed %q", out)
+	}
+	got = nil
+	json.Unmarshal([]byte(mustServers(t, dir, "list", "--json")), &got)
+	if len(got) != 2 {
+		t.Errorf("after rm: %d servers, want 2", len(got))
+	}
+}
+
+func TestServersErrors(t *testing.T) {
+	dir := t.TempDir()
+	mustServers(t, dir, "add", "fs", "--", "cmd")
+	tests := []struct {
+		name string
+		args []string
+		code string
+		msg  string
+	}{
+		{"no command", nil, core.EInvalid, "missing servers command"},
+		{"unknown command", []string{"frob"}, core.EInvalid, `unknown servers command "frob"`},
+		{"add without id", []string{"add", "--url", "http://h"}, core.EInvalid, "missing server id"},
+		{"add command without --", []string{"add", "x", "npx", "pkg"}, core.EInvalid, "put the command after --"},
+		{"add nothing to run", []string{"add", "x"}, core.EInvalid, "give a command after -- or a --url"},
+		{"add empty command", []string{"add", "x", "--"}, core.EInvalid, "no command after --"},
+		{"add both", []string{"add", "x", "--url", "http://h", "--", "cmd"}, core.EInvalid, "both a command and a url"},
+		{"add duplicate", []string{"add", "fs", "--", "other"}, core.EConflict, `server "fs" already exists`},
+		{"add bad id", []string{"add", "a__b", "--", "cmd"}, core.EInvalid, "namespace separator"},
+		{"add bad url", []string{"add", "x", "--url", "file:///etc/passwd"}, core.EInvalid, "http:// or https://"},
+		{"add bad env", []string{"add", "x", "--env", "NOVALUE", "--", "cmd"}, core.EInvalid, "not KEY=VALUE"},
+		{"unknown flag", []string{"list", "--yaml"}, core.EInvalid, "flag provided but not defined"},
+		{"rm missing", []string{"rm", "nope"}, core.ENotFound, `server "nope" not found`},
+		{"rm no id", []string{"rm"}, core.EInvalid, "exactly one server id"},
+		{"import nothing", []string{"import"}, core.EInvalid, "give a file"},
+		{"import missing file", []string{"import", filepath.Join(dir, "nope.json")}, core.ENotFound, "not found"},
+		{"import file and --from", []string{"import", "f.json", "--from", "cursor"}, core.EInvalid, "not both"},
+		{"import unknown --from", []string{"import", "--from", "emacs"}, core.EInvalid, "unknown --from"},
+		{"import bad JSON", []string{"import", "-"}, core.EInvalid, "line 1, column 16"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := servers(t, dir, `{"mcpServers": }`, tt.args...)
+			if core.ErrorCode(err) != tt.code || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("servers %v: error %v, want code %s containing %q", tt.args, err, tt.code, tt.msg)
+			}
+		})
+	}
+}
+
+func TestServersHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"list", "-h"}, {"add", "--help"}, {"rm", "-h"}, {"import", "-h"}, {"export", "-h"}} {
+		out, _, err := servers(t, t.TempDir(), "", args...)
+		if err != nil || !strings.Contains(out, "usage: airlock servers") {
+			t.Errorf("servers %v: err %v, output %q; want usage on stdout", args, err, out)
+		}
+	}
+}
+
+const claudeConfig = `{
+  "mcpServers": {
+    "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "autoApprove": ["read_file"], "timeout": 60},
+    "fs": {"command": "dup"},
+    "bad": {"url": "ftp://x"}
+  },
+  "globalShortcut": ""
+}`
+
+func TestServersImportExport(t *testing.T) {
+	dir := t.TempDir()
+	mustServers(t, dir, "add", "fs", "--", "cmd")
+	file := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	if err := os.WriteFile(file, []byte(claudeConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "added    filesystem\n" +
+		"skipped  bad: server \"bad\" has url \"ftp://x\"; it must be an http:// or https:// URL\n" +
+		"skipped  fs: a server with this id already exists\n" +
+		"1 added, 2 skipped from " + file + "\n"
+	if diff := cmp.Diff(want, mustServers(t, dir, "import", file)); diff != "" {
+		t.Errorf("import (-want +got):\n%s", diff)
+	}
+
+	// Export, then import into an empty data dir through stdin: the same
+	// servers, extra fields included.
+	exported := mustServers(t, dir, "export")
+	other := t.TempDir()
+	out, _, err := servers(t, other, exported, "import", "--json", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res config.ImportResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("import --json printed %q: %v", out, err)
+	}
+	if diff := cmp.Diff(config.ImportResult{Added: []string{"filesystem", "fs"}, Skipped: []config.Skipped{}}, res); diff != "" {
+		t.Errorf("import --json (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(exported, mustServers(t, other, "export")); diff != "" {
+		t.Errorf("export after re-import (-first +second):\n%s", diff)
+	}
+	if !strings.Contains(exported, `"autoApprove"`) || !strings.Contains(exported, `"timeout": 60`) {
+		t.Errorf("export lost extra fields:\n%s", exported)
+	}
+}
+
+func TestServersImportFrom(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("USERPROFILE", home) // os.UserHomeDir on Windows
+	dir := t.TempDir()
+	if _, _, err := servers(t, dir, "", "import", "--from", "cursor"); core.ErrorCode(err) != core.ENotFound {
+		t.Fatalf("--from cursor without a config: %v, want not_found", err)
+	}
+	claudeCode := `{"numStartups": 1, "projects": {"/p": {"mcpServers": {"proj": {"command": "p"}}}}, "mcpServers": {"top": {"type": "stdio", "command": "t"}}}`
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(claudeCode), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := mustServers(t, dir, "import", "--from", "claude-code")
+	if !strings.HasPrefix(out, "added    top\n1 added, 0 skipped from ") {
+		t.Errorf("import --from claude-code printed %q", out)
+	}
+}
+
+func TestServersBrokenFile(t *testing.T) {
+	dir := t.TempDir()
+	broken := `{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`
+	if err := os.WriteFile(config.Path(dir), []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"list"}, {"export"}, {"add", "b", "--", "x"}, {"rm", "a"}, {"import", "-"}} {
+		_, _, err := servers(t, dir, `{"mcpServers": {"c": {"command": "z"}}}`, args...)
+		if core.ErrorCode(err) != core.EInvalid || !strings.Contains(err.Error(), "more than once") {
+			t.Errorf("servers %v on a broken file: %v, want invalid naming the duplicate", args, err)
+		}
+	}
+	data, _ := os.ReadFile(config.Path(dir))
+	if string(data) != broken {
+		t.Errorf("the broken file was overwritten with %s", data)
+	}
+}
+
+func TestServersDataDirFlag(t *testing.T) {
+	other := t.TempDir()
+	mustServers(t, "", "add", "--data-dir", other, "x", "--", "cmd")
+	if _, _, err := servers(t, "", "", "list"); core.ErrorCode(err) != core.EInvalid {
+		t.Errorf("list without a data dir: %v, want invalid", err)
+	}
+	if out := mustServers(t, t.TempDir(), "list", "--data-dir", other); !strings.Contains(out, "\nx ") {
+		t.Errorf("list --data-dir printed %q", out)
+	}
+}
+
+func TestServersEmptyList(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := Servers(context.Background(), t.TempDir(), []string{"list"}, io.MultiReader(), &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "ID  TRANSPORT  COMMAND/URL  DISABLED\n" || !strings.Contains(errOut.String(), "no servers yet") {
+		t.Errorf("empty list: stdout %q, stderr %q", out.String(), errOut.String())
+	}
+}
