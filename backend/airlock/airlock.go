@@ -14,7 +14,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"runtime/debug"
+	"sync"
 	"syscall"
 	"time"
 
@@ -88,7 +91,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if err != nil {
 		return nil, err
 	}
-	auth := tokenAuth{hash: cli.HashToken(agentToken)}
+	auth := newTokenAuth(o.DataDir, agentToken)
 
 	in.cfg, err = config.New(filepath.Join(o.DataDir, "servers.json"), in.Hub)
 	if err != nil {
@@ -160,12 +163,41 @@ func (in *Instance) Close() {
 	in.closers = nil
 }
 
-type tokenAuth struct{ hash [32]byte }
+// tokenAuth checks agent tokens against the hash of the data directory's
+// token, re-reading the file (at most once a second) when it changed, so that
+// `airlock token --rotate` takes effect in a running Airlock.
+type tokenAuth struct {
+	dataDir string
 
-// Authenticate checks the agent token against its hash in constant time.
-// Until per-agent tokens exist every agent with the token is "agent".
-func (a tokenAuth) Authenticate(tok string) (string, bool) {
-	if cli.TokenMatches(a.hash, tok) {
+	mu      sync.Mutex
+	hash    [32]byte
+	modTime time.Time
+	checked time.Time
+}
+
+func newTokenAuth(dataDir, token string) *tokenAuth {
+	a := &tokenAuth{dataDir: dataDir, hash: cli.HashToken(token), checked: time.Now()}
+	if fi, err := os.Stat(filepath.Join(dataDir, cli.TokenFile)); err == nil {
+		a.modTime = fi.ModTime()
+	}
+	return a
+}
+
+// Authenticate compares in constant time. Until per-agent tokens exist every
+// holder of the token is the agent "agent".
+func (a *tokenAuth) Authenticate(tok string) (string, bool) {
+	a.mu.Lock()
+	if time.Since(a.checked) > time.Second {
+		a.checked = time.Now()
+		if fi, err := os.Stat(filepath.Join(a.dataDir, cli.TokenFile)); err == nil && !fi.ModTime().Equal(a.modTime) {
+			if t, err := cli.AgentToken(a.dataDir, false); err == nil {
+				a.hash, a.modTime = cli.HashToken(t), fi.ModTime()
+			}
+		}
+	}
+	h := a.hash
+	a.mu.Unlock()
+	if cli.TokenMatches(h, tok) {
 		return "agent", true
 	}
 	return "", false
@@ -177,4 +209,14 @@ func randomToken() string {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// TuneRuntime sets the Go runtime for a gateway: the default GC target makes
+// the collector run several times per thousand calls, so Airlock trades a
+// larger heap target for fewer collections while a soft memory limit keeps
+// the resident size small. main calls it once; the benchmarks call it too so
+// that they measure what the binary does.
+func TuneRuntime() {
+	debug.SetGCPercent(400)
+	debug.SetMemoryLimit(32 << 20)
 }

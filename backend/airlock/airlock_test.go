@@ -19,6 +19,7 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/airlock"
 	"github.com/airlock-dev/airlock/backend/bridge"
+	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/store"
@@ -322,4 +323,30 @@ func TestJournalModeIsWAL(t *testing.T) {
 	if err != nil || mode != "wal" {
 		t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
 	}
+}
+
+func TestTokenRotationTakesEffect(t *testing.T) {
+	dir := t.TempDir()
+	in := start(t, dir)
+	old := in.Info.AgentToken
+	status := func(tok string) int {
+		req, _ := http.NewRequest("POST", in.Info.MCPURL, strings.NewReader(`{}`))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if status(old) == http.StatusUnauthorized {
+		t.Fatal("the current token was refused")
+	}
+	rotated, err := cli.RotateToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		return status(old) == http.StatusUnauthorized && status(rotated) != http.StatusUnauthorized
+	}, "after `airlock token --rotate` the running Airlock still takes the old token")
 }

@@ -196,11 +196,13 @@ func TestProgressPassesThrough(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("long running operation failed: %s", text(t, res))
 	}
+	// The last notification races the reply inside the downstream client, so
+	// only the ones sent while the call ran are certain to arrive.
 	testutil.Eventually(t, 5*time.Second, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(progress) >= 3
-	}, "got progress %v, want 3 notifications relayed", progress)
+		return len(progress) >= 2 && progress[0] < progress[1]
+	}, "got progress %v, want the downstream's progress relayed in order", progress)
 }
 
 func TestUnauthenticatedIsRefused(t *testing.T) {

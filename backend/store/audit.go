@@ -16,21 +16,50 @@ type Audit struct{ db *DB }
 // NewAudit returns the audit repository over db.
 func NewAudit(db *DB) *Audit { return &Audit{db: db} }
 
+const insertAudit = `INSERT INTO audit_records (time, agent, session, server, tool, arguments, args_digest,
+ decision, reason, rule_id, rule_set_version, approver, wait_ms, status, error_code, error, latency_us)
+ VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
 // Append writes recs in one transaction and sets their IDs. Each committed
-// transaction is durable in the WAL, so a kill -9 right after loses nothing.
+// transaction is in the WAL, so a kill -9 right after loses nothing.
+//
+// It is on every call's path, so it skips GORM's reflection and uses one
+// prepared statement (GORM made it the slowest stage of a proxied call).
 func (a *Audit) Append(recs []*core.AuditRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	rows := make([]*auditRow, len(recs))
-	for i, r := range recs {
-		rows[i] = (*auditRow)(r)
+	sqlDB, err := a.db.DB.DB()
+	if err != nil {
+		return err
 	}
-	if err := a.db.Create(rows).Error; err != nil {
-		return fmt.Errorf("append %d audit records: %w", len(recs), err)
+	tx, err := sqlDB.Begin()
+	if err != nil {
+		return fmt.Errorf("append audit records: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.Prepare(insertAudit)
+	if err != nil {
+		return fmt.Errorf("append audit records: %w", err)
+	}
+	defer stmt.Close()
+	for _, r := range recs {
+		res, err := stmt.Exec(r.Time.UTC().Format(timeLayout), r.Agent, r.Session, r.Server, r.Tool, r.Arguments, r.ArgsDigest,
+			r.Decision, r.Reason, r.RuleID, r.RuleSetVersion, r.Approver, r.WaitMs, r.Status, r.ErrorCode, r.Error, r.LatencyUs)
+		if err != nil {
+			return fmt.Errorf("append audit record: %w", err)
+		}
+		r.ID, _ = res.LastInsertId()
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit %d audit records: %w", len(recs), err)
 	}
 	return nil
 }
+
+// timeLayout is how the glebarez driver stores time.Time, so GORM reads
+// these rows back as it reads its own.
+const timeLayout = "2006-01-02 15:04:05.999999999-07:00"
 
 // List returns the newest records matching f, newest first.
 func (a *Audit) List(f core.ActivityFilter) ([]core.AuditRecord, error) {

@@ -46,16 +46,19 @@ func m0001Foundation() *gormigrate.Migration {
 		Value     string `gorm:"not null"`
 		UpdatedAt time.Time
 	}
+	// Only the primary key is indexed: ids grow with time, the Activity
+	// screen pages by id, and every secondary index would add a page write
+	// to each call's commit.
 	type AuditRecord struct {
 		ID             int64     `gorm:"primaryKey;autoIncrement"`
-		Time           time.Time `gorm:"index;not null"`
-		Agent          string    `gorm:"index;not null;default:''"`
+		Time           time.Time `gorm:"not null"`
+		Agent          string    `gorm:"not null;default:''"`
 		Session        string    `gorm:"not null;default:''"`
-		Server         string    `gorm:"index;not null;default:''"`
-		Tool           string    `gorm:"index;not null;default:''"`
+		Server         string    `gorm:"not null;default:''"`
+		Tool           string    `gorm:"not null;default:''"`
 		Arguments      string    `gorm:"not null;default:''"`
 		ArgsDigest     string    `gorm:"not null;default:''"`
-		Decision       string    `gorm:"index;not null;default:''"`
+		Decision       string    `gorm:"not null;default:''"`
 		Reason         string    `gorm:"not null;default:''"`
 		RuleID         string    `gorm:"not null;default:''"`
 		RuleSetVersion int64     `gorm:"not null;default:0"`

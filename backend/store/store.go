@@ -2,7 +2,8 @@
 //
 // SQLite (pure Go, github.com/glebarez/sqlite) is the embedded default; the
 // schema changes only through the versioned migrations in this package. It
-// imports core and GORM, nothing else of Airlock.
+// imports core and the domain packages whose repositories it implements
+// (hitl), never the gateway or anything above it.
 package store
 
 import (

@@ -1,0 +1,442 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/store"
+)
+
+const rulesUsage = `usage: airlock rules <command> [flags]
+
+Manage the tool permission rules that decide which tool calls need a
+person's approval. Changes are written to the database; a running Airlock
+picks them up at once.
+
+commands:
+  list   [--json]                        the rules in evaluation order
+  add    [rule flags] [--json]           add a rule; prints its id
+  update ID [rule flags] [--json]        change the given fields of a rule
+  rm     ID...                           delete rules
+  test   --server S --tool T [--args JSON] [--agent A] [--session S] [--json]
+                                         which rule decides a call, and why
+                                         the rules above it did not match
+  export [--out FILE]                    write the rules as JSON (stdout by default)
+  import [--replace] FILE                read rules from a file (all or nothing)
+
+rule flags:
+  --server S        only tools of server S
+  --tool T          only the tool named exactly T
+  --pattern P       only tools whose name matches P (* = any run, case-insensitive)
+  --priority N      higher runs first (default 0)
+  --auto-approve    let matching calls run without asking (default: ask)
+  --agent A         only calls from agent A
+  --session S       only calls in session S
+  --expires D       1h, 8h, 24h, any Go duration, an RFC 3339 time, or none
+  --when 'PATH OP VALUE'   argument condition, repeatable; OP is one of
+                    equals, glob, prefix, regex, inside
+                    e.g. --when '$.path inside /home/me/project'
+
+` + hitl.PrecedenceText + "\n"
+
+// RunRules runs `airlock rules ...` against db.
+func RunRules(ctx context.Context, db *store.DB, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, rulesUsage)
+		return core.Errorf(core.EInvalid, "airlock rules: missing command (list, add, update, rm, test, export, import)")
+	}
+	cmd, rest := args[0], args[1:]
+	if cmd == "-h" || cmd == "--help" || cmd == "help" {
+		fmt.Fprint(stdout, rulesUsage)
+		return nil
+	}
+	rules, err := hitl.NewRules(store.NewRules(db), hitl.RulesOptions{})
+	if err != nil {
+		return fmt.Errorf("load rules: %w", err)
+	}
+	var run func(*hitl.Rules, []string, io.Writer, io.Writer) error
+	switch cmd {
+	case "list", "ls":
+		run = rulesList
+	case "add":
+		run = rulesAdd
+	case "update":
+		run = rulesUpdate
+	case "rm", "remove", "delete":
+		run = rulesRemove
+	case "test":
+		run = rulesTest
+	case "export":
+		run = rulesExport
+	case "import":
+		run = rulesImport
+	default:
+		fmt.Fprint(stderr, rulesUsage)
+		return core.Errorf(core.EInvalid, "airlock rules: unknown command %q", cmd)
+	}
+	err = run(rules, rest, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+func rulesFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("airlock rules "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func parseRulesFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return core.Errorf(core.EInvalid, "%s: %v", fs.Name(), err)
+	}
+	return nil
+}
+
+// ruleFlags are the flags of add and update. set records which were given,
+// so update changes only those.
+type ruleFlags struct {
+	server, tool, pattern, agent, session, expires string
+	priority                                       int
+	autoApprove                                    bool
+	when                                           []hitl.Condition
+	set                                            map[string]bool
+}
+
+func (rf *ruleFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&rf.server, "server", "", "server id")
+	fs.StringVar(&rf.tool, "tool", "", "exact tool name")
+	fs.StringVar(&rf.pattern, "pattern", "", "tool name pattern (* = any run)")
+	fs.Func("priority", "priority, an integer (default 0)", func(s string) error {
+		n, err := hitl.ParsePriority(s)
+		if err != nil {
+			return errors.New(core.ErrorMessage(err))
+		}
+		rf.priority = n
+		return nil
+	})
+	fs.BoolVar(&rf.autoApprove, "auto-approve", false, "auto-approve matching calls")
+	fs.StringVar(&rf.agent, "agent", "", "only calls from this agent")
+	fs.StringVar(&rf.session, "session", "", "only calls in this session")
+	fs.StringVar(&rf.expires, "expires", "", "1h, 8h, 24h, a duration, an RFC 3339 time, or none")
+	fs.Func("when", "argument condition 'PATH OP VALUE' (repeatable)", func(s string) error {
+		c, err := hitl.ParseCondition(s)
+		if err != nil {
+			return errors.New(core.ErrorMessage(err))
+		}
+		rf.when = append(rf.when, c)
+		return nil
+	})
+}
+
+func (rf *ruleFlags) collect(fs *flag.FlagSet) {
+	rf.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { rf.set[f.Name] = true })
+}
+
+// apply writes the given flags into in.
+func (rf *ruleFlags) apply(in *hitl.RuleInput, now time.Time) error {
+	opt := func(name, v string, dst **string) {
+		if rf.set[name] {
+			if v == "" {
+				*dst = nil
+			} else {
+				s := v
+				*dst = &s
+			}
+		}
+	}
+	opt("server", rf.server, &in.ServerID)
+	opt("tool", rf.tool, &in.ToolName)
+	opt("pattern", rf.pattern, &in.ToolPattern)
+	opt("agent", rf.agent, &in.AgentID)
+	opt("session", rf.session, &in.SessionID)
+	if rf.set["priority"] {
+		in.Priority = rf.priority
+	}
+	if rf.set["auto-approve"] {
+		in.AutoApprove = rf.autoApprove
+	}
+	if rf.set["when"] {
+		in.Conditions = rf.when
+	}
+	if rf.set["expires"] {
+		exp, err := parseExpiry(rf.expires, now)
+		if err != nil {
+			return err
+		}
+		in.ExpiresAt = exp
+	}
+	return nil
+}
+
+func parseExpiry(s string, now time.Time) (*time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "none" || s == "never" {
+		return nil, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d <= 0 {
+			return nil, core.Errorf(core.EInvalid, "--expires %s: the duration must be positive", s)
+		}
+		t := now.Add(d).UTC()
+		return &t, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil, core.Errorf(core.EInvalid, "--expires %q: want a duration such as 1h or an RFC 3339 time such as 2025-01-02T15:04:05Z", s)
+	}
+	return &t, nil
+}
+
+func rulesList(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error {
+	fs := rulesFlags("list", stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parseRulesFlags(fs, args); err != nil {
+		return err
+	}
+	list := rules.List()
+	shadowed := map[string]hitl.ShadowInfo{}
+	for _, s := range rules.Shadowed() {
+		shadowed[s.RuleID] = s
+	}
+	if *asJSON {
+		type item struct {
+			hitl.Rule
+			ShadowedBy string `json:"shadowedBy,omitempty"`
+			Shadow     string `json:"shadowReason,omitempty"`
+		}
+		items := make([]item, 0, len(list))
+		for _, r := range list {
+			s := shadowed[r.ID]
+			items = append(items, item{Rule: r, ShadowedBy: s.ByRuleID, Shadow: s.Why})
+		}
+		return writeJSON(stdout, items)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stdout, "no rules: every tool call asks for approval")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPRIORITY\tSERVER\tTOOL\tPATTERN\tDECISION\tSCOPE / EXPIRY / CONDITIONS")
+	for _, r := range list {
+		decision := "ask"
+		if r.AutoApprove {
+			decision = "auto-approve"
+		}
+		var extra []string
+		if r.AgentID != nil {
+			extra = append(extra, "agent "+*r.AgentID)
+		}
+		if r.SessionID != nil {
+			extra = append(extra, "session "+*r.SessionID)
+		}
+		if r.ExpiresAt != nil {
+			extra = append(extra, "expires "+r.ExpiresAt.UTC().Format(time.RFC3339))
+		}
+		for _, c := range r.Conditions {
+			extra = append(extra, "when "+c.String())
+		}
+		if s, ok := shadowed[r.ID]; ok {
+			extra = append(extra, "NEVER FIRES: shadowed by "+s.ByRuleID)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Priority, dash(r.ServerID), dash(r.ToolName), dash(r.ToolPattern),
+			decision, strings.Join(extra, "; "))
+	}
+	return tw.Flush()
+}
+
+func dash(p *string) string {
+	if p == nil {
+		return "-"
+	}
+	return *p
+}
+
+func rulesAdd(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error {
+	fs := rulesFlags("add", stderr)
+	var rf ruleFlags
+	rf.register(fs)
+	asJSON := fs.Bool("json", false, "print the new rule as JSON")
+	if err := parseRulesFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return core.Errorf(core.EInvalid, "airlock rules add: unexpected argument %q", fs.Arg(0))
+	}
+	rf.collect(fs)
+	var in hitl.RuleInput
+	if err := rf.apply(&in, time.Now()); err != nil {
+		return err
+	}
+	rule, err := rules.Create(in)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, rule)
+	}
+	fmt.Fprintln(stdout, rule.ID)
+	return nil
+}
+
+func rulesUpdate(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return core.Errorf(core.EInvalid, "airlock rules update: missing rule id (usage: airlock rules update ID [rule flags])")
+	}
+	id := args[0]
+	fs := rulesFlags("update", stderr)
+	var rf ruleFlags
+	rf.register(fs)
+	asJSON := fs.Bool("json", false, "print the updated rule as JSON")
+	if err := parseRulesFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	rf.collect(fs)
+	old, ok := rules.Engine().Rule(id)
+	if !ok {
+		return core.Errorf(core.ENotFound, "rule %s not found", id)
+	}
+	in := old.Input()
+	if err := rf.apply(&in, time.Now()); err != nil {
+		return err
+	}
+	rule, err := rules.Update(id, in)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, rule)
+	}
+	fmt.Fprintf(stdout, "updated %s (%s)\n", rule.ID, rule.Describe())
+	return nil
+}
+
+func rulesRemove(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return core.Errorf(core.EInvalid, "airlock rules rm: missing rule id")
+	}
+	for _, id := range args {
+		if _, ok := rules.Engine().Rule(id); !ok {
+			return core.Errorf(core.ENotFound, "rule %s not found", id)
+		}
+	}
+	for _, id := range args {
+		if err := rules.Delete(id); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "removed %s\n", id)
+	}
+	return nil
+}
+
+func rulesTest(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error {
+	fs := rulesFlags("test", stderr)
+	server := fs.String("server", "", "server id (required)")
+	tool := fs.String("tool", "", "tool name (required)")
+	argsJSON := fs.String("args", "", "the call's arguments as a JSON object")
+	agent := fs.String("agent", "", "calling agent")
+	session := fs.String("session", "", "calling session")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parseRulesFlags(fs, args); err != nil {
+		return err
+	}
+	if *server == "" || *tool == "" {
+		return core.Errorf(core.EInvalid, "airlock rules test: --server and --tool are required")
+	}
+	call := hitl.Call{Agent: *agent, Session: *session, Server: *server, Tool: *tool}
+	if *argsJSON != "" {
+		if !json.Valid([]byte(*argsJSON)) {
+			return core.Errorf(core.EInvalid, "airlock rules test: --args is not valid JSON")
+		}
+		call.Args = json.RawMessage(*argsJSON)
+	}
+	ex := rules.Explain(call)
+	decision := "ask"
+	if ex.AutoApprove {
+		decision = "auto_approve"
+	}
+	if *asJSON {
+		return writeJSON(stdout, struct {
+			Result string `json:"result"`
+			hitl.Explanation
+		}{decision, ex})
+	}
+	fmt.Fprintf(stdout, "decision: %s\n", decision)
+	if ex.Fired != nil {
+		fmt.Fprintf(stdout, "rule: %s (%s)\n", ex.Fired.ID, ex.Fired.Describe())
+	} else {
+		fmt.Fprintln(stdout, "rule: none matched")
+	}
+	fmt.Fprintf(stdout, "reason: %s\n", ex.Reason)
+	fmt.Fprintf(stdout, "rule set version: %d\n", ex.RuleSetVersion)
+	if len(ex.Skipped) > 0 {
+		fmt.Fprintln(stdout, "rules above that did not match:")
+		for _, s := range ex.Skipped {
+			fmt.Fprintf(stdout, "  %s (%s): %s\n", s.Rule.ID, s.Rule.Describe(), s.Why)
+		}
+	}
+	return nil
+}
+
+func rulesExport(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error {
+	fs := rulesFlags("export", stderr)
+	out := fs.String("out", "", "write to this file instead of stdout")
+	if err := parseRulesFlags(fs, args); err != nil {
+		return err
+	}
+	data, err := rules.Export()
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		_, err = stdout.Write(data)
+		return err
+	}
+	if err := os.WriteFile(*out, data, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", *out, err)
+	}
+	fmt.Fprintf(stdout, "exported %d rules to %s\n", len(rules.List()), *out)
+	return nil
+}
+
+func rulesImport(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error {
+	fs := rulesFlags("import", stderr)
+	replace := fs.Bool("replace", false, "delete every rule not in the file")
+	if err := parseRulesFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return core.Errorf(core.EInvalid, "airlock rules import: want exactly one FILE")
+	}
+	data, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		return core.Errorf(core.EInvalid, "airlock rules import: %v", err)
+	}
+	n, err := rules.Import(data, *replace)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "imported %d rules\n", n)
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/store"
+)
+
+func rulesDB(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func runRules(t *testing.T, db *store.DB, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := RunRules(context.Background(), db, args, &out, &errOut)
+	return out.String(), err
+}
+
+func mustRunRules(t *testing.T, db *store.DB, args ...string) string {
+	t.Helper()
+	out, err := runRules(t, db, args...)
+	if err != nil {
+		t.Fatalf("airlock rules %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+func TestRulesCLI(t *testing.T) {
+	db := rulesDB(t)
+	read := strings.TrimSpace(mustRunRules(t, db, "add", "--server", "filesystem", "--pattern", "read_*", "--priority", "100", "--auto-approve"))
+	del := strings.TrimSpace(mustRunRules(t, db, "add", "--server", "filesystem", "--pattern", "delete_*", "--priority", "100"))
+	global := strings.TrimSpace(mustRunRules(t, db, "add"))
+	if len(read) != 16 || len(del) != 16 || len(global) != 16 {
+		t.Fatalf("add printed %q, %q, %q; want rule ids", read, del, global)
+	}
+
+	var list []hitl.Rule
+	if err := json.Unmarshal([]byte(mustRunRules(t, db, "list", "--json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range list {
+		ids = append(ids, r.ID)
+	}
+	// Equal priority and specificity: the older rule first.
+	if diff := cmp.Diff([]string{read, del, global}, ids); diff != "" {
+		t.Errorf("list order (-want +got):\n%s", diff)
+	}
+	if text := mustRunRules(t, db, "list"); !strings.Contains(text, "read_*") || !strings.Contains(text, "auto-approve") {
+		t.Errorf("list output:\n%s", text)
+	}
+
+	out := mustRunRules(t, db, "test", "--server", "filesystem", "--tool", "delete_file")
+	for _, want := range []string{
+		"decision: ask",
+		"rule: " + del + " (priority 100, server filesystem, pattern delete_*)",
+		"  " + read + " (priority 100, server filesystem, pattern read_*): tool delete_file does not match pattern read_*",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("test output lacks %q:\n%s", want, out)
+		}
+	}
+	var ex struct {
+		Result string     `json:"result"`
+		RuleID string     `json:"ruleId"`
+		Fired  *hitl.Rule `json:"fired"`
+	}
+	if err := json.Unmarshal([]byte(mustRunRules(t, db, "test", "--server", "filesystem", "--tool", "READ_FILE", "--json")), &ex); err != nil {
+		t.Fatal(err)
+	}
+	if ex.Result != "auto_approve" || ex.RuleID != read || ex.Fired == nil {
+		t.Errorf("test --json = %+v, want auto_approve by %s", ex, read)
+	}
+
+	// update changes only the given fields.
+	mustRunRules(t, db, "update", read, "--priority", "7", "--when", "$.path inside /tmp", "--expires", "1h", "--agent", "alice")
+	var updated hitl.Rule
+	if err := json.Unmarshal([]byte(mustRunRules(t, db, "update", read, "--json")), &updated); err != nil {
+		t.Fatal(err)
+	}
+	if updated.Priority != 7 || !updated.AutoApprove || *updated.ToolPattern != "read_*" || updated.ExpiresAt == nil ||
+		len(updated.Conditions) != 1 || updated.Conditions[0] != (hitl.Condition{Path: "$.path", Op: "inside", Value: "/tmp"}) || *updated.AgentID != "alice" {
+		t.Errorf("updated rule = %+v", updated)
+	}
+	out = mustRunRules(t, db, "test", "--server", "filesystem", "--tool", "read_file", "--agent", "alice", "--args", `{"path":"/etc/passwd"}`)
+	if !strings.Contains(out, "decision: ask") || !strings.Contains(out, "condition $.path inside /tmp failed") {
+		t.Errorf("test with a failing condition:\n%s", out)
+	}
+
+	// export → import --replace round trip.
+	file := filepath.Join(t.TempDir(), "rules.json")
+	mustRunRules(t, db, "export", "--out", file)
+	mustRunRules(t, db, "rm", read, del)
+	if out := mustRunRules(t, db, "import", "--replace", file); out != "imported 3 rules\n" {
+		t.Errorf("import printed %q", out)
+	}
+	data, _ := os.ReadFile(file)
+	if exported := mustRunRules(t, db, "export"); exported != string(data) {
+		t.Errorf("export after import differs from the file:\n%s\nvs\n%s", exported, data)
+	}
+}
+
+func TestRulesCLIErrors(t *testing.T) {
+	db := rulesDB(t)
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"version":1,"rules":[{"toolPattern":"x?"}]}`), 0o600)
+	tests := []struct {
+		args []string
+		code string
+		msg  string
+	}{
+		{[]string{}, core.EInvalid, "missing command"},
+		{[]string{"frob"}, core.EInvalid, "unknown command"},
+		{[]string{"add", "--priority", "1.5"}, core.EInvalid, "priority must be an integer"},
+		{[]string{"add", "--pattern", "read_?"}, core.EInvalid, "only * is a wildcard"},
+		{[]string{"add", "--when", "$.x contains y"}, core.EInvalid, "unknown condition op"},
+		{[]string{"add", "--when", "$.x regex ("}, core.EInvalid, "invalid regex"},
+		{[]string{"add", "--expires", "soon"}, core.EInvalid, "--expires"},
+		{[]string{"update", "nope", "--priority", "1"}, core.ENotFound, "not found"},
+		{[]string{"rm", "nope"}, core.ENotFound, "not found"},
+		{[]string{"test", "--tool", "x"}, core.EInvalid, "--server and --tool are required"},
+		{[]string{"test", "--server", "s", "--tool", "x", "--args", "{"}, core.EInvalid, "not valid JSON"},
+		{[]string{"import", bad}, core.EInvalid, "only * is a wildcard"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, err := runRules(t, db, tt.args...)
+			if core.ErrorCode(err) != tt.code || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("error = %v, want code %s containing %q", err, tt.code, tt.msg)
+			}
+		})
+	}
+	if out := mustRunRules(t, db, "list"); !strings.Contains(out, "no rules") {
+		t.Errorf("failed commands left rules behind:\n%s", out)
+	}
+}

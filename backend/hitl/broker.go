@@ -1,0 +1,530 @@
+package hitl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/core"
+)
+
+// ApprovalStore persists approvals, so that a restart records the calls
+// that were waiting instead of losing them.
+type ApprovalStore interface {
+	SaveApproval(a Approval) error // insert or update by ID
+	LoadApproval(id string) (Approval, bool, error)
+	ExpirePendingApprovals(at time.Time) (int, error)
+}
+
+// Approval statuses.
+const (
+	StatusPending   = "pending"
+	StatusApproved  = "approved"
+	StatusDeclined  = "declined"
+	StatusTimeout   = "timeout"
+	StatusExpired   = "expired"   // Airlock stopped while the call waited
+	StatusCancelled = "cancelled" // the caller went away while it waited
+)
+
+// Risk levels of an approval, from the tool's MCP annotations.
+const (
+	RiskDestructive = "destructive"
+	RiskOpenWorld   = "open_world"
+	RiskReadOnly    = "read_only"
+	RiskUnknown     = "unknown"
+)
+
+// ApprovalRequest is a call the rules (or a built-in policy) sent to a
+// person.
+type ApprovalRequest struct {
+	Agent       string
+	Session     string
+	Server      string
+	Tool        string // the downstream tool name
+	ExposedName string // server__tool as the agent sees it
+	Arguments   json.RawMessage
+	Annotations *core.ToolAnnotations
+	Decision    Decision // the rules' decision that sent it here
+	// ForcedBy, when set, names the built-in policy that forces a person's
+	// decision (e.g. the shell ask-list). Such a call is never released by a
+	// rule change, and the dialog shows it as a warning.
+	ForcedBy string
+	// Progress, if set, is called about every 5 seconds while the call
+	// waits, so the gateway can send MCP progress notifications.
+	Progress func(elapsed, total time.Duration)
+}
+
+// Approval is a waiting (or decided) call as the UI shows it.
+type Approval struct {
+	ID             string                `json:"id"`
+	Agent          string                `json:"agent"`
+	Session        string                `json:"session"`
+	Server         string                `json:"server"`
+	Tool           string                `json:"tool"`
+	ExposedName    string                `json:"exposedName"`
+	Arguments      json.RawMessage       `json:"arguments"`
+	Annotations    *core.ToolAnnotations `json:"annotations,omitempty"`
+	Risk           string                `json:"risk"`
+	Warning        string                `json:"warning"`
+	ForcedBy       string                `json:"forcedBy,omitempty"`
+	RuleID         string                `json:"ruleId"`
+	Reason         string                `json:"reason"`
+	RuleSetVersion int64                 `json:"ruleSetVersion"`
+	CreatedAt      time.Time             `json:"createdAt"`
+	Deadline       time.Time             `json:"deadline"`
+	Status         string                `json:"status"`
+	DecidedBy      string                `json:"decidedBy,omitempty"`
+	DeclineReason  string                `json:"declineReason,omitempty"`
+	DecidedAt      *time.Time            `json:"decidedAt,omitempty"`
+}
+
+// Outcome is how a request ended.
+type Outcome struct {
+	ApprovalID string        `json:"approvalId"`
+	Approved   bool          `json:"approved"`
+	Decision   string        `json:"decision"` // core.DecisionApproved, Declined, Timeout or Expired
+	Reason     string        `json:"reason"`   // for a decline, the person's reason when they gave one
+	By         string        `json:"by,omitempty"`
+	Waited     time.Duration `json:"waited"`
+	Code       string        `json:"code,omitempty"` // core.EDenied, core.EApprovalTimeout, ... when not approved
+}
+
+// Breadths of the rule "Approve and add rule" creates.
+const (
+	BreadthTool     = "tool"      // this server and tool
+	BreadthToolArgs = "tool_args" // this tool with exactly these top-level argument values
+	BreadthServer   = "server"    // every tool of this server
+)
+
+// Expiries of the rule "Approve and add rule" creates.
+var ruleExpiries = map[string]time.Duration{"none": 0, "": 0, "1h": time.Hour, "8h": 8 * time.Hour, "24h": 24 * time.Hour}
+
+// BrokerOptions configures a Broker. Zero values are sensible.
+type BrokerOptions struct {
+	Timeout          time.Duration // how long a call waits for a person; default 5 minutes
+	ProgressInterval time.Duration // default 5 seconds
+	Events           core.EventSink
+	Now              func() time.Time
+	Logger           *slog.Logger
+}
+
+// Broker holds calls that need a person's approval until someone decides,
+// the timeout passes (declined, never approved) or the caller goes away.
+type Broker struct {
+	rules *Rules
+	store ApprovalStore
+	opts  BrokerOptions
+
+	mu      sync.Mutex
+	timeout time.Duration
+	pending map[string]*waiting
+	seq     uint64
+}
+
+type waiting struct {
+	a        Approval
+	call     Call
+	forced   bool
+	deciding bool // ApproveAndAddRule is creating its rule
+	seq      uint64
+	done     chan struct{}
+}
+
+// NewBroker returns a broker deciding with rules and persisting to st. It
+// subscribes to rule changes, so a new auto-approve rule releases matching
+// waiting calls (see Recheck).
+func NewBroker(rules *Rules, st ApprovalStore, opts BrokerOptions) *Broker {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Minute
+	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = 5 * time.Second
+	}
+	if opts.Events == nil {
+		opts.Events = core.Discard
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	b := &Broker{rules: rules, store: st, opts: opts, timeout: opts.Timeout, pending: map[string]*waiting{}}
+	rules.OnChange(func(int64) { b.Recheck() })
+	return b
+}
+
+// SetTimeout changes the timeout for calls that start waiting from now on.
+func (b *Broker) SetTimeout(d time.Duration) error {
+	if d <= 0 {
+		return core.Errorf(core.EInvalid, "approval timeout must be positive, got %s", d)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.timeout = d
+	return nil
+}
+
+// Timeout returns the current approval timeout.
+func (b *Broker) Timeout() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.timeout
+}
+
+func (b *Broker) now() time.Time { return b.opts.Now().UTC() }
+
+// RecoverExpired marks every approval still pending in the store as
+// expired. Call it once at startup, before the gateway accepts calls: those
+// calls' callers are gone, and the record must say so.
+func (b *Broker) RecoverExpired() (int, error) {
+	n, err := b.store.ExpirePendingApprovals(b.now())
+	if err != nil {
+		return 0, fmt.Errorf("expire pending approvals: %w", err)
+	}
+	return n, nil
+}
+
+// Request asks a person to decide on a call and blocks until they do, the
+// timeout passes or ctx ends. Only an explicit approval (or a rule change
+// that now auto-approves the call) approves; a timeout declines with code
+// core.EApprovalTimeout.
+func (b *Broker) Request(ctx context.Context, req ApprovalRequest) (Outcome, error) {
+	if req.Server == "" || req.Tool == "" {
+		return Outcome{}, core.Errorf(core.EInvalid, "an approval request needs a server and a tool")
+	}
+	a := Approval{
+		ID: newID(), Agent: req.Agent, Session: req.Session, Server: req.Server, Tool: req.Tool,
+		ExposedName: req.ExposedName, Arguments: normalizeArgs(req.Arguments), Annotations: req.Annotations,
+		ForcedBy: req.ForcedBy, RuleID: req.Decision.RuleID, Reason: req.Decision.Reason,
+		RuleSetVersion: req.Decision.RuleSetVersion, Status: StatusPending,
+	}
+	a.Risk, a.Warning = Risk(req.Annotations)
+	if req.ForcedBy != "" {
+		a.Warning = req.ForcedBy + " always asks a person for this call. " + a.Warning
+	}
+	b.mu.Lock()
+	timeout := b.timeout
+	b.mu.Unlock()
+	a.CreatedAt = b.now()
+	a.Deadline = a.CreatedAt.Add(timeout)
+	if err := b.store.SaveApproval(a); err != nil {
+		return Outcome{}, fmt.Errorf("save approval: %w", err)
+	}
+	w := &waiting{
+		a:      a,
+		call:   Call{Agent: req.Agent, Session: req.Session, Server: req.Server, Tool: req.Tool, Args: req.Arguments},
+		forced: req.ForcedBy != "",
+		done:   make(chan struct{}),
+	}
+	b.mu.Lock()
+	b.seq++
+	w.seq = b.seq
+	b.pending[a.ID] = w
+	b.mu.Unlock()
+	b.opts.Events.Emit(core.EventApprovalRequested, a)
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	tick := time.NewTicker(b.opts.ProgressInterval)
+	defer tick.Stop()
+	start := time.Now()
+	var ctxErr error
+wait:
+	for {
+		select {
+		case <-w.done:
+			break wait
+		case <-timer.C:
+			b.finish(a.ID, StatusTimeout, "", "", true)
+		case <-ctx.Done():
+			if b.finish(a.ID, StatusCancelled, "", "", true) == nil {
+				ctxErr = ctx.Err()
+			}
+		case <-tick.C:
+			if req.Progress != nil {
+				req.Progress(time.Since(start), timeout)
+			}
+		}
+	}
+	b.mu.Lock()
+	final := w.a
+	b.mu.Unlock()
+	out := outcomeOf(final)
+	out.Waited = time.Since(start)
+	return out, ctxErr
+}
+
+func outcomeOf(a Approval) Outcome {
+	o := Outcome{ApprovalID: a.ID, By: a.DecidedBy}
+	switch a.Status {
+	case StatusApproved:
+		o.Approved, o.Decision, o.Reason = true, core.DecisionApproved, "approved by "+a.DecidedBy
+	case StatusDeclined:
+		o.Decision, o.Code = core.DecisionDeclined, core.EDenied
+		o.Reason = a.DeclineReason
+		if o.Reason == "" {
+			o.Reason = "declined by " + orNone(a.DecidedBy) + " without a reason"
+		}
+	case StatusTimeout:
+		o.Decision, o.Code = core.DecisionTimeout, core.EApprovalTimeout
+		o.Reason = fmt.Sprintf("nobody approved the call within %s; it was declined", a.Deadline.Sub(a.CreatedAt).Round(time.Second))
+	case StatusCancelled:
+		o.Decision, o.Code = core.DecisionDeclined, core.EDenied
+		o.Reason = "the call was cancelled while it waited for approval"
+	default:
+		o.Decision, o.Code = core.DecisionExpired, core.EExpired
+		o.Reason = "the approval expired"
+	}
+	return o
+}
+
+func normalizeArgs(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	if !json.Valid(raw) {
+		b, _ := json.Marshal(string(raw))
+		return b
+	}
+	return append(json.RawMessage(nil), raw...)
+}
+
+// Risk classifies a tool by its MCP annotations and returns the warning the
+// dialog shows. MCP's defaults apply to hints that are absent: a tool that
+// is not read-only is assumed destructive and open-world.
+func Risk(ann *core.ToolAnnotations) (risk, warning string) {
+	switch {
+	case ann == nil:
+		return RiskUnknown, "The server does not say what this tool does. Treat it as able to change or delete data."
+	case ann.ReadOnly != nil && *ann.ReadOnly:
+		return RiskReadOnly, "The server marks this tool as read-only: it should not change anything."
+	case ann.Destructive == nil || *ann.Destructive:
+		return RiskDestructive, "This tool may delete or overwrite data. Check the arguments before approving."
+	case ann.OpenWorld == nil || *ann.OpenWorld:
+		return RiskOpenWorld, "This tool reaches outside this machine (the internet or other systems)."
+	}
+	return RiskUnknown, "This tool may change data, though the server says it does not destroy any."
+}
+
+// Pending returns the waiting approvals, oldest first.
+func (b *Broker) Pending() []Approval {
+	type entry struct {
+		seq uint64
+		a   Approval
+	}
+	b.mu.Lock()
+	es := make([]entry, 0, len(b.pending))
+	for _, w := range b.pending {
+		es = append(es, entry{w.seq, w.a})
+	}
+	b.mu.Unlock()
+	sort.Slice(es, func(i, j int) bool { return es[i].seq < es[j].seq })
+	out := make([]Approval, len(es))
+	for i, e := range es {
+		out[i] = e.a
+	}
+	return out
+}
+
+// Approve lets the waiting call id run.
+func (b *Broker) Approve(id, by string) error {
+	return b.finish(id, StatusApproved, by, "", false)
+}
+
+// Decline refuses the waiting call id; reason, when given, is returned to
+// the agent.
+func (b *Broker) Decline(id, reason, by string) error {
+	return b.finish(id, StatusDeclined, by, reason, false)
+}
+
+// ApproveAndAddRule creates an auto-approve rule for the call waiting as id
+// and approves the call. breadth is "tool" (this server and tool),
+// "tool_args" (this tool with equals conditions on each top-level argument)
+// or "server" (every tool of the server); expiry is "none", "1h", "8h" or
+// "24h". The rule gets a priority one above the rule that sent the call
+// here, so the next identical call passes. If the rule cannot be created,
+// nothing changes.
+func (b *Broker) ApproveAndAddRule(id, breadth, expiry, by string) (Rule, error) {
+	d, ok := ruleExpiries[expiry]
+	if !ok {
+		return Rule{}, core.Errorf(core.EInvalid, "unknown expiry %q (use none, 1h, 8h or 24h)", expiry)
+	}
+	b.mu.Lock()
+	w, err := b.decidableLocked(id)
+	if err != nil {
+		b.mu.Unlock()
+		return Rule{}, err
+	}
+	in, err := ruleForCall(w.call, breadth)
+	if err != nil {
+		b.mu.Unlock()
+		return Rule{}, err
+	}
+	w.deciding = true // keeps Recheck and other deciders off while the rule is created
+	b.mu.Unlock()
+
+	now := b.now()
+	if d > 0 {
+		exp := now.Add(d)
+		in.ExpiresAt = &exp
+	}
+	call := w.call
+	call.Now = now
+	if cur := b.rules.Decide(call); cur.RuleID != "" {
+		if r, ok := b.rules.Engine().Rule(cur.RuleID); ok {
+			in.Priority = r.Priority + 1
+		}
+	}
+	rule, err := b.rules.Create(in)
+	b.mu.Lock()
+	w.deciding = false
+	b.mu.Unlock()
+	if err != nil {
+		return Rule{}, err
+	}
+	if err := b.finish(id, StatusApproved, by, "", false); err != nil {
+		return rule, err
+	}
+	return rule, nil
+}
+
+func ruleForCall(call Call, breadth string) (RuleInput, error) {
+	server, tool := call.Server, call.Tool
+	in := RuleInput{ServerID: &server, AutoApprove: true}
+	switch breadth {
+	case BreadthServer:
+	case BreadthTool:
+		in.ToolName = &tool
+	case BreadthToolArgs:
+		in.ToolName = &tool
+		var obj map[string]json.RawMessage
+		if len(call.Args) > 0 {
+			if err := json.Unmarshal(call.Args, &obj); err != nil {
+				return in, core.Errorf(core.EInvalid, "the call's arguments are not a JSON object, so no argument rule can be made")
+			}
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		a := args{raw: call.Args}
+		root, _ := a.get()
+		for _, k := range keys {
+			v, _ := lookup(root, []pathStep{{key: k}})
+			in.Conditions = append(in.Conditions, Condition{Path: jsonPathFor(k), Op: OpEquals, Value: ValueText(v)})
+		}
+	default:
+		return in, core.Errorf(core.EInvalid, "unknown breadth %q (use tool, tool_args or server)", breadth)
+	}
+	return in, nil
+}
+
+// jsonPathFor returns the JSON path of a top-level key.
+func jsonPathFor(key string) string {
+	simple := key != ""
+	for _, r := range key {
+		if r == '.' || r == '[' || r == ']' || r == '"' || r == ' ' {
+			simple = false
+			break
+		}
+	}
+	if simple && key[0] != '$' {
+		return "$." + key
+	}
+	return `$["` + key + `"]`
+}
+
+// decidableLocked returns the waiting entry for id, or the error deciding
+// it would be.
+func (b *Broker) decidableLocked(id string) (*waiting, error) {
+	w, ok := b.pending[id]
+	if ok && !w.deciding {
+		return w, nil
+	}
+	if ok {
+		return nil, core.Errorf(core.EConflict, "approval %s is being decided right now", id)
+	}
+	a, found, err := b.store.LoadApproval(id)
+	if err != nil {
+		return nil, fmt.Errorf("load approval %s: %w", id, err)
+	}
+	if !found {
+		return nil, core.Errorf(core.ENotFound, "approval %s not found", id)
+	}
+	if a.Status == StatusPending || a.Status == StatusExpired {
+		return nil, core.Errorf(core.EConflict, "approval %s expired: Airlock stopped while the call waited", id)
+	}
+	by := ""
+	if a.DecidedBy != "" {
+		by = " by " + a.DecidedBy
+	}
+	return nil, core.Errorf(core.EConflict, "approval %s was already decided: %s%s", id, a.Status, by)
+}
+
+// finish decides the waiting call id. A decision by a person is persisted
+// first and changes nothing if that fails; a timeout or cancellation
+// (force) ends the wait even when the store fails, because the caller must
+// not be kept waiting.
+func (b *Broker) finish(id, status, by, reason string, force bool) error {
+	b.mu.Lock()
+	w, err := b.decidableLocked(id)
+	if err != nil && !(force && w == nil && b.pending[id] != nil) {
+		b.mu.Unlock()
+		return err
+	}
+	if w == nil {
+		w = b.pending[id] // forced while ApproveAndAddRule is creating its rule
+	}
+	a := w.a
+	now := b.now()
+	a.Status, a.DecidedBy, a.DeclineReason, a.DecidedAt = status, by, reason, &now
+	if err := b.store.SaveApproval(a); err != nil {
+		if !force {
+			b.mu.Unlock()
+			return fmt.Errorf("save approval %s: %w", id, err)
+		}
+		b.opts.Logger.Warn("save approval", "id", id, "err", err)
+	}
+	w.a = a
+	delete(b.pending, id)
+	close(w.done)
+	b.mu.Unlock()
+	b.opts.Events.Emit(core.EventApprovalResolved, a)
+	return nil
+}
+
+// Recheck re-decides every waiting call against the rules in force and
+// approves those a rule now auto-approves (By "rule <id>"). Calls a
+// built-in policy forces to a person are left waiting. NewBroker arranges
+// for it to run after every rule change.
+func (b *Broker) Recheck() {
+	type cand struct {
+		id   string
+		call Call
+	}
+	b.mu.Lock()
+	var cands []cand
+	for id, w := range b.pending {
+		if !w.forced && !w.deciding {
+			cands = append(cands, cand{id, w.call})
+		}
+	}
+	b.mu.Unlock()
+	for _, c := range cands {
+		call := c.call
+		call.Now = b.now()
+		d := b.rules.Decide(call)
+		if !d.AutoApprove {
+			continue
+		}
+		if err := b.finish(c.id, StatusApproved, "rule "+d.RuleID, "", false); err != nil {
+			b.opts.Logger.Debug("recheck approval", "id", c.id, "err", err)
+		}
+	}
+}

@@ -1,0 +1,432 @@
+package hitl
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/core"
+)
+
+// Call is a tool call to decide on. Tool is the downstream tool name (not
+// the exposed server__tool name). Now is the time of the call; zero means
+// time.Now().
+type Call struct {
+	Agent   string          `json:"agent"`
+	Session string          `json:"session"`
+	Server  string          `json:"server"`
+	Tool    string          `json:"tool"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	Now     time.Time       `json:"now,omitempty"`
+}
+
+// Decision is the outcome of the rules for one call.
+type Decision struct {
+	AutoApprove    bool   `json:"autoApprove"`
+	RuleID         string `json:"ruleId"` // empty when no rule matched
+	RuleSetVersion int64  `json:"ruleSetVersion"`
+	Reason         string `json:"reason"`
+}
+
+// NoMatchReason is the reason of a decision no rule made.
+const NoMatchReason = "no rule matched: approval required (safe default)"
+
+// Explanation is a decision with the work shown: the rule that fired and,
+// for every rule evaluated before it, why it did not match.
+type Explanation struct {
+	Decision
+	Fired   *Rule         `json:"fired"`
+	Skipped []SkippedRule `json:"skipped"`
+}
+
+// SkippedRule is a rule above the one that fired, with the reason it did
+// not match.
+type SkippedRule struct {
+	Rule Rule   `json:"rule"`
+	Why  string `json:"why"`
+}
+
+// ShadowInfo flags a rule that can never fire because a rule evaluated
+// before it matches every call it matches.
+type ShadowInfo struct {
+	RuleID   string `json:"ruleId"`
+	ByRuleID string `json:"byRuleId"`
+	Why      string `json:"why"`
+}
+
+// Engine decides calls against a compiled rule set. The set is immutable and
+// replaced as a whole by Load, so Decide never locks and every decision is
+// made against exactly one version.
+type Engine struct {
+	mu  sync.Mutex // serialises Load, so versions increase with the swaps
+	set atomic.Pointer[ruleSet]
+}
+
+// NewEngine returns an engine with no rules (version 0): every call asks.
+func NewEngine() *Engine {
+	e := &Engine{}
+	e.set.Store(&ruleSet{})
+	return e
+}
+
+// Load validates and compiles rules and swaps them in atomically, returning
+// the new version. On error nothing changes.
+func (e *Engine) Load(rules []Rule) (int64, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	set, err := compileSet(rules, e.set.Load().version+1)
+	if err != nil {
+		return 0, err
+	}
+	e.set.Store(set)
+	return set.version, nil
+}
+
+// Version is the version of the rule set in force.
+func (e *Engine) Version() int64 { return e.set.Load().version }
+
+// Rules returns the rules in force, in evaluation order.
+func (e *Engine) Rules() []Rule {
+	s := e.set.Load()
+	out := make([]Rule, len(s.rules))
+	for i, c := range s.rules {
+		out[i] = c.rule
+	}
+	return out
+}
+
+// Rule returns the rule in force with the given id.
+func (e *Engine) Rule(id string) (Rule, bool) {
+	c, ok := e.set.Load().byID[id]
+	if !ok {
+		return Rule{}, false
+	}
+	return c.rule, true
+}
+
+// Decide applies seed 002's rules to call: rules in evaluation order (see
+// PrecedenceText), the first one that matches decides, and when none
+// matches a person is asked.
+func (e *Engine) Decide(call Call) Decision {
+	s := e.set.Load()
+	if call.Now.IsZero() {
+		call.Now = time.Now()
+	}
+	a := args{raw: call.Args}
+	if c := s.first(&call, &a); c != nil {
+		return Decision{AutoApprove: c.rule.AutoApprove, RuleID: c.rule.ID, RuleSetVersion: s.version, Reason: c.reason}
+	}
+	return Decision{RuleSetVersion: s.version, Reason: NoMatchReason}
+}
+
+// Explain decides call like Decide and says why each rule above the one
+// that fired did not match. The settings page's test panel and
+// `airlock rules test` both use it.
+func (e *Engine) Explain(call Call) Explanation {
+	s := e.set.Load()
+	if call.Now.IsZero() {
+		call.Now = time.Now()
+	}
+	a := args{raw: call.Args}
+	ex := Explanation{Decision: Decision{RuleSetVersion: s.version, Reason: NoMatchReason}, Skipped: []SkippedRule{}}
+	for _, c := range s.rules {
+		ok, why := c.match(&call, &a, true)
+		if ok {
+			r := c.rule
+			ex.Fired = &r
+			ex.Decision = Decision{AutoApprove: r.AutoApprove, RuleID: r.ID, RuleSetVersion: s.version, Reason: c.reason}
+			break
+		}
+		ex.Skipped = append(ex.Skipped, SkippedRule{Rule: c.rule, Why: why})
+	}
+	return ex
+}
+
+// Shadowed lists the rules that can never fire because a rule evaluated
+// before them matches every call they match (for example a global rule
+// without conditions above them, or a rule for the same server with the
+// pattern "*"). Such a rule is harmless when it makes the same decision, but
+// it is still dead and usually a mistake in the priorities.
+func (e *Engine) Shadowed() []ShadowInfo {
+	s := e.set.Load()
+	out := []ShadowInfo{}
+	for j, b := range s.rules {
+		for _, a := range s.rules[:j] {
+			if why, ok := covers(a, b); ok {
+				out = append(out, ShadowInfo{RuleID: b.rule.ID, ByRuleID: a.rule.ID, Why: why})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// ruleSet is one immutable compiled version of the rules.
+type ruleSet struct {
+	version int64
+	rules   []*compiled // evaluation order
+	byID    map[string]*compiled
+	// Indexes: every rule is in exactly one of them, each slice in
+	// evaluation order. A call can only match rules under its own server and
+	// tool keys, so Decide merges at most four short lists.
+	byServerTool map[serverTool][]*compiled // server and tool name set
+	byServer     map[string][]*compiled     // server set, no tool name
+	byTool       map[string][]*compiled     // tool name set, no server
+	rest         []*compiled                // neither: patterns and global rules
+}
+
+type serverTool struct{ server, tool string }
+
+type compiled struct {
+	rule    Rule
+	rank    int
+	pattern *wildcard
+	conds   []compiledCond
+	reason  string // the Decision.Reason when this rule fires
+}
+
+func compileSet(rules []Rule, version int64) (*ruleSet, error) {
+	sorted := append([]Rule(nil), rules...)
+	SortRules(sorted)
+	s := &ruleSet{
+		version:      version,
+		byID:         make(map[string]*compiled, len(sorted)),
+		byServerTool: map[serverTool][]*compiled{},
+		byServer:     map[string][]*compiled{},
+		byTool:       map[string][]*compiled{},
+	}
+	for i, r := range sorted {
+		c, err := compileRule(r)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := s.byID[r.ID]; dup {
+			return nil, core.Errorf(core.EInvalid, "duplicate rule id %q", r.ID)
+		}
+		c.rank = i
+		s.rules = append(s.rules, c)
+		s.byID[r.ID] = c
+		switch {
+		case r.ServerID != nil && r.ToolName != nil:
+			k := serverTool{*r.ServerID, *r.ToolName}
+			s.byServerTool[k] = append(s.byServerTool[k], c)
+		case r.ServerID != nil:
+			s.byServer[*r.ServerID] = append(s.byServer[*r.ServerID], c)
+		case r.ToolName != nil:
+			s.byTool[*r.ToolName] = append(s.byTool[*r.ToolName], c)
+		default:
+			s.rest = append(s.rest, c)
+		}
+	}
+	return s, nil
+}
+
+// compileRule validates r and prepares it for matching.
+func compileRule(r Rule) (*compiled, error) {
+	if err := validateID(r.ID); err != nil {
+		return nil, err
+	}
+	in, err := r.Input().normalize()
+	if err != nil {
+		return nil, core.Errorf(core.EInvalid, "rule %s: %s", r.ID, core.ErrorMessage(err))
+	}
+	c := &compiled{rule: in.build(r.ID, r.CreatedAt, r.UpdatedAt)}
+	if in.ToolPattern != nil {
+		c.pattern = compileWildcard(*in.ToolPattern)
+	}
+	for _, cond := range in.Conditions {
+		cc, err := compileCondition(cond)
+		if err != nil {
+			return nil, err
+		}
+		c.conds = append(c.conds, cc)
+	}
+	verb := "requires approval"
+	if r.AutoApprove {
+		verb = "auto-approves"
+	}
+	c.reason = fmt.Sprintf("rule %s (%s) %s", r.ID, c.rule.Describe(), verb)
+	return c, nil
+}
+
+// first returns the first rule in evaluation order that matches call.
+func (s *ruleSet) first(call *Call, a *args) *compiled {
+	l0 := s.byServerTool[serverTool{call.Server, call.Tool}]
+	l1 := s.byServer[call.Server]
+	l2 := s.byTool[call.Tool]
+	l3 := s.rest
+	for {
+		var best *compiled
+		pick := -1
+		if len(l0) > 0 {
+			best, pick = l0[0], 0
+		}
+		if len(l1) > 0 && (best == nil || l1[0].rank < best.rank) {
+			best, pick = l1[0], 1
+		}
+		if len(l2) > 0 && (best == nil || l2[0].rank < best.rank) {
+			best, pick = l2[0], 2
+		}
+		if len(l3) > 0 && (best == nil || l3[0].rank < best.rank) {
+			best, pick = l3[0], 3
+		}
+		switch pick {
+		case -1:
+			return nil
+		case 0:
+			l0 = l0[1:]
+		case 1:
+			l1 = l1[1:]
+		case 2:
+			l2 = l2[1:]
+		case 3:
+			l3 = l3[1:]
+		}
+		if ok, _ := best.match(call, a, false); ok {
+			return best
+		}
+	}
+}
+
+// match is the one definition of "rule matches call", used by Decide (with
+// explain false: no reason text is built) and Explain.
+func (c *compiled) match(call *Call, a *args, explain bool) (bool, string) {
+	r := &c.rule
+	// Each test returns early without building text unless explaining: the
+	// formatting would allocate on the hot path.
+	if r.ServerID != nil && *r.ServerID != call.Server {
+		if !explain {
+			return false, ""
+		}
+		return false, fmt.Sprintf("server is %s, rule wants %s", orNone(call.Server), *r.ServerID)
+	}
+	if r.ToolName != nil && *r.ToolName != call.Tool {
+		if !explain {
+			return false, ""
+		}
+		return false, fmt.Sprintf("tool is %s, rule wants %s", orNone(call.Tool), *r.ToolName)
+	}
+	if c.pattern != nil && !c.pattern.Match(call.Tool) {
+		if !explain {
+			return false, ""
+		}
+		return false, fmt.Sprintf("tool %s does not match pattern %s", orNone(call.Tool), *r.ToolPattern)
+	}
+	if r.AgentID != nil && *r.AgentID != call.Agent {
+		if !explain {
+			return false, ""
+		}
+		return false, fmt.Sprintf("scoped to agent %s (call is from %s)", *r.AgentID, orNone(call.Agent))
+	}
+	if r.SessionID != nil && *r.SessionID != call.Session {
+		if !explain {
+			return false, ""
+		}
+		return false, fmt.Sprintf("scoped to session %s (call is in %s)", *r.SessionID, orNone(call.Session))
+	}
+	if r.ExpiresAt != nil && !call.Now.Before(*r.ExpiresAt) {
+		if !explain {
+			return false, ""
+		}
+		return false, fmt.Sprintf("expired at %s", r.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	for i := range c.conds {
+		if ok, why := c.conds[i].eval(a, explain); !ok {
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// covers reports whether a, evaluated before b, matches every call b
+// matches, so b can never fire. It is conservative: when in doubt it says
+// no, so a rule is never flagged wrongly.
+func covers(a, b *compiled) (string, bool) {
+	ra, rb := &a.rule, &b.rule
+	if ra.ExpiresAt != nil && (rb.ExpiresAt == nil || ra.ExpiresAt.Before(*rb.ExpiresAt)) {
+		return "", false
+	}
+	if !sameOrAny(ra.AgentID, rb.AgentID) || !sameOrAny(ra.SessionID, rb.SessionID) || !sameOrAny(ra.ServerID, rb.ServerID) {
+		return "", false
+	}
+	if !sameOrAny(ra.ToolName, rb.ToolName) {
+		return "", false
+	}
+	if a.pattern != nil {
+		switch {
+		case a.pattern.any:
+		case rb.ToolName != nil:
+			if !a.pattern.Match(*rb.ToolName) {
+				return "", false
+			}
+		case b.pattern != nil:
+			if !patternIncludes(a.pattern.raw, b.pattern.raw) {
+				return "", false
+			}
+		default:
+			return "", false
+		}
+	}
+	// Every condition of a must also be a condition of b.
+	for _, ca := range ra.Conditions {
+		found := false
+		for _, cb := range rb.Conditions {
+			if ca == cb {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return "", false
+		}
+	}
+	why := fmt.Sprintf("rule %s (%s) comes first and matches every call this rule matches", ra.ID, ra.Describe())
+	if ra.AutoApprove == rb.AutoApprove {
+		why += "; both make the same decision, so this rule is redundant"
+	}
+	return why, true
+}
+
+func sameOrAny(a, b *string) bool { return a == nil || (b != nil && *a == *b) }
+
+// patternIncludes reports whether every name matching pattern q also
+// matches pattern p: p's stars may absorb any part of q (literals and
+// stars), p's literals must meet equal literals of q.
+func patternIncludes(p, q string) bool {
+	pr, qr := []rune(p), []rune(q)
+	// memo[i][j]: does p[i:] include q[j:]?
+	memo := make([][]int8, len(pr)+1)
+	for i := range memo {
+		memo[i] = make([]int8, len(qr)+1)
+	}
+	var inc func(i, j int) bool
+	inc = func(i, j int) bool {
+		if m := memo[i][j]; m != 0 {
+			return m > 0
+		}
+		var ok bool
+		switch {
+		case i == len(pr):
+			ok = j == len(qr)
+		case pr[i] == '*':
+			ok = inc(i+1, j) || (j < len(qr) && inc(i, j+1))
+		case j < len(qr) && qr[j] != '*' && equalFoldRune(pr[i], qr[j]):
+			ok = inc(i+1, j+1)
+		}
+		memo[i][j] = -1
+		if ok {
+			memo[i][j] = 1
+		}
+		return ok
+	}
+	return inc(0, 0)
+}

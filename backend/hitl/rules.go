@@ -1,0 +1,538 @@
+package hitl
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/airlock-dev/airlock/backend/core"
+)
+
+// RuleStore persists rules. Every change bumps a counter that other
+// processes can poll (RulesVersion) in the same transaction.
+type RuleStore interface {
+	ListRules() ([]Rule, error)
+	CreateRule(Rule) error
+	UpdateRule(Rule) error                        // core.ENotFound for an unknown id
+	DeleteRule(id string) error                   // core.ENotFound for an unknown id
+	ImportRules(rules []Rule, replace bool) error // one transaction; replace deletes every other rule
+	RulesVersion() (int64, error)
+	// RulesFileHash and SetRulesFileHash remember the content hash of the
+	// rules file Airlock last wrote or applied, across restarts.
+	RulesFileHash() (string, error)
+	SetRulesFileHash(hash string) error
+}
+
+// RulesFileName is the rules file Airlock mirrors and watches in its data
+// directory.
+const RulesFileName = "rules.json"
+
+// RulesChanged is the payload of core.EventRulesChanged.
+type RulesChanged struct {
+	Version   int64  `json:"version"`
+	FileError string `json:"fileError,omitempty"` // the rules file could not be applied
+}
+
+// RulesOptions configures a Rules service. Zero values are sensible.
+type RulesOptions struct {
+	Events core.EventSink // rules:changed events; nil discards
+	// FilePath is the rules file to mirror and watch (see Watch); empty
+	// means none (the CLI works without one).
+	FilePath     string
+	PollInterval time.Duration // how often Watch looks for changes by other processes; default 250ms
+	Debounce     time.Duration // how long the file must be quiet before it is read; default 200ms
+	Now          func() time.Time
+	Logger       *slog.Logger
+}
+
+// Rules is the rules service: the CRUD the UI, the API and the CLI use. Every
+// change is persisted first, then the rules are reloaded from the store,
+// compiled and swapped in atomically, and the OnChange hooks run with the new
+// version.
+type Rules struct {
+	store  RuleStore
+	engine *Engine
+	opts   RulesOptions
+
+	mu        sync.Mutex // serialises changes and reloads
+	dbVersion int64      // the store's RulesVersion the engine was loaded from
+	fileHash  string     // hash of the rules file content we wrote or applied
+	fileErr   error
+
+	hookMu      sync.Mutex
+	onChange    []func(version int64)
+	onFileError []func(err error)
+}
+
+// NewRules loads the rules from st and returns the service.
+func NewRules(st RuleStore, opts RulesOptions) (*Rules, error) {
+	if opts.Events == nil {
+		opts.Events = core.Discard
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 250 * time.Millisecond
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = 200 * time.Millisecond
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Rules{store: st, engine: NewEngine(), opts: opts}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.reloadLocked(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// OnChange registers fn to run after every swap of the rule set (local
+// changes, changes by other processes, the rules file). The gateway uses it
+// to send tools/list_changed; the Broker to re-check waiting calls.
+func (r *Rules) OnChange(fn func(version int64)) {
+	r.hookMu.Lock()
+	defer r.hookMu.Unlock()
+	r.onChange = append(r.onChange, fn)
+}
+
+// OnFileError registers fn to run when applying the rules file fails (err)
+// or succeeds again after a failure (nil).
+func (r *Rules) OnFileError(fn func(err error)) {
+	r.hookMu.Lock()
+	defer r.hookMu.Unlock()
+	r.onFileError = append(r.onFileError, fn)
+}
+
+// Engine returns the engine holding the compiled rules.
+func (r *Rules) Engine() *Engine { return r.engine }
+
+// Decide decides call against the rules in force.
+func (r *Rules) Decide(call Call) Decision { return r.engine.Decide(call) }
+
+// Explain decides call and says why each rule above the one that fired did
+// not match.
+func (r *Rules) Explain(call Call) Explanation { return r.engine.Explain(call) }
+
+// Shadowed lists the rules that can never fire.
+func (r *Rules) Shadowed() []ShadowInfo { return r.engine.Shadowed() }
+
+// List returns the rules in force, in evaluation order.
+func (r *Rules) List() []Rule { return r.engine.Rules() }
+
+// Version returns the version of the rule set in force.
+func (r *Rules) Version() int64 { return r.engine.Version() }
+
+// FileError returns why the rules file could not be applied, or nil.
+func (r *Rules) FileError() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fileErr
+}
+
+func (r *Rules) now() time.Time { return r.opts.Now().UTC().Truncate(time.Microsecond) }
+
+// Create validates in, stores the new rule and swaps it in.
+func (r *Rules) Create(in RuleInput) (Rule, error) {
+	rule, err := r.ruleFromInput(in, newID(), time.Time{})
+	if err != nil {
+		return Rule{}, err
+	}
+	err = r.change(func() error { return r.store.CreateRule(rule) })
+	return rule, err
+}
+
+// Update replaces every editable field of rule id with in.
+func (r *Rules) Update(id string, in RuleInput) (Rule, error) {
+	old, ok := r.engine.Rule(id)
+	if !ok {
+		// It may have been created by another process since the last poll.
+		if _, err := r.Reload(); err != nil {
+			return Rule{}, err
+		}
+		old, ok = r.engine.Rule(id)
+	}
+	if !ok {
+		return Rule{}, core.Errorf(core.ENotFound, "rule %s not found", id)
+	}
+	rule, err := r.ruleFromInput(in, id, old.CreatedAt)
+	if err != nil {
+		return Rule{}, err
+	}
+	err = r.change(func() error { return r.store.UpdateRule(rule) })
+	return rule, err
+}
+
+// Delete removes rule id.
+func (r *Rules) Delete(id string) error {
+	return r.change(func() error { return r.store.DeleteRule(id) })
+}
+
+func (r *Rules) ruleFromInput(in RuleInput, id string, created time.Time) (Rule, error) {
+	in, err := in.normalize()
+	if err != nil {
+		return Rule{}, err
+	}
+	now := r.now()
+	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
+		return Rule{}, core.Errorf(core.EInvalid, "expiresAt %s is in the past", in.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if created.IsZero() {
+		created = now
+	}
+	rule := in.build(id, created, now)
+	if _, err := compileRule(rule); err != nil {
+		return Rule{}, err
+	}
+	return rule, nil
+}
+
+// RulesFile is the export format.
+type RulesFile struct {
+	Version int    `json:"version"`
+	Rules   []Rule `json:"rules"`
+}
+
+// Export returns the rules in force as a rules file (JSON).
+func (r *Rules) Export() ([]byte, error) {
+	return exportRules(r.engine.Rules())
+}
+
+func exportRules(rules []Rule) ([]byte, error) {
+	if rules == nil {
+		rules = []Rule{}
+	}
+	b, err := json.MarshalIndent(RulesFile{Version: 1, Rules: rules}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("export rules: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Import applies a rules file: all of it or, on any error, none of it.
+// With replace every rule not in the file is deleted; without it the file's
+// rules are added, and a rule whose id exists already replaces that rule.
+// Rules without an id get a new one. It returns the number of rules imported.
+func (r *Rules) Import(data []byte, replace bool) (int, error) {
+	rules, err := r.parseRulesFile(data)
+	if err != nil {
+		return 0, err
+	}
+	err = r.change(func() error { return r.store.ImportRules(rules, replace) })
+	if err != nil {
+		return 0, err
+	}
+	return len(rules), nil
+}
+
+func (r *Rules) parseRulesFile(data []byte) ([]Rule, error) {
+	var f struct {
+		Version *int              `json:"version"`
+		Rules   []json.RawMessage `json:"rules"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, core.Errorf(core.EInvalid, "rules file is not valid: %v", err)
+	}
+	if f.Version == nil || *f.Version != 1 {
+		return nil, core.Errorf(core.EInvalid, `rules file must have "version": 1`)
+	}
+	now := r.now()
+	seen := map[string]bool{}
+	rules := make([]Rule, 0, len(f.Rules))
+	for i, raw := range f.Rules {
+		rule, err := decodeRule(raw, true)
+		if err != nil {
+			return nil, core.Errorf(core.EInvalid, "rule %d: %s", i+1, core.ErrorMessage(err))
+		}
+		if rule.ID == "" {
+			rule.ID = newID()
+		}
+		if seen[rule.ID] {
+			return nil, core.Errorf(core.EInvalid, "rule %d: duplicate id %q", i+1, rule.ID)
+		}
+		seen[rule.ID] = true
+		if rule.CreatedAt.IsZero() {
+			rule.CreatedAt = now
+		}
+		if rule.UpdatedAt.IsZero() {
+			rule.UpdatedAt = now
+		}
+		c, err := compileRule(rule)
+		if err != nil {
+			return nil, core.Errorf(core.EInvalid, "rule %d: %s", i+1, core.ErrorMessage(err))
+		}
+		rules = append(rules, c.rule)
+	}
+	return rules, nil
+}
+
+// change runs a store mutation, then reloads and notifies.
+func (r *Rules) change(mutate func() error) error {
+	r.mu.Lock()
+	if err := mutate(); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	err := r.reloadLocked()
+	if err == nil {
+		r.writeFileLocked()
+	}
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	r.notify()
+	return nil
+}
+
+// reloadLocked loads the rules from the store and swaps them in. The
+// version is read before the rules: a change that lands in between is in
+// the rules read and merely causes one more reload later.
+func (r *Rules) reloadLocked() error {
+	v, err := r.store.RulesVersion()
+	if err != nil {
+		return fmt.Errorf("read rules version: %w", err)
+	}
+	rules, err := r.store.ListRules()
+	if err != nil {
+		return fmt.Errorf("load rules: %w", err)
+	}
+	if _, err := r.engine.Load(rules); err != nil {
+		return fmt.Errorf("compile stored rules: %w", err)
+	}
+	r.dbVersion = v
+	return nil
+}
+
+func (r *Rules) notify() {
+	v := r.engine.Version()
+	r.mu.Lock()
+	fe := r.fileErr
+	r.mu.Unlock()
+	payload := RulesChanged{Version: v}
+	if fe != nil {
+		payload.FileError = fe.Error()
+	}
+	r.opts.Events.Emit(core.EventRulesChanged, payload)
+	r.hookMu.Lock()
+	hooks := append([]func(int64){}, r.onChange...)
+	r.hookMu.Unlock()
+	for _, h := range hooks {
+		h(v)
+	}
+}
+
+// Reload reloads the rules from the store if another process changed them
+// since the last load, and reports whether it did. Watch calls it on every
+// poll; tests and the CLI may call it directly.
+func (r *Rules) Reload() (bool, error) {
+	r.mu.Lock()
+	v, err := r.store.RulesVersion()
+	if err != nil || v == r.dbVersion {
+		r.mu.Unlock()
+		return false, err
+	}
+	err = r.reloadLocked()
+	if err == nil {
+		r.writeFileLocked()
+	}
+	r.mu.Unlock()
+	if err != nil {
+		return false, err
+	}
+	r.notify()
+	return true, nil
+}
+
+// Watch keeps the rules current until ctx ends: it polls the store for
+// changes made by other processes (the CLI writing the same database) and,
+// with a FilePath, mirrors the rules into the rules file and applies edits
+// of that file. Changes Airlock wrote itself are recognised by their content
+// hash and ignored. An invalid file leaves the rules as they are; the error
+// is available from FileError and reported to the OnFileError hooks and in
+// the rules:changed event.
+func (r *Rules) Watch(ctx context.Context) error {
+	var events chan fsnotify.Event
+	var errs chan error
+	if r.opts.FilePath != "" {
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			return fmt.Errorf("watch rules file: %w", err)
+		}
+		defer w.Close()
+		dir := filepath.Dir(r.opts.FilePath)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("watch rules file: %w", err)
+		}
+		// Watch the directory: editors save by renaming a new file over the
+		// old one, which a watch on the file itself would lose.
+		if err := w.Add(dir); err != nil {
+			return fmt.Errorf("watch rules file: %w", err)
+		}
+		events, errs = w.Events, w.Errors
+		r.syncFileAtStart()
+	}
+	poll := time.NewTicker(r.opts.PollInterval)
+	defer poll.Stop()
+	debounce := time.NewTimer(time.Hour)
+	debounce.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-poll.C:
+			if _, err := r.Reload(); err != nil {
+				r.opts.Logger.Warn("reload rules", "err", err)
+			}
+		case ev := <-events:
+			if filepath.Clean(ev.Name) == filepath.Clean(r.opts.FilePath) && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename) != 0 {
+				debounce.Reset(r.opts.Debounce)
+			}
+		case err := <-errs:
+			r.opts.Logger.Warn("watch rules file", "err", err)
+		case <-debounce.C:
+			r.ApplyFile()
+		}
+	}
+}
+
+// syncFileAtStart reconciles the rules file with the store when Watch
+// starts: a file edited while Airlock was not running (its hash differs
+// from the one Airlock last wrote or applied) is applied; otherwise the
+// store wins and the file is rewritten from it.
+func (r *Rules) syncFileAtStart() {
+	r.mu.Lock()
+	h, err := r.store.RulesFileHash()
+	if err != nil {
+		r.opts.Logger.Warn("read rules file hash", "err", err)
+	}
+	r.fileHash = h
+	data, rerr := os.ReadFile(r.opts.FilePath)
+	edited := rerr == nil && h != "" && hashOf(data) != h
+	if !edited {
+		r.writeFileLocked()
+	}
+	r.mu.Unlock()
+	if edited {
+		r.ApplyFile()
+	}
+}
+
+// ApplyFile reads the rules file and, unless Airlock wrote (or already
+// applied) exactly this content, replaces the rules with it. Watch calls it
+// after the file has been quiet for the debounce interval.
+func (r *Rules) ApplyFile() {
+	if r.opts.FilePath == "" {
+		return
+	}
+	data, err := os.ReadFile(r.opts.FilePath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return // a deleted file deletes no rules; the next change rewrites it
+	}
+	r.mu.Lock()
+	if err == nil && hashOf(data) == r.fileHash {
+		r.mu.Unlock()
+		return
+	}
+	var rules []Rule
+	if err == nil {
+		rules, err = r.parseRulesFile(data)
+	}
+	if err == nil {
+		err = r.store.ImportRules(rules, true)
+	}
+	if err == nil {
+		err = r.reloadLocked()
+	}
+	if err == nil {
+		r.fileHash = hashOf(data)
+		if herr := r.store.SetRulesFileHash(r.fileHash); herr != nil {
+			r.opts.Logger.Warn("store rules file hash", "err", herr)
+		}
+	}
+	prev := r.fileErr
+	if err != nil {
+		r.fileErr = fmt.Errorf("rules file %s not applied, the previous rules stay in force: %w", r.opts.FilePath, err)
+	} else {
+		r.fileErr = nil
+	}
+	fileErr := r.fileErr
+	r.mu.Unlock()
+
+	if fileErr != nil || prev != nil {
+		r.hookMu.Lock()
+		hooks := append([]func(error){}, r.onFileError...)
+		r.hookMu.Unlock()
+		for _, h := range hooks {
+			h(fileErr)
+		}
+	}
+	if err != nil {
+		r.opts.Logger.Warn("apply rules file", "err", fileErr)
+		r.opts.Events.Emit(core.EventRulesChanged, RulesChanged{Version: r.engine.Version(), FileError: fileErr.Error()})
+		return
+	}
+	r.notify()
+}
+
+// writeFileLocked mirrors the rules in force into the rules file, unless
+// it holds exactly that already. The write is atomic (temp file + rename).
+func (r *Rules) writeFileLocked() {
+	if r.opts.FilePath == "" {
+		return
+	}
+	data, err := exportRules(r.engine.Rules())
+	if err != nil {
+		return
+	}
+	h := hashOf(data)
+	if h == r.fileHash {
+		return
+	}
+	if err := writeFileAtomic(r.opts.FilePath, data); err != nil {
+		r.opts.Logger.Warn("write rules file", "err", err)
+		return
+	}
+	r.fileHash = h
+	if err := r.store.SetRulesFileHash(h); err != nil {
+		r.opts.Logger.Warn("store rules file hash", "err", err)
+	}
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".rules-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func hashOf(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

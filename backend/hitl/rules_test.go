@@ -1,0 +1,397 @@
+package hitl_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/store"
+)
+
+func sp(s string) *string { return &s }
+
+func openDB(t testing.TB, path string) *store.DB {
+	t.Helper()
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatalf("open db: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func newRules(t testing.TB, db *store.DB, opts hitl.RulesOptions) *hitl.Rules {
+	t.Helper()
+	r, err := hitl.NewRules(store.NewRules(db), opts)
+	if err != nil {
+		t.Fatalf("NewRules: %v", err)
+	}
+	return r
+}
+
+func mustCreate(t testing.TB, r *hitl.Rules, in hitl.RuleInput) hitl.Rule {
+	t.Helper()
+	rule, err := r.Create(in)
+	if err != nil {
+		t.Fatalf("Create(%+v): %v", in, err)
+	}
+	return rule
+}
+
+// TestSeedExampleTable is seed 002's "実用例" table, word for word.
+func TestSeedExampleTable(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "airlock.db"))
+	r := newRules(t, db, hitl.RulesOptions{})
+	// | 100 | filesystem     | -               | read_*   | ON  | ファイル読み込み系は常に許可 |
+	// | 100 | filesystem     | -               | delete_* | OFF | ファイル削除系は必ず承認を求める |
+	// | 50  | shell          | execute_command | -        | OFF | シェルコマンド実行は常に承認が必要 |
+	// | 10  | weather-server | -               | -        | ON  | 天気サーバーのツールはすべて許可 |
+	// | 0   | -              | -               | -        | OFF | その他すべてのツールは承認が必要（グローバルデフォルト） |
+	read := mustCreate(t, r, hitl.RuleInput{Priority: 100, ServerID: sp("filesystem"), ToolPattern: sp("read_*"), AutoApprove: true})
+	del := mustCreate(t, r, hitl.RuleInput{Priority: 100, ServerID: sp("filesystem"), ToolPattern: sp("delete_*"), AutoApprove: false})
+	shell := mustCreate(t, r, hitl.RuleInput{Priority: 50, ServerID: sp("shell"), ToolName: sp("execute_command"), AutoApprove: false})
+	weather := mustCreate(t, r, hitl.RuleInput{Priority: 10, ServerID: sp("weather-server"), AutoApprove: true})
+	global := mustCreate(t, r, hitl.RuleInput{Priority: 0, AutoApprove: false})
+
+	type result struct {
+		Auto bool
+		Rule string
+	}
+	tests := []struct {
+		server, tool string
+		want         result
+	}{
+		{"filesystem", "read_file", result{true, read.ID}},
+		{"filesystem", "read_multiple_files", result{true, read.ID}},
+		{"filesystem", "READ_FILE", result{true, read.ID}}, // patterns are case-insensitive
+		{"filesystem", "delete_file", result{false, del.ID}},
+		{"filesystem", "write_file", result{false, global.ID}},
+		{"shell", "execute_command", result{false, shell.ID}},
+		{"shell", "other", result{false, global.ID}},
+		{"weather-server", "get_forecast", result{true, weather.ID}},
+		{"weather-server", "get_alerts", result{true, weather.ID}},
+		{"weather-server", "read_file", result{true, weather.ID}},
+		{"github", "create_issue", result{false, global.ID}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.server+"/"+tt.tool, func(t *testing.T) {
+			d := r.Decide(hitl.Call{Server: tt.server, Tool: tt.tool})
+			if diff := cmp.Diff(tt.want, result{d.AutoApprove, d.RuleID}); diff != "" {
+				t.Errorf("decision (-want +got):\n%s\nreason: %s", diff, d.Reason)
+			}
+		})
+	}
+	// Without the global rule, the safe default still asks.
+	if err := r.Delete(global.ID); err != nil {
+		t.Fatal(err)
+	}
+	if d := r.Decide(hitl.Call{Server: "github", Tool: "create_issue"}); d.AutoApprove || d.RuleID != "" || d.Reason != hitl.NoMatchReason {
+		t.Errorf("no rule matching: %+v, want ask with the safe-default reason", d)
+	}
+}
+
+func TestRulesCRUD(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "airlock.db"))
+	var versions []int64
+	var events []string
+	r := newRules(t, db, hitl.RulesOptions{Events: core.EventSinkFunc(func(name string, _ any) { events = append(events, name) })})
+	r.OnChange(func(v int64) { versions = append(versions, v) })
+	v0 := r.Version()
+
+	a := mustCreate(t, r, hitl.RuleInput{ServerID: sp(" fs "), ToolPattern: sp("read_*"), AutoApprove: true, Priority: 5,
+		Conditions: []hitl.Condition{{Path: "$.path", Op: "inside", Value: "/tmp"}}})
+	if *a.ServerID != "fs" || len(a.ID) != 16 {
+		t.Errorf("created rule %+v: want trimmed server and a 16-character id", a)
+	}
+	upd, err := r.Update(a.ID, hitl.RuleInput{ServerID: sp("fs"), ToolName: sp("read_file"), Priority: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !upd.CreatedAt.Equal(a.CreatedAt) || upd.AutoApprove || upd.ToolPattern != nil {
+		t.Errorf("updated rule %+v: want the same CreatedAt, the new fields", upd)
+	}
+	// What the service holds is what the store holds.
+	fresh := newRules(t, db, hitl.RulesOptions{})
+	if diff := cmp.Diff(r.List(), fresh.List()); diff != "" {
+		t.Errorf("rules after reopening (-in memory +from the db):\n%s", diff)
+	}
+	if err := r.Delete(a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.List()) != 0 {
+		t.Errorf("rules after delete: %+v", r.List())
+	}
+	if diff := cmp.Diff([]int64{v0 + 1, v0 + 2, v0 + 3}, versions); diff != "" {
+		t.Errorf("OnChange versions (-want +got):\n%s", diff)
+	}
+	if len(events) != 3 || events[0] != core.EventRulesChanged {
+		t.Errorf("events = %v, want 3 × %s", events, core.EventRulesChanged)
+	}
+
+	// Errors change nothing.
+	before := r.Version()
+	errTests := []struct {
+		name string
+		err  error
+		code string
+	}{
+		{"update unknown", second(r.Update("nope", hitl.RuleInput{})), core.ENotFound},
+		{"delete unknown", r.Delete("nope"), core.ENotFound},
+		{"invalid pattern", second(r.Create(hitl.RuleInput{ToolPattern: sp("a[b]")})), core.EInvalid},
+		{"invalid regex", second(r.Create(hitl.RuleInput{Conditions: []hitl.Condition{{Path: "$.x", Op: "regex", Value: "(("}}})), core.EInvalid},
+		{"expiry in the past", second(r.Create(hitl.RuleInput{ExpiresAt: ptrTime(time.Now().Add(-time.Minute))})), core.EInvalid},
+	}
+	for _, tt := range errTests {
+		if got := core.ErrorCode(tt.err); got != tt.code {
+			t.Errorf("%s: error %v has code %q, want %q", tt.name, tt.err, got, tt.code)
+		}
+	}
+	if r.Version() != before || len(r.List()) != 0 {
+		t.Errorf("failed changes changed the rules: version %d → %d, %d rules", before, r.Version(), len(r.List()))
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+func ptrTime(t time.Time) *time.Time { return &t }
+
+func TestExportImport(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "airlock.db"))
+	r := newRules(t, db, hitl.RulesOptions{})
+	mustCreate(t, r, hitl.RuleInput{ServerID: sp("fs"), ToolPattern: sp("read_*"), AutoApprove: true, Priority: 100})
+	mustCreate(t, r, hitl.RuleInput{Priority: 0})
+	data, err := r.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	other := newRules(t, openDB(t, filepath.Join(t.TempDir(), "other.db")), hitl.RulesOptions{})
+	mustCreate(t, other, hitl.RuleInput{ServerID: sp("extra")})
+	n, err := other.Import(data, true)
+	if err != nil || n != 2 {
+		t.Fatalf("Import(replace) = %d, %v", n, err)
+	}
+	if diff := cmp.Diff(r.List(), other.List()); diff != "" {
+		t.Errorf("imported rules (-exported +imported):\n%s", diff)
+	}
+	// Merging: a file rule without an id is added, one with a known id replaces it.
+	n, err = other.Import([]byte(`{"version":1,"rules":[{"serverId":"new","autoApprove":true}]}`), false)
+	if err != nil || n != 1 || len(other.List()) != 3 {
+		t.Fatalf("Import(merge) = %d, %v; %d rules", n, err, len(other.List()))
+	}
+
+	before := other.List()
+	bad := []struct{ name, file string }{
+		{"syntax error", `{"version":1,"rules":[`},
+		{"wrong version", `{"version":2,"rules":[]}`},
+		{"unknown field", `{"version":1,"rules":[{"toolpattern":"x"}]}`},
+		{"non-integer priority", `{"version":1,"rules":[{"priority":2.5}]}`},
+		{"one bad rule among good ones", `{"version":1,"rules":[{"serverId":"ok"},{"toolPattern":"bad?"}]}`},
+		{"duplicate ids", `{"version":1,"rules":[{"id":"x"},{"id":"x"}]}`},
+	}
+	for _, tt := range bad {
+		if _, err := other.Import([]byte(tt.file), true); core.ErrorCode(err) != core.EInvalid {
+			t.Errorf("%s: Import error %v, want code %s", tt.name, err, core.EInvalid)
+		}
+	}
+	if diff := cmp.Diff(before, other.List()); diff != "" {
+		t.Errorf("failed imports changed the rules (-before +after):\n%s", diff)
+	}
+}
+
+// TestCrossProcess: a second process (the CLI) changes the same database;
+// the app's Watch notices and swaps the rules.
+func TestCrossProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "airlock.db")
+	app := newRules(t, openDB(t, path), hitl.RulesOptions{PollInterval: 10 * time.Millisecond})
+	changed := make(chan int64, 10)
+	app.OnChange(func(v int64) { changed <- v })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- app.Watch(ctx) }()
+
+	cli := newRules(t, openDB(t, path), hitl.RulesOptions{})
+	rule := mustCreate(t, cli, hitl.RuleInput{ServerID: sp("fs"), AutoApprove: true})
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the app did not notice the rule the CLI added")
+	}
+	if d := app.Decide(hitl.Call{Server: "fs", Tool: "x"}); d.RuleID != rule.ID || !d.AutoApprove {
+		t.Errorf("app decision after the CLI's change: %+v", d)
+	}
+	// Update of a rule the app has not seen yet reloads first.
+	rule2 := mustCreate(t, cli, hitl.RuleInput{ServerID: sp("other")})
+	if _, err := app.Update(rule2.ID, hitl.RuleInput{ServerID: sp("other"), Priority: 3}); err != nil {
+		t.Errorf("app.Update of a rule the CLI just created: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Watch: %v", err)
+	}
+}
+
+func TestRulesFile(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, filepath.Join(dir, "airlock.db"))
+	file := filepath.Join(dir, hitl.RulesFileName)
+	var mu sync.Mutex
+	var fileErrs []error
+	r := newRules(t, db, hitl.RulesOptions{FilePath: file, PollInterval: 20 * time.Millisecond, Debounce: 30 * time.Millisecond})
+	changed := make(chan int64, 10)
+	r.OnChange(func(v int64) { changed <- v })
+	r.OnFileError(func(err error) { mu.Lock(); fileErrs = append(fileErrs, err); mu.Unlock() })
+	mustCreate(t, r, hitl.RuleInput{ServerID: sp("fs"), Priority: 1})
+	<-changed
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go r.Watch(ctx)
+
+	// Watch mirrors the rules into the file.
+	waitFor(t, "the rules file to be written", func() bool {
+		data, err := os.ReadFile(file)
+		return err == nil && strings.Contains(string(data), `"serverId": "fs"`)
+	})
+	// Airlock's own writes do not count as edits.
+	mustCreate(t, r, hitl.RuleInput{ServerID: sp("second")})
+	<-changed
+	waitFor(t, "the second rule in the file", func() bool {
+		data, _ := os.ReadFile(file)
+		return strings.Contains(string(data), `"second"`)
+	})
+	time.Sleep(150 * time.Millisecond)
+	select {
+	case v := <-changed:
+		t.Fatalf("Airlock's own write to the rules file was applied as an edit (version %d)", v)
+	default:
+	}
+
+	// A person's edit is applied.
+	if err := os.WriteFile(file, []byte(`{"version":1,"rules":[{"serverId":"edited","autoApprove":true,"priority":9}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("an edit of the rules file was not applied")
+	}
+	if d := r.Decide(hitl.Call{Server: "edited", Tool: "x"}); !d.AutoApprove || len(r.List()) != 1 {
+		t.Errorf("after the edit: decision %+v, %d rules", d, len(r.List()))
+	}
+
+	// An invalid edit keeps the last good rules and reports the error.
+	good := r.List()
+	if err := os.WriteFile(file, []byte(`{"version":1,"rules":[{"toolPattern":"bad?"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the file error", func() bool { return r.FileError() != nil })
+	if diff := cmp.Diff(good, r.List()); diff != "" {
+		t.Errorf("an invalid file changed the rules (-before +after):\n%s", diff)
+	}
+	mu.Lock()
+	if len(fileErrs) == 0 || fileErrs[len(fileErrs)-1] == nil {
+		t.Errorf("OnFileError calls = %v, want the error", fileErrs)
+	}
+	mu.Unlock()
+	// Fixing it clears the error.
+	if err := os.WriteFile(file, []byte(`{"version":1,"rules":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the file error to clear", func() bool { return r.FileError() == nil && len(r.List()) == 0 })
+}
+
+// TestRulesFileEditedWhileStopped: an edit made while Airlock was not
+// running is applied at the next start; a stale file never overrides the
+// database.
+func TestRulesFileEditedWhileStopped(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "airlock.db")
+	file := filepath.Join(dir, hitl.RulesFileName)
+	db := openDB(t, path)
+	start := func() (*hitl.Rules, context.CancelFunc) {
+		r := newRules(t, db, hitl.RulesOptions{FilePath: file, Debounce: 10 * time.Millisecond})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { r.Watch(ctx); close(done) }()
+		return r, func() { cancel(); <-done }
+	}
+	r, stop := start()
+	mustCreate(t, r, hitl.RuleInput{ServerID: sp("a")})
+	waitFor(t, "the file", func() bool { d, _ := os.ReadFile(file); return strings.Contains(string(d), `"a"`) })
+	stop()
+
+	// The CLI changes the database while the app is stopped: the file is stale.
+	cli := newRules(t, db, hitl.RulesOptions{})
+	mustCreate(t, cli, hitl.RuleInput{ServerID: sp("from-cli")})
+	r, stop = start()
+	waitFor(t, "the stale file to be rewritten", func() bool { d, _ := os.ReadFile(file); return strings.Contains(string(d), "from-cli") })
+	if len(r.List()) != 2 {
+		t.Errorf("a stale rules file overrode the database: %d rules", len(r.List()))
+	}
+	stop()
+
+	// A person edits the file while the app is stopped.
+	if err := os.WriteFile(file, []byte(`{"version":1,"rules":[{"serverId":"hand"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, stop = start()
+	defer stop()
+	waitFor(t, "the edit to be applied at start", func() bool {
+		l := r.List()
+		return len(l) == 1 && *l[0].ServerID == "hand"
+	})
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestRuleJSONShape(t *testing.T) {
+	r := hitl.Rule{ID: "x", Conditions: []hitl.Condition{}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	want := []string{"agentId", "autoApprove", "conditions", "createdAt", "expiresAt", "id", "priority", "serverId", "sessionId", "toolName", "toolPattern", "updatedAt"}
+	if diff := cmp.Diff(want, keys, cmpSorted); diff != "" {
+		t.Errorf("Rule JSON keys (-want +got):\n%s", diff)
+	}
+}
+
+var cmpSorted = cmp.Transformer("sort", func(in []string) []string {
+	out := append([]string(nil), in...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+})

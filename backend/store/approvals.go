@@ -1,0 +1,143 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm/clause"
+
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/hitl"
+)
+
+var _ hitl.ApprovalStore = (*Approvals)(nil)
+
+type approvalRow struct {
+	ID             string `gorm:"primaryKey"`
+	Agent          string
+	Session        string
+	Server         string
+	Tool           string
+	ExposedName    string
+	Arguments      string
+	Annotations    string
+	Risk           string
+	Warning        string
+	ForcedBy       string
+	RuleID         string
+	Reason         string
+	RuleSetVersion int64
+	CreatedAt      time.Time `gorm:"autoCreateTime:false"`
+	Deadline       time.Time
+	Status         string
+	DecidedBy      string
+	DeclineReason  string
+	DecidedAt      *time.Time
+}
+
+func (approvalRow) TableName() string { return "approvals" }
+
+func toApprovalRow(a hitl.Approval) (approvalRow, error) {
+	ann := ""
+	if a.Annotations != nil {
+		b, err := json.Marshal(a.Annotations)
+		if err != nil {
+			return approvalRow{}, fmt.Errorf("encode annotations: %w", err)
+		}
+		ann = string(b)
+	}
+	args := string(a.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	return approvalRow{
+		ID: a.ID, Agent: a.Agent, Session: a.Session, Server: a.Server, Tool: a.Tool, ExposedName: a.ExposedName,
+		Arguments: args, Annotations: ann, Risk: a.Risk, Warning: a.Warning, ForcedBy: a.ForcedBy,
+		RuleID: a.RuleID, Reason: a.Reason, RuleSetVersion: a.RuleSetVersion,
+		CreatedAt: a.CreatedAt.UTC(), Deadline: a.Deadline.UTC(), Status: a.Status,
+		DecidedBy: a.DecidedBy, DeclineReason: a.DeclineReason, DecidedAt: utcPtr(a.DecidedAt),
+	}, nil
+}
+
+func (row approvalRow) approval() (hitl.Approval, error) {
+	a := hitl.Approval{
+		ID: row.ID, Agent: row.Agent, Session: row.Session, Server: row.Server, Tool: row.Tool,
+		ExposedName: row.ExposedName, Arguments: json.RawMessage(row.Arguments), Risk: row.Risk,
+		Warning: row.Warning, ForcedBy: row.ForcedBy, RuleID: row.RuleID, Reason: row.Reason,
+		RuleSetVersion: row.RuleSetVersion, CreatedAt: row.CreatedAt.UTC(), Deadline: row.Deadline.UTC(),
+		Status: row.Status, DecidedBy: row.DecidedBy, DeclineReason: row.DeclineReason, DecidedAt: utcPtr(row.DecidedAt),
+	}
+	if row.Annotations != "" {
+		a.Annotations = &core.ToolAnnotations{}
+		if err := json.Unmarshal([]byte(row.Annotations), a.Annotations); err != nil {
+			return hitl.Approval{}, fmt.Errorf("decode annotations of approval %s: %w", row.ID, err)
+		}
+	}
+	return a, nil
+}
+
+// Approvals is the repository of approval requests.
+type Approvals struct{ db *DB }
+
+// NewApprovals returns the approvals repository over db.
+func NewApprovals(db *DB) *Approvals { return &Approvals{db: db} }
+
+// SaveApproval inserts a or updates the stored approval with its ID.
+func (s *Approvals) SaveApproval(a hitl.Approval) error {
+	row, err := toApprovalRow(a)
+	if err != nil {
+		return err
+	}
+	if err := s.db.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error; err != nil {
+		return fmt.Errorf("save approval %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// LoadApproval returns approval id and whether it exists.
+func (s *Approvals) LoadApproval(id string) (hitl.Approval, bool, error) {
+	var row approvalRow
+	err := s.db.Where("id = ?", id).Take(&row).Error
+	if isNotFound(err) {
+		return hitl.Approval{}, false, nil
+	}
+	if err != nil {
+		return hitl.Approval{}, false, fmt.Errorf("load approval %s: %w", id, err)
+	}
+	a, err := row.approval()
+	return a, err == nil, err
+}
+
+// ExpirePendingApprovals marks every pending approval expired as of at and
+// returns how many there were.
+func (s *Approvals) ExpirePendingApprovals(at time.Time) (int, error) {
+	at = at.UTC()
+	res := s.db.Model(&approvalRow{}).Where("status = ?", hitl.StatusPending).
+		Updates(map[string]any{"status": hitl.StatusExpired, "decided_at": at})
+	if res.Error != nil {
+		return 0, fmt.Errorf("expire pending approvals: %w", res.Error)
+	}
+	return int(res.RowsAffected), nil
+}
+
+// ListApprovals returns the newest approvals (at most limit, default 100),
+// newest first, for the approvals history.
+func (s *Approvals) ListApprovals(limit int) ([]hitl.Approval, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	var rows []approvalRow
+	if err := s.db.Order("created_at DESC, id").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	out := make([]hitl.Approval, 0, len(rows))
+	for _, row := range rows {
+		a, err := row.approval()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}

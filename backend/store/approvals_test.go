@@ -1,0 +1,60 @@
+package store_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/store"
+)
+
+func TestApprovals(t *testing.T) {
+	s := store.NewApprovals(mustOpen(t))
+	tr := true
+	now := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+	a := hitl.Approval{
+		ID: "a1", Agent: "alice", Session: "s1", Server: "fs", Tool: "write_file", ExposedName: "fs__write_file",
+		Arguments: json.RawMessage(`{"path":"/tmp/x"}`), Annotations: &core.ToolAnnotations{Destructive: &tr},
+		Risk: hitl.RiskDestructive, Warning: "w", RuleID: "r1", Reason: "because", RuleSetVersion: 3,
+		CreatedAt: now, Deadline: now.Add(5 * time.Minute), Status: hitl.StatusPending,
+	}
+	if err := s.SaveApproval(a); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := s.LoadApproval("a1")
+	if err != nil || !ok {
+		t.Fatalf("LoadApproval = %v, %v", ok, err)
+	}
+	if diff := cmp.Diff(a, got); diff != "" {
+		t.Errorf("approval (-saved +loaded):\n%s", diff)
+	}
+	b := a
+	b.ID, b.CreatedAt = "a2", now.Add(time.Second)
+	decided := now.Add(time.Minute)
+	b.Status, b.DecidedBy, b.DeclineReason, b.DecidedAt = hitl.StatusDeclined, "owner", "no", &decided
+	if err := s.SaveApproval(b); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.ExpirePendingApprovals(now.Add(time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("ExpirePendingApprovals = %d, %v; want 1", n, err)
+	}
+	list, err := s.ListApprovals(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	for _, x := range list {
+		statuses = append(statuses, x.ID+":"+x.Status)
+	}
+	if diff := cmp.Diff([]string{"a2:declined", "a1:expired"}, statuses); diff != "" {
+		t.Errorf("approvals newest first (-want +got):\n%s", diff)
+	}
+	if _, ok, err := s.LoadApproval("nope"); ok || err != nil {
+		t.Errorf("LoadApproval(nope) = %v, %v", ok, err)
+	}
+}

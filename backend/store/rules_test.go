@@ -1,0 +1,152 @@
+package store_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/glebarez/sqlite"
+
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/store"
+)
+
+func sp(s string) *string { return &s }
+
+func mustOpen(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestMigrate0002Upgrade upgrades a database made by the foundation
+// migration: old data stays, the HITL tables appear.
+func TestMigrate0002Upgrade(t *testing.T) {
+	path := filepath.Join(t.TempDir(), store.FileName)
+	gdb, err := gorm.Open(sqlite.Open(store.DSN(path)), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.MigrateTo(gdb, "0001_foundation"); err != nil {
+		t.Fatalf("migrate to 0001: %v", err)
+	}
+	if gdb.Migrator().HasTable("tool_permission_rules") {
+		t.Fatal("0001 already has tool_permission_rules")
+	}
+	rec := &core.AuditRecord{Time: time.Now().UTC(), Agent: "a", Server: "s", Tool: "t", Decision: core.DecisionAllow, Status: core.StatusOK}
+	old := &store.DB{DB: gdb, Path: path}
+	if err := store.NewAudit(old).Append([]*core.AuditRecord{rec}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Migrate(gdb); err != nil {
+		t.Fatalf("migrate to newest: %v", err)
+	}
+	recs, err := store.NewAudit(old).List(core.ActivityFilter{})
+	if err != nil || len(recs) != 1 || recs[0].Agent != "a" {
+		t.Errorf("audit after upgrade: %+v, %v", recs, err)
+	}
+	for _, table := range []string{"tool_permission_rules", "approvals"} {
+		if !gdb.Migrator().HasTable(table) {
+			t.Errorf("no table %s after upgrade", table)
+		}
+	}
+	// The new tables work on the upgraded database.
+	r := hitl.Rule{ID: "r1", AutoApprove: true, CreatedAt: time.Now().UTC(), UpdatedAt: time.Now().UTC()}
+	if err := store.NewRules(old).CreateRule(r); err != nil {
+		t.Errorf("create rule on the upgraded db: %v", err)
+	}
+	sqlDB, _ := gdb.DB()
+	sqlDB.Close()
+}
+
+func TestRulesRoundTrip(t *testing.T) {
+	db := mustOpen(t)
+	s := store.NewRules(db)
+	if v, err := s.RulesVersion(); err != nil || v != 0 {
+		t.Fatalf("initial RulesVersion = %d, %v", v, err)
+	}
+	now := time.Date(2025, 3, 4, 5, 6, 7, 123456000, time.UTC)
+	exp := now.Add(time.Hour)
+	full := hitl.Rule{
+		ID: "full", ServerID: sp("fs"), ToolName: sp("read_file"), ToolPattern: sp("read_*"), AutoApprove: true, Priority: 100,
+		Conditions: []hitl.Condition{{Path: "$.path", Op: "inside", Value: "/tmp"}},
+		AgentID:    sp("alice"), SessionID: sp("s1"), ExpiresAt: &exp, CreatedAt: now, UpdatedAt: now,
+	}
+	global := hitl.Rule{ID: "global", Conditions: []hitl.Condition{}, CreatedAt: now, UpdatedAt: now}
+	for _, r := range []hitl.Rule{full, global} {
+		if err := s.CreateRule(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.ListRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]hitl.Rule{full, global}, got); diff != "" {
+		t.Errorf("rules (-stored +read back):\n%s", diff)
+	}
+	// auto_approve is stored as 1/0, as seed 002 says.
+	var flags []int
+	db.Raw("SELECT auto_approve FROM tool_permission_rules ORDER BY id").Scan(&flags)
+	if diff := cmp.Diff([]int{1, 0}, flags); diff != "" {
+		t.Errorf("auto_approve column (-want +got):\n%s", diff)
+	}
+	if err := db.Exec("UPDATE tool_permission_rules SET auto_approve = 2 WHERE id = 'full'").Error; err == nil {
+		t.Error("auto_approve accepted 2")
+	}
+
+	full.Priority, full.AutoApprove, full.ExpiresAt = 5, false, nil
+	if err := s.UpdateRule(full); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdateRule(hitl.Rule{ID: "missing"}); core.ErrorCode(err) != core.ENotFound {
+		t.Errorf("UpdateRule(missing) = %v, want %s", err, core.ENotFound)
+	}
+	if err := s.DeleteRule("missing"); core.ErrorCode(err) != core.ENotFound {
+		t.Errorf("DeleteRule(missing) = %v, want %s", err, core.ENotFound)
+	}
+	if err := s.CreateRule(global); core.ErrorCode(err) != core.EConflict {
+		t.Errorf("CreateRule(duplicate) = %v, want %s", err, core.EConflict)
+	}
+	got, _ = s.ListRules()
+	if diff := cmp.Diff([]hitl.Rule{full, global}, got, cmp.Transformer("byID", func(in []hitl.Rule) map[string]hitl.Rule {
+		m := map[string]hitl.Rule{}
+		for _, r := range in {
+			m[r.ID] = r
+		}
+		return m
+	})); diff != "" {
+		t.Errorf("after update (-want +got):\n%s", diff)
+	}
+	if err := s.DeleteRule("full"); err != nil {
+		t.Fatal(err)
+	}
+	// Three successful changes, three bumps; failures bump nothing.
+	if v, _ := s.RulesVersion(); v != 4 {
+		t.Errorf("RulesVersion = %d, want 4 (2 creates, 1 update, 1 delete)", v)
+	}
+
+	imported := []hitl.Rule{{ID: "i1", Conditions: []hitl.Condition{}, CreatedAt: now, UpdatedAt: now}}
+	if err := s.ImportRules(imported, true); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.ListRules()
+	if diff := cmp.Diff(imported, got); diff != "" {
+		t.Errorf("after replace import (-want +got):\n%s", diff)
+	}
+	if err := s.SetRulesFileHash("abc"); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := s.RulesFileHash(); h != "abc" || err != nil {
+		t.Errorf("RulesFileHash = %q, %v", h, err)
+	}
+}

@@ -1,0 +1,191 @@
+// Command airlock is the Airlock desktop app, its headless server, its
+// stdio bridge and its admin commands. Only main.go and app.go import Wails.
+package main
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/airlock-dev/airlock/backend/airlock"
+	"github.com/airlock-dev/airlock/backend/bridge"
+	"github.com/airlock-dev/airlock/backend/cli"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/store"
+)
+
+//go:embed all:frontend/dist
+var assets embed.FS
+
+func main() {
+	airlock.TuneRuntime()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "airlock:", err)
+		}
+		if core.ErrorCode(err) == core.EInvalid || errors.Is(err, flag.ErrHelp) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+const usage = `Airlock stands between AI agents and the MCP servers they call.
+
+Usage:
+  airlock [--data-dir DIR] [--addr HOST:PORT]        the desktop app
+  airlock serve [--data-dir DIR] [--addr HOST:PORT]  headless; the UI in a browser
+  airlock bridge [--token T] [--url U]               stdio ⇄ Streamable HTTP for stdio-only MCP clients
+  airlock token [--rotate]                           print the agent connection token
+  airlock servers list|add|rm|import|export          manage downstream MCP servers
+  airlock rules list|add|update|rm|test|export|import  manage approval rules
+  airlock version
+
+Environment: AIRLOCK_DATA_DIR, AIRLOCK_ADDR, AIRLOCK_TOKEN (bridge), AIRLOCK_URL (bridge).
+`
+
+// run is the whole program, with its environment passed in.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("airlock "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	dataDirFlag := fs.String("data-dir", "", "data directory (default $AIRLOCK_DATA_DIR or the user config dir)")
+	addrFlag := fs.String("addr", "", "listen address (default $AIRLOCK_ADDR or "+airlock.DefaultAddr+")")
+
+	switch cmd {
+	case "", "serve":
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		dataDir, err := cli.ResolveDataDir(*dataDirFlag, getenv)
+		if err != nil {
+			return err
+		}
+		addr := *addrFlag
+		if addr == "" {
+			addr = getenv("AIRLOCK_ADDR")
+		}
+		if cmd == "serve" {
+			return serve(ctx, dataDir, addr, stdout, stderr)
+		}
+		return desktop(ctx, dataDir, addr, stdout, stderr)
+	case "bridge":
+		token := fs.String("token", getenv("AIRLOCK_TOKEN"), "agent token (default $AIRLOCK_TOKEN, else the data dir's token)")
+		url := fs.String("url", getenv("AIRLOCK_URL"), "Airlock MCP endpoint (default http://$AIRLOCK_ADDR/mcp)")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if *url == "" {
+			addr := getenv("AIRLOCK_ADDR")
+			if addr == "" {
+				addr = airlock.DefaultAddr
+			}
+			*url = "http://" + addr + "/mcp"
+		}
+		if *token == "" {
+			dataDir, err := cli.ResolveDataDir(*dataDirFlag, getenv)
+			if err != nil {
+				return err
+			}
+			if *token, err = cli.AgentToken(dataDir, false); err != nil {
+				return core.Errorf(core.EInvalid, "no --token given and none found in %s: %v", dataDir, err)
+			}
+		}
+		b := &bridge.Bridge{URL: *url, Token: *token}
+		return b.Run(ctx, stdin, stdout)
+	case "token", "servers", "rules":
+		// These take --data-dir anywhere among their own arguments.
+		dataDirArg, rest := extractDataDir(args)
+		dataDir, err := cli.ResolveDataDir(dataDirArg, getenv)
+		if err != nil {
+			return err
+		}
+		switch cmd {
+		case "token":
+			return cli.TokenCmd(dataDir, rest, stdout)
+		case "servers":
+			return cli.Servers(ctx, dataDir, rest, stdin, stdout, stderr)
+		default:
+			db, err := store.Open(filepath.Join(dataDir, store.FileName))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			return cli.RunRules(ctx, db, rest, stdout, stderr)
+		}
+	case "version":
+		fmt.Fprintln(stdout, "airlock", airlock.Version)
+		return nil
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return core.Errorf(core.EInvalid, "unknown command %q", cmd)
+}
+
+// extractDataDir pulls --data-dir DIR / --data-dir=DIR out of args.
+func extractDataDir(args []string) (string, []string) {
+	var dir string
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--data-dir" || a == "-data-dir":
+			if i+1 < len(args) {
+				dir = args[i+1]
+				i++
+			}
+		case strings.HasPrefix(a, "--data-dir=") || strings.HasPrefix(a, "-data-dir="):
+			dir = a[strings.Index(a, "=")+1:]
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return dir, rest
+}
+
+func uiFS() fs.FS {
+	sub, err := fs.Sub(assets, "frontend/dist")
+	if err != nil {
+		panic(err) // the embed pattern guarantees the directory
+	}
+	return sub
+}
+
+func serve(ctx context.Context, dataDir, addr string, stdout, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	in, err := airlock.Start(ctx, airlock.Options{DataDir: dataDir, Addr: addr, UI: uiFS(), Logger: log})
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	printEndpoints(stdout, in)
+	<-ctx.Done()
+	fmt.Fprintln(stdout, "Airlock stopping")
+	return nil
+}
+
+func printEndpoints(w io.Writer, in *airlock.Instance) {
+	fmt.Fprintf(w, "Airlock UI: %s\n", in.UIURL())
+	fmt.Fprintf(w, "MCP endpoint: %s\n", in.Info.MCPURL)
+	fmt.Fprintf(w, "Agent token: %s\n", in.Info.AgentToken)
+	fmt.Fprintf(w, "Data dir: %s\n", in.Info.DataDir)
+}
