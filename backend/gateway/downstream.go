@@ -74,7 +74,8 @@ type Supervisor struct {
 	progressSeq atomic.Int64
 	progress    sync.Map // string → func(*mcp.ProgressNotificationParams)
 
-	listeners []func(SupervisorEvent)
+	listeners    []func(SupervisorEvent)
+	logListeners []func(server string, p *mcp.LoggingMessageParams)
 }
 
 // SupervisorEvent tells listeners that a server's status or tools changed.
@@ -294,6 +295,7 @@ type downstream struct {
 	lastErr  string
 	stderr   []string
 	tools    []core.ToolInfo
+	extras   lists // prompts and resources
 	sess     *mcp.ClientSession
 	proc     *exec.Cmd
 }
@@ -374,8 +376,8 @@ func (d *downstream) run() {
 func (d *downstream) clearSession() (hadTools bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	hadTools = len(d.tools) > 0
-	d.sess, d.tools, d.pid, d.proc = nil, nil, 0, nil
+	hadTools = len(d.tools) > 0 || !d.extras.empty()
+	d.sess, d.tools, d.extras, d.pid, d.proc = nil, nil, lists{}, 0, nil
 	return hadTools
 }
 
@@ -393,8 +395,13 @@ func (d *downstream) connectAndServe() error {
 		ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) {
 			go d.refreshTools()
 		},
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { go d.refreshTools() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { go d.refreshTools() },
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			d.sup.routeProgress(req.Params)
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			d.sup.routeLog(d.cfg.ID, req.Params)
 		},
 	})
 	connectCtx, cancel := context.WithTimeout(d.ctx, d.sup.opts.ConnectTimeout)
@@ -416,9 +423,16 @@ func (d *downstream) connectAndServe() error {
 		wait()
 		return fmt.Errorf("list tools: %w", err)
 	}
+	extras, err := listExtras(connectCtx, sess)
+	if err != nil {
+		sess.Close()
+		wait()
+		return fmt.Errorf("list prompts and resources: %w", err)
+	}
 	d.mu.Lock()
 	d.sess = sess
 	d.tools = tools
+	d.extras = extras
 	d.state = core.StateRunning
 	d.since = time.Now()
 	d.mu.Unlock()
@@ -452,12 +466,18 @@ func (d *downstream) refreshTools() {
 		d.sup.opts.Logger.Warn("refresh tools", "server", d.cfg.ID, "err", err)
 		return
 	}
+	extras, err := listExtras(ctx, sess)
+	if err != nil {
+		d.sup.opts.Logger.Warn("refresh prompts and resources", "server", d.cfg.ID, "err", err)
+		return
+	}
 	d.mu.Lock()
 	if d.sess != sess {
 		d.mu.Unlock()
 		return
 	}
 	d.tools = tools
+	d.extras = extras
 	d.mu.Unlock()
 	d.sup.emit(SupervisorEvent{Status: d.status(), ToolsChanged: true})
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -385,4 +386,61 @@ func TestListChangedReachesSessions(t *testing.T) {
 		}
 		return false
 	}, "second__echo never appeared in tools/list")
+}
+
+func TestPromptsResourcesAndLogsPassThrough(t *testing.T) {
+	e := newEnv(t, gateway.SupervisorOptions{}, testutil.EverythingServer(t, "everything"))
+	logs := make(chan *mcp.LoggingMessageParams, 100)
+	sess := e.connect(t, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		select {
+		case logs <- req.Params:
+		default:
+		}
+	}})
+	ctx := context.Background()
+
+	prompts, err := sess.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range prompts.Prompts {
+		names = append(names, p.Name)
+	}
+	if !slices.Contains(names, "everything__simple-prompt") {
+		t.Fatalf("prompts/list = %v, want everything__simple-prompt", names)
+	}
+	got, err := sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "everything__simple-prompt"})
+	if err != nil || len(got.Messages) == 0 {
+		t.Fatalf("prompts/get through the gateway: %v, %+v", err, got)
+	}
+
+	res, err := sess.ListResources(ctx, nil)
+	if err != nil || len(res.Resources) == 0 {
+		t.Fatalf("resources/list: %v, %d resources", err, len(res.Resources))
+	}
+	r := res.Resources[0]
+	if !strings.HasPrefix(r.Name, "everything__") {
+		t.Errorf("resource name %q is not namespaced", r.Name)
+	}
+	read, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.URI})
+	if err != nil || len(read.Contents) == 0 || read.Contents[0].URI != r.URI {
+		t.Fatalf("resources/read %s: %v, %+v", r.URI, err, read)
+	}
+
+	// Logging: the downstream's messages reach the session, named by server.
+	if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__toggle-simulated-logging"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case l := <-logs:
+		if !strings.HasPrefix(l.Logger, "everything") {
+			t.Errorf("log message from logger %q, want it to name the server", l.Logger)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no downstream log message reached the session")
+	}
 }

@@ -53,6 +53,8 @@ type view struct {
 	server  *mcp.Server
 	created time.Time
 	tools   map[string]string // exposed name → JSON of the tool as sent
+	extras  map[string]string // "p:"/"r:"/"t:" + name → JSON of the prompt/resource as sent
+	servers map[string]bool   // the servers this view sees
 }
 
 // Options configure a Gateway.
@@ -75,6 +77,7 @@ func New(sup *Supervisor, pipe *Pipeline, auth Authenticator, opts Options) *Gat
 		Logger:              opts.Logger,
 	})
 	g.sse = mcp.NewSSEHandler(g.serverFor, &mcp.SSEOptions{MaxRequestBodyBytes: MaxRequestBytes})
+	sup.OnLog(g.forwardLog)
 	sup.OnEvent(func(ev SupervisorEvent) {
 		if ev.ToolsChanged {
 			g.SyncTools()
@@ -159,7 +162,7 @@ func (g *Gateway) newView(agent string) *mcp.Server {
 		Instructions: "Airlock gateway: tools are named <server>__<tool>. Some calls wait for a person's approval; a refusal is a tool error carrying a reason code.",
 		Logger:       g.log,
 	})
-	v := &view{agent: agent, server: s, created: time.Now(), tools: map[string]string{}}
+	v := &view{agent: agent, server: s, created: time.Now(), tools: map[string]string{}, extras: map[string]string{}, servers: map[string]bool{}}
 	s.AddReceivingMiddleware(g.auditUnknownTools(v))
 	g.syncView(v, g.sup.Tools())
 	g.mu.Lock()
@@ -228,6 +231,17 @@ func (g *Gateway) syncView(v *view, tools []core.ToolInfo) {
 		}
 		v.tools[name] = string(b)
 	}
+	servers := map[string]bool{}
+	for id := range g.sup.serverLists() {
+		if g.vis == nil {
+			servers[id] = true
+		}
+	}
+	for _, t := range want {
+		servers[t.ServerID] = true
+	}
+	v.servers = servers
+	g.syncExtras(v, servers)
 }
 
 // addTool adds a tool, turning the SDK's panic on a bad schema into an error:
