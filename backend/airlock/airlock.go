@@ -43,6 +43,10 @@ type Options struct {
 	Logger  *slog.Logger
 	// Supervisor tunes downstream supervision (tests shorten it).
 	Supervisor gateway.SupervisorOptions
+	// ApprovalTimeout overrides the stored setting (default 5 minutes);
+	// ApprovalProgressInterval is how often a waiting call gets progress.
+	ApprovalTimeout          time.Duration
+	ApprovalProgressInterval time.Duration
 }
 
 // Instance is a running Airlock backend.

@@ -2,6 +2,8 @@ package airlock
 
 import (
 	"context"
+
+	"github.com/airlock-dev/airlock/backend/core"
 	"path/filepath"
 	"time"
 
@@ -32,11 +34,13 @@ func (in *Instance) startHITL(ctx context.Context, o Options, pipe *gateway.Pipe
 		return hitlParts{}, err
 	}
 	go rules.Watch(ctx)
-	broker := hitl.NewBroker(rules, store.NewApprovals(in.db), hitl.BrokerOptions{Events: in.Hub, Logger: o.Logger})
-	if _, err := broker.RecoverExpired(); err != nil {
+	approvals := store.NewApprovals(in.db)
+	broker := hitl.NewBroker(rules, approvals, hitl.BrokerOptions{Events: in.Hub, Logger: o.Logger,
+		Timeout: o.ApprovalTimeout, ProgressInterval: o.ApprovalProgressInterval})
+	if err := recoverExpired(broker, approvals, store.NewAudit(in.db)); err != nil {
 		return hitlParts{}, err
 	}
-	if v, ok, err := in.db.Setting(api.ApprovalTimeoutKey); err == nil && ok {
+	if v, ok, err := in.db.Setting(api.ApprovalTimeoutKey); err == nil && ok && o.ApprovalTimeout == 0 {
 		if d, err := time.ParseDuration(v); err == nil {
 			broker.SetTimeout(d)
 		}
@@ -73,4 +77,32 @@ func (a approver) Approve(ctx context.Context, c *gateway.Call, d gateway.Decisi
 	}
 	out, err := a.broker.Request(ctx, req)
 	return gateway.Outcome{Approved: out.Approved, Decision: out.Decision, Reason: out.Reason, By: out.By, Waited: out.Waited, Code: out.Code}, err
+}
+
+// recoverExpired marks the approvals that were waiting when Airlock stopped
+// as expired and records each in the audit log, so that a crash loses no call
+// an agent made: the agent's connection broke, and Activity says why.
+func recoverExpired(b *hitl.Broker, approvals *store.Approvals, audit *store.Audit) error {
+	recent, err := approvals.ListApprovals(1000)
+	if err != nil {
+		return err
+	}
+	var recs []*core.AuditRecord
+	for _, a := range recent {
+		if a.Status != hitl.StatusPending {
+			continue
+		}
+		recs = append(recs, &core.AuditRecord{
+			Time: time.Now().UTC(), Agent: a.Agent, Session: a.Session, Server: a.Server, Tool: a.Tool,
+			Arguments: gateway.RedactArguments(a.Arguments), Decision: core.DecisionExpired,
+			Reason: "Airlock stopped while the call waited for approval (requested " + a.CreatedAt.Format(time.RFC3339) + ")",
+			RuleID: a.RuleID, RuleSetVersion: a.RuleSetVersion, Status: core.StatusError, ErrorCode: core.EExpired,
+			Error:  "approval " + a.ID + " expired",
+			WaitMs: time.Since(a.CreatedAt).Milliseconds(),
+		})
+	}
+	if _, err := b.RecoverExpired(); err != nil {
+		return err
+	}
+	return audit.Append(recs)
 }

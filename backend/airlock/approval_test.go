@@ -1,0 +1,312 @@
+package airlock_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/airlock"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/testutil"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func startWith(t testing.TB, o airlock.Options) *airlock.Instance {
+	t.Helper()
+	o.Addr = "127.0.0.1:0"
+	o.UI = fstest.MapFS{"index.html": {Data: []byte("<title>Airlock</title>")}}
+	in, err := airlock.Start(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(in.Close)
+	return in
+}
+
+// waitingCall starts an echo call and returns the approval it waits on and
+// a channel with its result.
+func waitingCall(t *testing.T, in *airlock.Instance, sess *mcp.ClientSession, params *mcp.CallToolParams) (hitl.Approval, <-chan *mcp.CallToolResult) {
+	t.Helper()
+	before, _ := in.API.ListApprovals()
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := sess.CallTool(context.Background(), params)
+		if err != nil {
+			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "protocol error: " + err.Error()}}}
+		}
+		done <- res
+	}()
+	var pending []hitl.Approval
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		pending, _ = in.API.ListApprovals()
+		return len(pending) == len(before)+1
+	}, "the call never waited for approval")
+	return pending[len(pending)-1], done
+}
+
+func echoParams(msg string) *mcp.CallToolParams {
+	return &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": msg}}
+}
+
+func result(t *testing.T, ch <-chan *mcp.CallToolResult) *mcp.CallToolResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call did not return")
+		return nil
+	}
+}
+
+func lastActivity(t *testing.T, in *airlock.Instance) core.AuditRecord {
+	t.Helper()
+	var recs []core.AuditRecord
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		recs, _ = in.API.ListActivity(core.ActivityFilter{Limit: 1})
+		return len(recs) == 1
+	}, "no activity recorded")
+	return recs[0]
+}
+
+func setup(t *testing.T, o airlock.Options) (*airlock.Instance, *mcp.ClientSession) {
+	t.Helper()
+	o.DataDir = t.TempDir()
+	writeServers(t, o.DataDir, testutil.EverythingServer(t, "everything"))
+	in := startWith(t, o)
+	sess := connect(t, in)
+	waitTool(t, sess, "everything__echo")
+	return in, sess
+}
+
+func TestDeclineWithReasonReachesAgent(t *testing.T) {
+	in, sess := setup(t, airlock.Options{})
+	a, done := waitingCall(t, in, sess, echoParams("rm everything"))
+	if a.Reason != hitl.NoMatchReason || a.Risk == "" {
+		t.Errorf("approval = %+v, want the no-match reason and a risk", a)
+	}
+	if err := in.API.Decline(a.ID, "not on a Friday"); err != nil {
+		t.Fatal(err)
+	}
+	res := result(t, done)
+	if !res.IsError || !strings.Contains(textOf(res), "not on a Friday") {
+		t.Fatalf("declined call = %q (isError %v), want a tool error carrying the reason", textOf(res), res.IsError)
+	}
+	rec := lastActivity(t, in)
+	if rec.Decision != core.DecisionDeclined || rec.Approver == "" || !strings.Contains(rec.Error, "not on a Friday") {
+		t.Errorf("activity = %+v, want declined by a person with the reason", rec)
+	}
+	if err := in.API.Decline(a.ID, "again"); core.ErrorCode(err) != core.EConflict && core.ErrorCode(err) != core.ENotFound {
+		t.Errorf("declining a decided call: %v, want a conflict or not-found error", err)
+	}
+}
+
+func TestApprovalTimeoutDeclines(t *testing.T) {
+	in, sess := setup(t, airlock.Options{ApprovalTimeout: 300 * time.Millisecond})
+	_, done := waitingCall(t, in, sess, echoParams("nobody is watching"))
+	res := result(t, done)
+	if !res.IsError || !strings.Contains(textOf(res), core.EApprovalTimeout) {
+		t.Fatalf("timed-out call = %q, want a tool error with %s", textOf(res), core.EApprovalTimeout)
+	}
+	if strings.Contains(textOf(res), "Echo:") {
+		t.Fatal("a timed-out call reached the tool")
+	}
+	if rec := lastActivity(t, in); rec.Decision != core.DecisionTimeout {
+		t.Errorf("activity decision = %q, want %q", rec.Decision, core.DecisionTimeout)
+	}
+}
+
+func TestRuleChangeReleasesWaitingCall(t *testing.T) {
+	in, sess := setup(t, airlock.Options{})
+	_, done := waitingCall(t, in, sess, echoParams("released by a rule"))
+	server, tool := "everything", "echo"
+	if _, err := in.API.CreateRule(hitl.RuleInput{ServerID: &server, ToolName: &tool, AutoApprove: true, Priority: 10}); err != nil {
+		t.Fatal(err)
+	}
+	res := result(t, done)
+	if res.IsError || !strings.Contains(textOf(res), "released by a rule") {
+		t.Fatalf("call after a releasing rule = %q", textOf(res))
+	}
+	if p, _ := in.API.ListApprovals(); len(p) != 0 {
+		t.Errorf("%d approvals still pending", len(p))
+	}
+}
+
+func TestProgressKeepsWaitingCallAlive(t *testing.T) {
+	in, _ := setup(t, airlock.Options{ApprovalProgressInterval: 50 * time.Millisecond})
+	var mu sync.Mutex
+	var msgs []string
+	c := mcp.NewClient(&mcp.Implementation{Name: "p", Version: "1"}, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		msgs = append(msgs, r.Params.Message)
+		mu.Unlock()
+	}})
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{in.Info.AgentToken}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	p := echoParams("with progress")
+	p.SetProgressToken("tok-1")
+	a, done := waitingCall(t, in, sess, p)
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(msgs) >= 2
+	}, "no progress notifications while the call waited")
+	mu.Lock()
+	if !strings.Contains(msgs[0], "approve") {
+		t.Errorf("progress message %q does not say the call waits for approval", msgs[0])
+	}
+	mu.Unlock()
+	in.API.Approve(a.ID)
+	if res := result(t, done); res.IsError {
+		t.Fatalf("approved call failed: %s", textOf(res))
+	}
+}
+
+func TestApproveAndAddRuleLetsNextCallThrough(t *testing.T) {
+	in, sess := setup(t, airlock.Options{})
+	a, done := waitingCall(t, in, sess, echoParams("first"))
+	if err := in.API.ApproveAndAddRule(a.ID, hitl.BreadthTool, "1h"); err != nil {
+		t.Fatal(err)
+	}
+	if res := result(t, done); res.IsError {
+		t.Fatalf("approved call failed: %s", textOf(res))
+	}
+	rules, _ := in.API.ListRules()
+	if len(rules) != 1 || !rules[0].AutoApprove || rules[0].ExpiresAt == nil {
+		t.Fatalf("rules after approve-and-add = %+v, want one expiring auto-approve rule", rules)
+	}
+	res := echo(t, sess, "second")
+	if res.IsError || !strings.Contains(textOf(res), "second") {
+		t.Fatalf("second call = %q, want it to pass without asking", textOf(res))
+	}
+	if rec := lastActivity(t, in); rec.Decision != core.DecisionAllow || rec.RuleID != rules[0].ID {
+		t.Errorf("second call activity = %+v, want allowed by rule %s", rec, rules[0].ID)
+	}
+}
+
+func TestEditingRuleChangesNextDecision(t *testing.T) {
+	in, sess := setup(t, airlock.Options{})
+	server := "everything"
+	r, err := in.API.CreateRule(hitl.RuleInput{ServerID: &server, AutoApprove: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := echo(t, sess, "allowed"); res.IsError {
+		t.Fatalf("allowed call failed: %s", textOf(res))
+	}
+	in2 := r.Input()
+	in2.AutoApprove = false
+	if _, err := in.API.UpdateRule(r.ID, in2); err != nil {
+		t.Fatal(err)
+	}
+	a, done := waitingCall(t, in, sess, echoParams("now asks"))
+	if a.RuleID != r.ID {
+		t.Errorf("approval names rule %q, want %q", a.RuleID, r.ID)
+	}
+	in.API.Decline(a.ID, "")
+	result(t, done)
+}
+
+func TestBadRuleInputChangesNothing(t *testing.T) {
+	in, _ := setup(t, airlock.Options{})
+	bad := "["
+	if _, err := in.API.CreateRule(hitl.RuleInput{ToolPattern: &bad}); core.ErrorCode(err) != core.EInvalid {
+		t.Errorf("invalid pattern: %v, want %s", err, core.EInvalid)
+	}
+	if _, err := in.API.CreateRule(hitl.RuleInput{Conditions: []hitl.Condition{{Path: "$.x", Op: "regex", Value: "("}}}); core.ErrorCode(err) != core.EInvalid {
+		t.Errorf("invalid regex condition: %v, want %s", err, core.EInvalid)
+	}
+	if err := in.API.Approve("no-such-approval"); core.ErrorCode(err) != core.ENotFound {
+		t.Errorf("approving an unknown approval: %v, want %s", err, core.ENotFound)
+	}
+	if rules, _ := in.API.ListRules(); len(rules) != 0 {
+		t.Errorf("bad input created %d rules", len(rules))
+	}
+}
+
+// TestRestartWhileWaiting kills Airlock (SIGKILL) while a call waits for
+// approval; the agent gets an error, and the next start records the call as
+// expired in the approvals and the audit log.
+func TestRestartWhileWaiting(t *testing.T) {
+	if dir := os.Getenv("AIRLOCK_TEST_WAITING_CHILD"); dir != "" {
+		in, err := airlock.Start(context.Background(), airlock.Options{DataDir: dir, Addr: "127.0.0.1:0"})
+		if err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(1)
+		}
+		fmt.Printf("READY %s %s\n", in.Info.MCPURL, in.Info.AgentToken)
+		select {}
+	}
+	dir := t.TempDir()
+	writeServers(t, dir, testutil.EverythingServer(t, "everything"))
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestRestartWhileWaiting$")
+	cmd.Env = append(os.Environ(), "AIRLOCK_TEST_WAITING_CHILD="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	var url, token string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 3 && f[0] == "READY" {
+			url, token = f[1], f[2]
+			break
+		}
+	}
+	if url == "" {
+		t.Fatal("child Airlock never became ready")
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "a", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTool(t, sess, "everything__echo")
+	errc := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := sess.CallTool(ctx, echoParams("waiting when the lights went out"))
+		if err == nil && !res.IsError {
+			err = fmt.Errorf("call succeeded: %s", textOf(res))
+		} else if err == nil {
+			err = fmt.Errorf("tool error: %s", textOf(res))
+		}
+		errc <- err
+	}()
+	time.Sleep(time.Second) // the call is now waiting in the child
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+	select {
+	case err := <-errc:
+		if strings.HasPrefix(err.Error(), "call succeeded") {
+			t.Fatal(err)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("the agent's call hung after Airlock was killed")
+	}
+
+	in := startWith(t, airlock.Options{DataDir: dir})
+	if p, _ := in.API.ListApprovals(); len(p) != 0 {
+		t.Errorf("after restart %d approvals are pending, want none", len(p))
+	}
+	recs, _ := in.API.ListActivity(core.ActivityFilter{Decision: core.DecisionExpired})
+	if len(recs) != 1 || recs[0].Tool != "echo" || recs[0].ErrorCode != core.EExpired {
+		t.Fatalf("activity after restart = %+v, want the waiting call recorded as expired", recs)
+	}
+}
