@@ -162,6 +162,8 @@ func BenchmarkServeStartupAndRSS(b *testing.B) {
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
+		// Never leave a server behind, whatever fails below.
+		b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		for {
 			req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", strings.NewReader("{}"))
 			req.Header.Set("Authorization", "Bearer "+token)
