@@ -444,3 +444,25 @@ func TestPromptsResourcesAndLogsPassThrough(t *testing.T) {
 		t.Fatal("no downstream log message reached the session")
 	}
 }
+
+func TestCancellationReachesDownstream(t *testing.T) {
+	e := newEnv(t, gateway.SupervisorOptions{}, testutil.EverythingServer(t, "everything"))
+	sess := e.connect(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__trigger-long-running-operation", Arguments: map[string]any{"duration": 30, "steps": 30}})
+		errc <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("a cancelled call returned no error")
+	}
+	// The gateway's forwarded call ends too (it does not run on for 30 s),
+	// and the audit log says it was cancelled.
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		recs, _ := e.audit.List(core.ActivityFilter{Tool: "trigger-long-running-operation"})
+		return len(recs) == 1 && recs[0].ErrorCode == "cancelled"
+	}, "the cancelled call was not recorded as cancelled")
+}

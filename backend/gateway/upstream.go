@@ -166,9 +166,20 @@ func (g *Gateway) newView(agent string) *mcp.Server {
 	s.AddReceivingMiddleware(g.auditUnknownTools(v))
 	g.syncView(v, g.sup.Tools())
 	g.mu.Lock()
+	g.dropEndedLocked()
 	g.views[s] = v
 	g.mu.Unlock()
 	return s
+}
+
+// dropEndedLocked forgets views whose session has ended. A view gets a minute
+// to be connected first: the SDK attaches the session after newView returns.
+func (g *Gateway) dropEndedLocked() {
+	for s, v := range g.views {
+		if time.Since(v.created) > time.Minute && !hasSessions(s) {
+			delete(g.views, s)
+		}
+	}
 }
 
 // SyncTools brings every session's tool list up to date; the SDK sends
@@ -176,12 +187,9 @@ func (g *Gateway) newView(agent string) *mcp.Server {
 func (g *Gateway) SyncTools() {
 	tools := g.sup.Tools()
 	g.mu.Lock()
+	g.dropEndedLocked()
 	views := make([]*view, 0, len(g.views))
-	for s, v := range g.views {
-		if time.Since(v.created) > time.Minute && !hasSessions(s) {
-			delete(g.views, s) // the session ended
-			continue
-		}
+	for _, v := range g.views {
 		views = append(views, v)
 	}
 	g.mu.Unlock()
