@@ -167,7 +167,12 @@ func TestHTTPSecurity(t *testing.T) {
 	in := start(t, t.TempDir())
 	base := "http://" + in.Addr
 	do := func(method, path string, hdr map[string]string) int {
-		req, _ := http.NewRequest(method, base+path, strings.NewReader("[]"))
+		body := "[]"
+		if b, ok := hdr["Body"]; ok {
+			body = b
+			delete(hdr, "Body")
+		}
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
 		for k, v := range hdr {
 			if k == "Host" {
 				req.Host = v
@@ -196,6 +201,11 @@ func TestHTTPSecurity(t *testing.T) {
 		{"rpc from another site", "POST", "/api/rpc/ListServers", map[string]string{"Cookie": cookie, "Origin": "http://evil.example"}, 403},
 		{"rebinding host", "POST", "/api/rpc/ListServers", map[string]string{"Cookie": cookie, "Host": "evil.example"}, 403},
 		{"unknown method", "POST", "/api/rpc/NoSuch", map[string]string{"Cookie": cookie}, 404},
+		{"rpc body not JSON", "POST", "/api/rpc/RemoveServer", map[string]string{"Cookie": cookie, "Body": "{nope"}, 400},
+		{"rpc argument of the wrong type", "POST", "/api/rpc/RemoveServer", map[string]string{"Cookie": cookie, "Body": "[42]"}, 400},
+		{"rpc too many arguments", "POST", "/api/rpc/ListServers", map[string]string{"Cookie": cookie, "Body": "[1]"}, 400},
+		{"rpc unknown server", "POST", "/api/rpc/RemoveServer", map[string]string{"Cookie": cookie, "Body": `["ghost"]`}, 404},
+		{"rpc non-integer priority", "POST", "/api/rpc/CreateRule", map[string]string{"Cookie": cookie, "Body": `[{"priority":"high"}]`}, 400},
 		{"mcp with UI token", "POST", "/mcp", map[string]string{"Authorization": "Bearer " + in.UIToken}, 401},
 		{"events without token", "GET", "/api/events", nil, 401},
 		{"ui without token", "GET", "/", nil, 401},
