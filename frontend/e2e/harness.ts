@@ -1,0 +1,158 @@
+// Helpers for the Playwright specs: a real `airlock serve` per spec, a
+// Chromium with a throwaway profile, and real MCP clients.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const repoRoot = resolve(here, '..', '..');
+export const screenshotDir = join(here, 'screenshots');
+
+/** The stdio entry point of @modelcontextprotocol/server-everything installed for the Go tests. */
+export function everythingEntry(): string {
+  const pkg = join(repoRoot, 'backend/testutil/mcpservers/node_modules/@modelcontextprotocol/server-everything');
+  const entry = join(pkg, 'dist/index.js');
+  if (!existsSync(entry)) {
+    throw new Error(`${entry} is missing: run \`npm ci --prefix backend/testutil/mcpservers\` (go tool task test does it).`);
+  }
+  return entry;
+}
+
+export interface Airlock {
+  uiUrl: string;
+  mcpUrl: string;
+  token: string;
+  dataDir: string;
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+/** Starts `$AIRLOCK_BIN serve` on a free port with a fresh data directory. */
+export async function startAirlock(): Promise<Airlock> {
+  const bin = process.env.AIRLOCK_BIN;
+  if (!bin) throw new Error('AIRLOCK_BIN is not set');
+  const dataDir = mkdtempSync(join(tmpdir(), 'airlock-e2e-'));
+  const child: ChildProcess = spawn(bin, ['serve', '--addr', '127.0.0.1:0', '--data-dir', dataDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  let out = '';
+  child.stdout!.on('data', (b) => (out += b));
+  child.stderr!.on('data', (b) => (out += b));
+
+  const found = () => {
+    const ui = /Airlock UI:\s*(\S+)/.exec(out)?.[1];
+    const mcp = /MCP endpoint:\s*(\S+)/.exec(out)?.[1];
+    const token = /Agent token:\s*(\S+)/.exec(out)?.[1];
+    return ui && mcp && token ? { ui, mcp, token } : null;
+  };
+  const started = Date.now();
+  while (!found()) {
+    if (child.exitCode !== null) throw new Error(`airlock serve exited with ${child.exitCode}:\n${out}`);
+    if (Date.now() - started > 20_000) {
+      child.kill('SIGKILL');
+      throw new Error(`airlock serve printed no "Airlock UI:", "MCP endpoint:" and "Agent token:" lines within 20 s:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const f = found()!;
+  return {
+    uiUrl: f.ui,
+    mcpUrl: f.mcp,
+    token: f.token,
+    dataDir,
+    output: () => out,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(timer);
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Browser {
+  context: BrowserContext;
+  page: Page;
+  close: () => Promise<void>;
+}
+
+/** Debian's Chromium with a fresh profile, opened on the UI link (which sets the UI cookie). */
+export async function openUi(airlock: Airlock): Promise<Browser> {
+  const profile = mkdtempSync(join(tmpdir(), 'airlock-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    ],
+    viewport: { width: 1280, height: 800 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.on('pageerror', (err) => console.error('[page error]', err));
+  await page.goto(airlock.uiUrl);
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  return {
+    context,
+    page,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(screenshotDir, { recursive: true });
+  await page.screenshot({ path: join(screenshotDir, `${name}.png`) });
+}
+
+/** A real MCP client connected to Airlock over Streamable HTTP with the agent token. */
+export async function connectClient(airlock: Airlock, name = 'e2e-agent'): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(airlock.mcpUrl), {
+    requestInit: { headers: { Authorization: `Bearer ${airlock.token}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** Calls the facade over HTTP from inside the page, with its cookie: setup steps that are not under test. */
+export async function rpc<T>(page: Page, method: string, ...args: unknown[]): Promise<T> {
+  return page.evaluate(
+    async ({ method, args }) => {
+      const res = await fetch(`/api/rpc/${method}`, { method: 'POST', credentials: 'same-origin', body: JSON.stringify(args) });
+      const text = await res.text();
+      if (!res.ok) throw new Error(`${method}: ${res.status} ${text}`);
+      return text ? JSON.parse(text) : null;
+    },
+    { method, args },
+  ) as Promise<T>;
+}
+
+/** Text of an MCP tool result's text content blocks. */
+export function resultText(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content.map((c) => c.text ?? '').join('\n');
+}
+
+/** Waits until the server's tools are visible through Airlock's gateway. */
+export async function waitForTool(client: Client, name: string, timeoutMs = 30_000): Promise<void> {
+  const start = Date.now();
+  for (;;) {
+    const { tools } = await client.listTools();
+    if (tools.some((t) => t.name === name)) return;
+    if (Date.now() - start > timeoutMs) throw new Error(`tool ${name} never appeared; saw ${tools.map((t) => t.name).join(', ')}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

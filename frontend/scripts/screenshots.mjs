@@ -1,0 +1,59 @@
+// Screenshots of every screen against the demo backend (`?mock=1`, dev
+// server only), in light and dark, for looking at the UI without Go:
+//   node scripts/screenshots.mjs   → e2e/screenshots/mock-*.png
+import { createServer } from 'vite';
+import { chromium } from 'playwright-core';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const out = new URL('../e2e/screenshots/', import.meta.url).pathname;
+mkdirSync(out, { recursive: true });
+const server = await createServer({ configFile: new URL('../vite.config.ts', import.meta.url).pathname, server: { port: 0, host: '127.0.0.1' }, logLevel: 'error' });
+await server.listen();
+const base = server.resolvedUrls.local[0];
+const profile = mkdtempSync(join(tmpdir(), 'airlock-shots-'));
+const browser = await chromium.launchPersistentContext(profile, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1280, height: 800 },
+});
+const only = process.argv[2];
+const shots = [
+  ['servers', '?mock=1&approvals=0#/servers', null],
+  ['servers-empty', '?mock=1&empty=1#/servers', null],
+  ['servers-config-error', '?mock=1&approvals=0&configError=1#/servers', null],
+  ['activity', '?mock=1&approvals=0#/activity', async (p) => { await p.getByTestId('activity-row').nth(3).click(); }],
+  ['activity-empty', '?mock=1&empty=1#/activity', null],
+  ['approval-dialog', '?mock=1#/servers', async (p) => { await p.getByTestId('approval-tool').waitFor(); }],
+  ['approvals', '?mock=1#/approvals', async (p) => { await p.getByTestId('approval-tool').waitFor(); await p.keyboard.press('Escape'); }],
+  ['rules', '?mock=1&approvals=0#/rules', async (p) => {
+    await p.getByLabel('Server', { exact: true }).last().fill('weather');
+    await p.getByLabel('Tool', { exact: true }).fill('forecast');
+    await p.getByRole('button', { name: 'Test', exact: true }).click();
+    await p.getByTestId('test-result').waitFor();
+  }],
+  ['rules-new', '?mock=1&approvals=0#/rules', async (p) => { await p.getByRole('button', { name: 'New rule' }).first().click(); await p.getByRole('button', { name: '+ Add condition' }).click(); }],
+  ['connect', '?mock=1&approvals=0#/servers', async (p) => { await p.getByRole('button', { name: /Connect an agent/ }).first().click(); await p.getByTestId('agent-token').waitFor(); }],
+];
+try {
+  for (const scheme of ['light', 'dark']) {
+    for (const [name, path, act] of shots) {
+      if (only && !name.includes(only)) continue;
+      const page = await browser.newPage();
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.goto(base + path);
+      await page.waitForTimeout(700);
+      if (act) await act(page);
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: join(out, `mock-${name}-${scheme}.png`) });
+      await page.close();
+    }
+  }
+} finally {
+  await browser.close();
+  await server.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log('screenshots in', out);

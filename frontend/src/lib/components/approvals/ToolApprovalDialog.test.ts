@@ -1,0 +1,140 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { fireEvent, render, screen, waitFor } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { emit, fakeApi, resetFakeApi } from '../../testing/fakeApi';
+import { testStores } from '../../testing/stores';
+import type { Approval } from '../../api';
+import { ApiError } from '../../api/transport';
+import ToolApprovalDialog from './ToolApprovalDialog.svelte';
+
+vi.mock('../../api', async () => (await import('../../testing/fakeApi')).fakeApiModule());
+
+function approval(over: Partial<Approval> = {}): Approval {
+  return {
+    id: 'ap-1', agent: 'claude-code', session: 'sess-42', server: 'filesystem', tool: 'write_file', exposedName: 'filesystem__write_file',
+    arguments: { path: '/tmp/notes.txt', content: 'hello' }, risk: 'destructive', warning: 'This tool may overwrite files.',
+    ruleId: 'rule-7', reason: 'rule rule-7 asks for write_* on filesystem', ruleSetVersion: 12,
+    createdAt: new Date().toISOString(), deadline: new Date(Date.now() + 125_000).toISOString(), status: 'pending', ...over,
+  };
+}
+
+function setup(queue: Approval[] = [approval()]) {
+  const { stores, context } = testStores();
+  stores.approvals.pending = queue;
+  stores.approvals.open(queue[0].id);
+  render(ToolApprovalDialog, { context });
+  return stores;
+}
+
+describe('ToolApprovalDialog', () => {
+  beforeEach(() => resetFakeApi());
+  afterEach(() => vi.useRealTimers());
+
+  it('shows everything needed to judge the call', () => {
+    setup();
+    expect(screen.getByTestId('approval-tool').textContent).toBe('write_file');
+    expect(screen.getByTestId('approval-server').textContent).toBe('filesystem');
+    expect(screen.getByTestId('approval-agent').textContent).toBe('claude-code');
+    expect(screen.getByText('sess-42')).toBeTruthy();
+    const args = screen.getByTestId('approval-args').textContent!;
+    expect(JSON.parse(args)).toEqual({ path: '/tmp/notes.txt', content: 'hello' });
+    expect(args).toContain('\n  "path"'); // formatted, not one line
+    const warning = screen.getByTestId('approval-warning');
+    expect(warning.dataset.risk).toBe('destructive');
+    expect(warning.textContent).toContain('This tool may overwrite files.');
+    expect(screen.getByTestId('approval-reason').textContent).toContain('rule rule-7 asks for write_* on filesystem');
+    expect(screen.getByText('rule rule-7')).toBeTruthy();
+    expect(screen.getByText(/times out in 2:0[45]/)).toBeTruthy();
+  });
+
+  it('Approve calls api.Approve with the approval id and moves on', async () => {
+    const stores = setup([approval(), approval({ id: 'ap-2', tool: 'move_file' })]);
+    expect(screen.getByTestId('queue-position').textContent).toBe('1 of 2');
+    await userEvent.click(screen.getByRole('button', { name: 'Approve' }));
+    expect(fakeApi.Approve).toHaveBeenCalledWith('ap-1');
+    await waitFor(() => expect(screen.getByTestId('approval-tool').textContent).toBe('move_file'));
+    expect(stores.approvals.pending.map((a) => a.id)).toEqual(['ap-2']);
+  });
+
+  it('Decline passes the typed reason', async () => {
+    setup();
+    await userEvent.type(screen.getByLabelText(/Reason for declining/), 'not in this repo');
+    await userEvent.click(screen.getByRole('button', { name: 'Decline' }));
+    expect(fakeApi.Decline).toHaveBeenCalledWith('ap-1', 'not in this repo');
+  });
+
+  it('ignores Enter in the first second, then Enter approves', () => {
+    vi.useFakeTimers();
+    setup();
+    fireEvent.keyDown(document.body, { key: 'Enter' });
+    vi.advanceTimersByTime(900);
+    fireEvent.keyDown(document.body, { key: 'Enter' });
+    expect(fakeApi.Approve).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(100);
+    fireEvent.keyDown(document.body, { key: 'Enter' });
+    expect(fakeApi.Approve).toHaveBeenCalledWith('ap-1');
+  });
+
+  it('blocks Enter on a focused Approve button in the first second', () => {
+    vi.useFakeTimers();
+    setup();
+    const button = screen.getByRole('button', { name: 'Approve' });
+    button.focus();
+    const ev = new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true });
+    button.dispatchEvent(ev);
+    expect(ev.defaultPrevented).toBe(true); // so the browser never turns it into a click
+  });
+
+  it('re-arms the Enter guard when the next call is shown', () => {
+    vi.useFakeTimers();
+    const stores = setup([approval(), approval({ id: 'ap-2' })]);
+    vi.advanceTimersByTime(1500);
+    stores.approvals.resolved('ap-1');
+    vi.advanceTimersByTime(10);
+    fireEvent.keyDown(document.body, { key: 'Enter' });
+    expect(fakeApi.Approve).not.toHaveBeenCalled();
+  });
+
+  it('arrow keys switch between waiting calls', async () => {
+    setup([approval(), approval({ id: 'ap-2', tool: 'move_file' })]);
+    await userEvent.keyboard('{ArrowRight}');
+    expect(screen.getByTestId('approval-tool').textContent).toBe('move_file');
+    expect(screen.getByTestId('queue-position').textContent).toBe('2 of 2');
+    await userEvent.keyboard('{ArrowLeft}');
+    expect(screen.getByTestId('approval-tool').textContent).toBe('write_file');
+  });
+
+  it('"Approve and add rule" passes breadth and expiry', async () => {
+    setup();
+    await userEvent.click(screen.getByLabelText('This tool with these argument values'));
+    await userEvent.selectOptions(screen.getByLabelText('Rule expiry'), '8h');
+    await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
+    expect(fakeApi.ApproveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool_args', '8h');
+  });
+
+  it('shows an error from Approve in the dialog and keeps the call', async () => {
+    vi.mocked(fakeApi.Approve).mockRejectedValue(new ApiError('conflict', 'approval ap-1 was decided already'));
+    const stores = setup();
+    await userEvent.click(screen.getByRole('button', { name: 'Approve' }));
+    expect((await screen.findByTestId('approval-error')).textContent).toContain('approval ap-1 was decided already');
+    expect(stores.approvals.pending).toHaveLength(1);
+  });
+
+  it('Escape closes only the dialog; the call stays queued', async () => {
+    const stores = setup();
+    await userEvent.keyboard('{Escape}');
+    expect(stores.approvals.dialogOpen).toBe(false);
+    expect(stores.approvals.pending).toHaveLength(1);
+    expect(fakeApi.Decline).not.toHaveBeenCalled();
+  });
+
+  it('moves on when the shown call is resolved elsewhere', async () => {
+    const stores = setup([approval(), approval({ id: 'ap-2', tool: 'move_file' })]);
+    const off = stores.approvals.connect();
+    await waitFor(() => {
+      emit('approval:resolved', { ...approval(), status: 'approved' });
+      expect(screen.getByTestId('approval-tool').textContent).toBe('move_file');
+    });
+    off();
+  });
+});

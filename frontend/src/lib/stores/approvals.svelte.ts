@@ -1,0 +1,133 @@
+import { api } from '../api';
+import type { Approval, RuleBreadth, RuleExpiry, Settings } from '../api';
+import { on, onResync } from '../events';
+import { errorText } from './util';
+
+/** The queue of calls waiting for a person, and the dialog that decides them. */
+export class ApprovalsStore {
+  /** Pending approvals, oldest first. */
+  pending = $state<Approval[]>([]);
+  loaded = $state(false);
+  error = $state<string | null>(null);
+  /** Whether the ToolApprovalDialog is showing. */
+  dialogOpen = $state(false);
+  /** The approval the dialog shows. */
+  currentId = $state<string | null>(null);
+  notificationPermission = $state<NotificationPermission | 'unsupported'>(
+    typeof Notification === 'undefined' ? 'unsupported' : Notification.permission,
+  );
+  settings = $state<Settings | null>(null);
+
+  current: Approval | undefined = $derived(this.pending.find((a) => a.id === this.currentId));
+  /** 0-based position of the dialog's approval in the queue. */
+  index: number = $derived(this.pending.findIndex((a) => a.id === this.currentId));
+
+  async load(): Promise<void> {
+    try {
+      this.pending = (await api.ListApprovals()) ?? [];
+      this.error = null;
+      if (this.currentId && !this.pending.some((a) => a.id === this.currentId)) this.currentId = this.pending[0]?.id ?? null;
+      if (this.pending.length && this.loaded === false) this.open();
+    } catch (err) {
+      this.error = errorText(err);
+    } finally {
+      this.loaded = true;
+    }
+  }
+
+  connect(): () => void {
+    const offs = [
+      on('approval:requested', (a) => this.requested(a)),
+      on('approval:resolved', (a) => this.resolved(a.id)),
+      onResync(() => void this.load()),
+    ];
+    return () => offs.forEach((off) => off());
+  }
+
+  requested(a: Approval): void {
+    if (this.pending.some((x) => x.id === a.id)) return;
+    this.pending = [...this.pending, a];
+    if (!this.dialogOpen) {
+      this.currentId = a.id;
+      this.dialogOpen = true;
+    }
+    this.notify(a);
+  }
+
+  /** Removes a decided approval; the dialog moves on to the next one. */
+  resolved(id: string): void {
+    const i = this.pending.findIndex((a) => a.id === id);
+    if (i < 0) return;
+    const next = this.pending.filter((a) => a.id !== id);
+    if (this.currentId === id) {
+      this.currentId = next[Math.min(i, next.length - 1)]?.id ?? null;
+    }
+    this.pending = next;
+    if (next.length === 0) this.dialogOpen = false;
+  }
+
+  open(id?: string): void {
+    this.currentId = id ?? (this.current ? this.currentId : (this.pending[0]?.id ?? null));
+    this.dialogOpen = this.currentId != null;
+  }
+
+  close(): void {
+    this.dialogOpen = false;
+  }
+
+  step(delta: number): void {
+    const n = this.pending.length;
+    if (n === 0) return;
+    const i = (Math.max(this.index, 0) + delta + n) % n;
+    this.currentId = this.pending[i].id;
+  }
+
+  async approve(id: string): Promise<void> {
+    await api.Approve(id);
+    this.resolved(id);
+  }
+
+  async decline(id: string, reason: string): Promise<void> {
+    await api.Decline(id, reason);
+    this.resolved(id);
+  }
+
+  async approveAndAddRule(id: string, breadth: RuleBreadth, expiry: RuleExpiry): Promise<void> {
+    await api.ApproveAndAddRule(id, breadth, expiry);
+    this.resolved(id);
+  }
+
+  async loadSettings(): Promise<void> {
+    this.settings = await api.GetSettings();
+  }
+
+  async saveSettings(s: Settings): Promise<void> {
+    await api.SetSettings(s);
+    this.settings = s;
+  }
+
+  async requestNotifications(): Promise<void> {
+    if (typeof Notification === 'undefined') return;
+    this.notificationPermission = await Notification.requestPermission();
+  }
+
+  /** Shows a system notification when the tab is hidden and the person allowed it. */
+  private notify(a: Approval): void {
+    if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
+    if (typeof document === 'undefined' || !document.hidden) return;
+    try {
+      const n = new Notification(`Approval needed: ${a.tool}`, {
+        body: `${a.agent || 'An agent'} wants to call ${a.tool} on ${a.server}.`,
+        tag: `airlock-approval-${a.id}`,
+        requireInteraction: true,
+      });
+      n.onclick = () => {
+        window.focus();
+        this.open(a.id);
+        n.close();
+      };
+    } catch {
+      // Some browsers only allow notifications from a service worker; the badge still shows.
+    }
+  }
+}

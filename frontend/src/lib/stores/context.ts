@@ -1,0 +1,35 @@
+import { getContext, setContext } from 'svelte';
+import { ActivityStore } from './activity.svelte';
+import { ApprovalsStore } from './approvals.svelte';
+import { RulesStore } from './rules.svelte';
+import { ServersStore } from './servers.svelte';
+
+/** The app's stores, created once by App and handed down through context. */
+export interface Stores {
+  servers: ServersStore;
+  activity: ActivityStore;
+  approvals: ApprovalsStore;
+  rules: RulesStore;
+}
+
+export const STORES = Symbol('airlock-stores');
+
+export function createStores(): Stores {
+  return {
+    servers: new ServersStore(),
+    activity: new ActivityStore(),
+    approvals: new ApprovalsStore(),
+    rules: new RulesStore(),
+  };
+}
+
+export function provideStores(stores: Stores): Stores {
+  setContext(STORES, stores);
+  return stores;
+}
+
+export function useStores(): Stores {
+  const s = getContext<Stores | undefined>(STORES);
+  if (!s) throw new Error('stores missing: render inside App or pass context');
+  return s;
+}

@@ -1,0 +1,107 @@
+import { api } from '../api';
+import type { Explanation, Rule, RuleId, RuleInput, ShadowInfo, TestCall } from '../api';
+import { on, onResync } from '../events';
+import { errorText } from './util';
+
+/** The HITL rules in evaluation order, and which of them can never fire. */
+export class RulesStore {
+  rules = $state<Rule[]>([]);
+  shadowed = $state<ShadowInfo[]>([]);
+  version = $state<number | null>(null);
+  /** Why the rules file was rejected, from the last rules:changed event. */
+  fileError = $state<string | null>(null);
+  loading = $state(false);
+  loaded = $state(false);
+  error = $state<string | null>(null);
+
+  async load(): Promise<void> {
+    this.loading = true;
+    try {
+      const [rules, shadowed] = await Promise.all([api.ListRules(), api.ShadowedRules()]);
+      this.rules = rules ?? [];
+      this.shadowed = shadowed ?? [];
+      this.error = null;
+    } catch (err) {
+      this.error = errorText(err);
+    } finally {
+      this.loading = false;
+      this.loaded = true;
+    }
+  }
+
+  connect(): () => void {
+    const offs = [
+      on('rules:changed', (p) => {
+        this.version = p?.version ?? null;
+        this.fileError = p?.fileError || null;
+        void this.load();
+      }),
+      onResync(() => void this.load()),
+    ];
+    return () => offs.forEach((off) => off());
+  }
+
+  shadowOf(id: RuleId): ShadowInfo | undefined {
+    return this.shadowed.find((s) => String(s.ruleId) === String(id));
+  }
+
+  async create(input: RuleInput): Promise<Rule> {
+    const r = await api.CreateRule(input);
+    await this.load();
+    return r;
+  }
+
+  async update(id: RuleId, input: RuleInput): Promise<Rule> {
+    const r = await api.UpdateRule(id, input);
+    await this.load();
+    return r;
+  }
+
+  async remove(id: RuleId): Promise<void> {
+    await api.DeleteRule(id);
+    await this.load();
+  }
+
+  /**
+   * Moves a rule one place in evaluation order by changing its priority to
+   * just above (or below) its neighbour's; equal-priority tie-breaks then no
+   * longer apply between the two.
+   */
+  async move(id: RuleId, delta: -1 | 1): Promise<void> {
+    const i = this.rules.findIndex((r) => r.id === id);
+    const neighbour = this.rules[i + delta];
+    if (i < 0 || !neighbour) return;
+    const priority = delta < 0 ? neighbour.priority + 1 : neighbour.priority - 1;
+    await this.update(id, { ...toInput(this.rules[i]), priority });
+  }
+
+  test(call: TestCall): Promise<Explanation> {
+    return api.TestRule(call);
+  }
+
+  exportText(): Promise<string> {
+    return api.ExportRules();
+  }
+
+  async importText(text: string, replace: boolean): Promise<number> {
+    const n = await api.ImportRules(text, replace);
+    await this.load();
+    return n;
+  }
+}
+
+export function toInput(r: Rule): RuleInput {
+  return {
+    serverId: r.serverId ?? null,
+    toolName: r.toolName ?? null,
+    toolPattern: r.toolPattern ?? null,
+    autoApprove: r.autoApprove,
+    priority: r.priority,
+    conditions: r.conditions ?? [],
+    agentId: r.agentId ?? null,
+    sessionId: r.sessionId ?? null,
+    expiresAt: r.expiresAt ?? null,
+  };
+}
+
+export { errorText };

@@ -1,0 +1,83 @@
+import { api } from '../api';
+import type { ConfigState, ImportResult, ServerConfig, ServerStatus, ServerView } from '../api';
+import { on, onResync } from '../events';
+import { errorText } from './util';
+
+/** The downstream servers, their live status and the servers file's state. */
+export class ServersStore {
+  views = $state<ServerView[]>([]);
+  configState = $state<ConfigState | null>(null);
+  loading = $state(false);
+  loaded = $state(false);
+  error = $state<string | null>(null);
+
+  async load(): Promise<void> {
+    this.loading = true;
+    try {
+      const [views, cs] = await Promise.all([api.ListServers(), api.GetConfigState()]);
+      this.views = views ?? [];
+      this.configState = cs;
+      this.error = null;
+    } catch (err) {
+      this.error = errorText(err);
+    } finally {
+      this.loading = false;
+      this.loaded = true;
+    }
+  }
+
+  /** Subscribes to live updates; returns the unsubscribe function. */
+  connect(): () => void {
+    const offs = [
+      on('server:status', (s) => this.applyStatus(s)),
+      on('servers:changed', (cs) => {
+        this.configState = cs;
+        void this.load();
+      }),
+      onResync(() => void this.load()),
+    ];
+    return () => offs.forEach((off) => off());
+  }
+
+  applyStatus(s: ServerStatus): void {
+    const v = this.views.find((v) => v.config.id === s.id);
+    if (v) v.status = s;
+  }
+
+  byId(id: string | null): ServerView | undefined {
+    return id == null ? undefined : this.views.find((v) => v.config.id === id);
+  }
+
+  async add(cfg: ServerConfig): Promise<ServerView> {
+    const v = await api.AddServer(cfg);
+    this.upsert(v);
+    return v;
+  }
+
+  async update(cfg: ServerConfig): Promise<ServerView> {
+    const v = await api.UpdateServer(cfg);
+    this.upsert(v);
+    return v;
+  }
+
+  async remove(id: string): Promise<void> {
+    await api.RemoveServer(id);
+    this.views = this.views.filter((v) => v.config.id !== id);
+  }
+
+  async restart(id: string): Promise<void> {
+    await api.RestartServer(id);
+  }
+
+  async importConfig(text: string): Promise<ImportResult> {
+    const r = await api.ImportServers(text);
+    await this.load();
+    return r;
+  }
+
+  private upsert(v: ServerView): void {
+    const i = this.views.findIndex((x) => x.config.id === v.config.id);
+    if (i >= 0) this.views[i] = v;
+    else this.views = [...this.views, v];
+  }
+}
