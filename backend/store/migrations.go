@@ -50,7 +50,7 @@ func m0001Foundation() *gormigrate.Migration {
 	// screen pages by id, and every secondary index would add a page write
 	// to each call's commit.
 	type AuditRecord struct {
-		ID             int64     `gorm:"primaryKey;autoIncrement"`
+		ID             int64     `gorm:"primaryKey;autoIncrement:false"` // a rowid alias: AUTOINCREMENT would cost a page write per call
 		Time           time.Time `gorm:"not null"`
 		Agent          string    `gorm:"not null;default:''"`
 		Session        string    `gorm:"not null;default:''"`
