@@ -122,3 +122,13 @@ func (a *API) SetSettings(s Settings) error {
 	}
 	return a.d.DB.SetSetting(ApprovalTimeoutKey, d.String())
 }
+
+// GetRulesState returns the rule-set version and, when the rules file's last
+// edit was rejected, why (the last good rules stay in force).
+func (a *API) GetRulesState() (hitl.RulesChanged, error) {
+	st := hitl.RulesChanged{Version: a.d.Rules.Version()}
+	if err := a.d.Rules.FileError(); err != nil {
+		st.FileError = err.Error()
+	}
+	return st, nil
+}

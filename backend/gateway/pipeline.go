@@ -147,6 +147,8 @@ func (p *Pipeline) run(ctx context.Context, c *Call, rec *core.AuditRecord) *mcp
 		if p.Approver == nil {
 			return refuse(rec, core.DecisionDenied, core.Errorf(core.EDenied, "approval required (%s) but no approver is available", d.Reason))
 		}
+		// The record keeps why the call was asked as well as how it ended.
+		rec.Reason = "asked: " + d.Reason
 		out, err := p.Approver.Approve(ctx, c, d)
 		rec.Approver, rec.WaitMs = out.By, out.Waited.Milliseconds()
 		if err != nil {
@@ -167,9 +169,8 @@ func (p *Pipeline) run(ctx context.Context, c *Call, rec *core.AuditRecord) *mcp
 			return refuse(rec, out.Decision, &core.Error{Code: code, Message: msg})
 		}
 		rec.Decision = core.DecisionApproved
-		rec.Reason = d.Reason
 		if out.Reason != "" {
-			rec.Reason = out.Reason
+			rec.Reason = out.Reason + " (" + rec.Reason + ")"
 		}
 	}
 	// dispatch
@@ -201,6 +202,8 @@ func refuse(rec *core.AuditRecord, decision string, err error) *mcp.CallToolResu
 	rec.Error = core.ErrorMessage(err)
 	if rec.Reason == "" {
 		rec.Reason = rec.Error
+	} else if decision != core.DecisionDenied && decision != core.DecisionError {
+		rec.Reason = rec.Error + " (" + rec.Reason + ")"
 	}
 	return errorResult(err)
 }

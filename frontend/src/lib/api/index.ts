@@ -16,6 +16,7 @@ import type {
   RuleExpiry,
   RuleId,
   RuleInput,
+  RulesChanged,
   ServerConfig,
   ServerView,
   Settings,
@@ -106,6 +107,7 @@ export const api = {
   DeleteRule: (id: RuleId) => call<null>('DeleteRule', id),
   TestRule: (t: TestCall) => call<Explanation>('TestRule', t),
   ShadowedRules: () => call<ShadowInfo[] | null>('ShadowedRules'),
+  GetRulesState: () => call<RulesChanged>('GetRulesState'),
   ExportRules: () => call<string>('ExportRules'),
   ImportRules: (text: string, replace: boolean) => call<number>('ImportRules', text, replace),
   // Approvals

@@ -8,7 +8,7 @@ export class RulesStore {
   rules = $state<Rule[]>([]);
   shadowed = $state<ShadowInfo[]>([]);
   version = $state<number | null>(null);
-  /** Why the rules file was rejected, from the last rules:changed event. */
+  /** Why the rules file was rejected (the last good rules stay in force). */
   fileError = $state<string | null>(null);
   loading = $state(false);
   loaded = $state(false);
@@ -17,9 +17,11 @@ export class RulesStore {
   async load(): Promise<void> {
     this.loading = true;
     try {
-      const [rules, shadowed] = await Promise.all([api.ListRules(), api.ShadowedRules()]);
+      const [rules, shadowed, state] = await Promise.all([api.ListRules(), api.ShadowedRules(), api.GetRulesState()]);
       this.rules = rules ?? [];
       this.shadowed = shadowed ?? [];
+      this.version = state?.version ?? null;
+      this.fileError = state?.fileError || null;
       this.error = null;
     } catch (err) {
       this.error = errorText(err);

@@ -14,7 +14,7 @@ const unauthorized = new Set<() => void>();
 function makeApi(): Api {
   const names: (keyof Api)[] = [
     'ListServers', 'AddServer', 'UpdateServer', 'RemoveServer', 'RestartServer', 'ImportServers', 'GetConfigState',
-    'ListActivity', 'GetInfo', 'ListRules', 'CreateRule', 'UpdateRule', 'DeleteRule', 'TestRule', 'ShadowedRules',
+    'ListActivity', 'GetInfo', 'ListRules', 'CreateRule', 'UpdateRule', 'DeleteRule', 'TestRule', 'ShadowedRules', 'GetRulesState',
     'ExportRules', 'ImportRules', 'ListApprovals', 'Approve', 'Decline', 'ApproveAndAddRule', 'GetSettings', 'SetSettings',
   ];
   return Object.fromEntries(names.map((n) => [n, vi.fn().mockResolvedValue(null)])) as unknown as Api;
@@ -32,6 +32,7 @@ export function resetFakeApi(): void {
   vi.mocked(fakeApi.ListActivity).mockResolvedValue([]);
   vi.mocked(fakeApi.ListRules).mockResolvedValue([]);
   vi.mocked(fakeApi.ShadowedRules).mockResolvedValue([]);
+  vi.mocked(fakeApi.GetRulesState).mockResolvedValue({ version: 1 });
   vi.mocked(fakeApi.ListApprovals).mockResolvedValue([]);
   vi.mocked(fakeApi.GetSettings).mockResolvedValue({ approvalTimeoutSeconds: 300 });
 }

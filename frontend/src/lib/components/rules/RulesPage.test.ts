@@ -30,6 +30,13 @@ describe('RulesPage (ToolPermissionSettings)', () => {
     vi.mocked(fakeApi.ShadowedRules).mockResolvedValue([{ ruleId: 'r-dead', byRuleId: 'r-read', why: 'read_* always matches first' }]);
   });
 
+  it('shows a rejected rules file as soon as the page loads', async () => {
+    vi.mocked(fakeApi.GetRulesState).mockResolvedValue({ version: 4, fileError: 'rules.json: invalid character at line 3' });
+    const { context } = testStores();
+    render(RulesPage, { context });
+    expect(await screen.findByText(/invalid character at line 3/)).toBeTruthy();
+  });
+
   it('lists rules in evaluation order with their badges', async () => {
     const { context } = testStores();
     render(RulesPage, { context });
