@@ -85,6 +85,12 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	}()
 	ctx, in.cancel = context.WithCancel(ctx)
 
+	unlock, err := lockDataDir(o.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	in.closers = append(in.closers, unlock)
+
 	in.db, err = store.Open(filepath.Join(o.DataDir, store.FileName))
 	if err != nil {
 		return nil, err
@@ -103,16 +109,21 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	}
 	go in.cfg.Watch(ctx)
 
+	// The audit log is closed after the supervisor (closers run last to
+	// first), so that calls still finishing can record themselves.
+	audit, err := store.OpenAuditLog(in.db, filepath.Join(o.DataDir, store.JournalFileName), o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	auditWriter := gateway.NewAuditWriter(audit, in.Hub, o.Logger)
+	in.closers = append(in.closers, func() { auditWriter.Close(); audit.Close() })
+
 	in.sup = gateway.NewSupervisor(Version, o.Supervisor)
 	in.closers = append(in.closers, in.sup.Close)
 	in.sup.OnEvent(func(ev gateway.SupervisorEvent) { in.Hub.Emit(core.EventServerStatus, ev.Status) })
 
-	audit := store.NewAudit(in.db)
-	pipe := &gateway.Pipeline{
-		Dispatch: in.sup,
-		Audit:    gateway.NewAuditWriter(audit, in.Hub, o.Logger),
-	}
-	hitlDeps, err := in.startHITL(ctx, o, pipe)
+	pipe := &gateway.Pipeline{Dispatch: in.sup, Audit: auditWriter}
+	hitlDeps, err := in.startHITL(ctx, o, pipe, audit)
 	if err != nil {
 		return nil, err
 	}
@@ -205,6 +216,25 @@ func (a *tokenAuth) Authenticate(tok string) (string, bool) {
 		return "agent", true
 	}
 	return "", false
+}
+
+// lockDataDir takes an exclusive lock on the data directory, so that two
+// Airlock processes never run the same servers or write the same audit
+// journal. The kernel releases it when the process dies, however it dies.
+func lockDataDir(dir string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "airlock.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open data dir lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, core.Errorf(core.EConflict, "another Airlock is already running on the data directory %s", dir).
+			WithHint("stop it, or give this one its own --data-dir")
+	}
+	return func() { f.Close() }, nil
 }
 
 func randomToken() string {

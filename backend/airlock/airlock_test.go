@@ -22,7 +22,6 @@ import (
 	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
-	"github.com/airlock-dev/airlock/backend/store"
 	"github.com/airlock-dev/airlock/backend/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -313,17 +312,14 @@ func TestAuditSurvivesKill9(t *testing.T) {
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Wait()
 
-	db, err := store.Open(filepath.Join(dir, store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	recs, err := store.NewAudit(db).List(core.ActivityFilter{Tool: "echo"})
+	// What the user sees in Activity after starting Airlock again.
+	in := start(t, dir)
+	recs, err := in.API.ListActivity(core.ActivityFilter{Tool: "echo"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(recs) != 5 {
-		t.Fatalf("after kill -9 the audit log has %d echo calls, want all 5 the agent saw answered", len(recs))
+		t.Fatalf("after kill -9 and a restart Activity has %d echo calls, want all 5 the agent saw answered", len(recs))
 	}
 }
 

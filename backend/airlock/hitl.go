@@ -24,7 +24,7 @@ func (h hitlParts) apply(d *api.Deps) {
 
 // startHITL builds the rules and the approval broker and plugs them into the
 // pipeline's decide and approve stages.
-func (in *Instance) startHITL(ctx context.Context, o Options, pipe *gateway.Pipeline) (hitlParts, error) {
+func (in *Instance) startHITL(ctx context.Context, o Options, pipe *gateway.Pipeline, audit gateway.AuditStore) (hitlParts, error) {
 	rules, err := hitl.NewRules(store.NewRules(in.db), hitl.RulesOptions{
 		Events:   in.Hub,
 		FilePath: filepath.Join(o.DataDir, "rules.json"),
@@ -37,7 +37,7 @@ func (in *Instance) startHITL(ctx context.Context, o Options, pipe *gateway.Pipe
 	approvals := store.NewApprovals(in.db)
 	broker := hitl.NewBroker(rules, approvals, hitl.BrokerOptions{Events: in.Hub, Logger: o.Logger,
 		Timeout: o.ApprovalTimeout, ProgressInterval: o.ApprovalProgressInterval})
-	if err := recoverExpired(broker, approvals, store.NewAudit(in.db)); err != nil {
+	if err := recoverExpired(broker, approvals, audit); err != nil {
 		return hitlParts{}, err
 	}
 	if v, ok, err := in.db.Setting(api.ApprovalTimeoutKey); err == nil && ok && o.ApprovalTimeout == 0 {
@@ -82,7 +82,7 @@ func (a approver) Approve(ctx context.Context, c *gateway.Call, d gateway.Decisi
 // recoverExpired marks the approvals that were waiting when Airlock stopped
 // as expired and records each in the audit log, so that a crash loses no call
 // an agent made: the agent's connection broke, and Activity says why.
-func recoverExpired(b *hitl.Broker, approvals *store.Approvals, audit *store.Audit) error {
+func recoverExpired(b *hitl.Broker, approvals *store.Approvals, audit gateway.AuditStore) error {
 	recent, err := approvals.ListApprovals(1000)
 	if err != nil {
 		return err

@@ -32,7 +32,7 @@ type Deps struct {
 	Info       Info
 	Config     *config.Store
 	Supervisor *gateway.Supervisor
-	Audit      *store.Audit
+	Audit      *store.AuditLog
 	DB         *store.DB
 	Rules      *hitl.Rules
 	Broker     *hitl.Broker

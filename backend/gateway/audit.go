@@ -2,32 +2,29 @@ package gateway
 
 import (
 	"log/slog"
-	"sync"
 
 	"github.com/airlock-dev/airlock/backend/core"
 )
 
-// AuditStore persists audit records.
+// AuditStore persists audit records. Append returns once they are durable.
 type AuditStore interface {
 	Append(recs []*core.AuditRecord) error
 }
 
-// AuditWriter records calls with group commit: a call's record is committed
-// before its reply goes out (so a kill -9 loses nothing an agent saw), and
-// concurrent calls share one transaction.
+// AuditWriter records each call before its reply goes out (so a kill -9
+// loses nothing an agent saw) and tells the UI in batches, off the call's
+// path.
 type AuditWriter struct {
-	store AuditStore
-	sink  core.EventSink
-	log   *slog.Logger
-
-	mu      sync.Mutex
-	queue   []*core.AuditRecord
-	waiters []chan struct{}
-	busy    bool
+	store  AuditStore
+	sink   core.EventSink
+	log    *slog.Logger
+	events chan core.AuditRecord
+	stop   chan struct{}
+	done   chan struct{}
 }
 
-// NewAuditWriter returns a writer over store that also emits each committed
-// batch as one core.EventActivity event.
+// NewAuditWriter returns a writer over store whose records also reach sink
+// as core.EventActivity events, batched. Close stops it.
 func NewAuditWriter(store AuditStore, sink core.EventSink, log *slog.Logger) *AuditWriter {
 	if sink == nil {
 		sink = core.Discard
@@ -35,47 +32,54 @@ func NewAuditWriter(store AuditStore, sink core.EventSink, log *slog.Logger) *Au
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &AuditWriter{store: store, sink: sink, log: log}
+	w := &AuditWriter{store: store, sink: sink, log: log, events: make(chan core.AuditRecord, 1024),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go w.emit()
+	return w
 }
 
 var _ AuditSink = (*AuditWriter)(nil)
 
-// Record appends rec and returns once it is committed (or failed to be; a
-// failing database is logged, it does not fail the call).
+// Record stores rec and returns once it is durable. A failing store is
+// logged; it does not fail the call.
 func (w *AuditWriter) Record(rec *core.AuditRecord) {
-	done := make(chan struct{})
-	w.mu.Lock()
-	w.queue = append(w.queue, rec)
-	w.waiters = append(w.waiters, done)
-	if !w.busy {
-		w.busy = true
-		go w.flush()
+	if err := w.store.Append([]*core.AuditRecord{rec}); err != nil {
+		w.log.Error("audit append failed", "err", err)
 	}
-	w.mu.Unlock()
-	<-done
+	select {
+	case w.events <- *rec:
+	default: // the UI is far behind; it reloads Activity when it catches up
+	}
 }
 
-func (w *AuditWriter) flush() {
+// emit sends what has queued up as one event, so a burst of calls is one
+// message to the UI rather than hundreds.
+func (w *AuditWriter) emit() {
+	defer close(w.done)
 	for {
-		w.mu.Lock()
-		batch, waiters := w.queue, w.waiters
-		w.queue, w.waiters = nil, nil
-		if len(batch) == 0 {
-			w.busy = false
-			w.mu.Unlock()
+		var batch []core.AuditRecord
+		select {
+		case <-w.stop:
 			return
+		case rec := <-w.events:
+			batch = append(batch, rec)
 		}
-		w.mu.Unlock()
-		if err := w.store.Append(batch); err != nil {
-			w.log.Error("audit append failed", "records", len(batch), "err", err)
+	more:
+		for len(batch) < 256 {
+			select {
+			case r := <-w.events:
+				batch = append(batch, r)
+			default:
+				break more
+			}
 		}
-		for _, d := range waiters {
-			close(d)
-		}
-		out := make([]core.AuditRecord, len(batch))
-		for i, r := range batch {
-			out[i] = *r
-		}
-		w.sink.Emit(core.EventActivity, out)
+		w.sink.Emit(core.EventActivity, batch)
 	}
+}
+
+// Close stops the event batching. Records made after it are still stored,
+// only no longer announced.
+func (w *AuditWriter) Close() {
+	close(w.stop)
+	<-w.done
 }

@@ -135,9 +135,6 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		if opening {
 			ctx = context.WithValue(ctx, serverKey, g.newView(agent))
 		}
-		// Relaying a stream while the request body is unread loses the
-		// stream on HTTP/1 (see TOOLCHAIN.md); full duplex avoids it.
-		_ = http.NewResponseController(w).EnableFullDuplex()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

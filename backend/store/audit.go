@@ -16,16 +16,21 @@ type Audit struct{ db *DB }
 // NewAudit returns the audit repository over db.
 func NewAudit(db *DB) *Audit { return &Audit{db: db} }
 
-const insertAudit = `INSERT INTO audit_records (time, agent, session, server, tool, arguments, args_digest,
- decision, reason, rule_id, rule_set_version, approver, wait_ms, status, error_code, error, latency_us)
- VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+const auditColumns = `time, agent, session, server, tool, arguments, args_digest,
+ decision, reason, rule_id, rule_set_version, approver, wait_ms, status, error_code, error, latency_us`
 
-// Append writes recs in one transaction and sets their IDs. Each committed
-// transaction is in the WAL, so a kill -9 right after loses nothing.
+// Append writes recs in one transaction and sets their IDs. Airlock itself
+// records calls through AuditLog; Append is for tools and tests that have
+// the database to themselves.
+func (a *Audit) Append(recs []*core.AuditRecord) error { return a.insert(recs, false) }
+
+// insert writes recs in one transaction. With explicitIDs the records keep
+// their ids and ones already stored are skipped (replaying a journal twice
+// changes nothing); otherwise SQLite assigns ids, or keeps one already set.
 //
-// It is on every call's path, so it skips GORM's reflection and uses one
-// prepared statement (GORM made it the slowest stage of a proxied call).
-func (a *Audit) Append(recs []*core.AuditRecord) error {
+// It skips GORM's reflection and uses one prepared statement: GORM made the
+// audit write the slowest stage of a proxied call.
+func (a *Audit) insert(recs []*core.AuditRecord, explicitIDs bool) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -38,18 +43,28 @@ func (a *Audit) Append(recs []*core.AuditRecord) error {
 		return fmt.Errorf("append audit records: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.Prepare(insertAudit)
+	q := "INSERT INTO audit_records (id, " + auditColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+	if explicitIDs {
+		q = "INSERT OR IGNORE" + q[len("INSERT"):]
+	}
+	stmt, err := tx.Prepare(q)
 	if err != nil {
 		return fmt.Errorf("append audit records: %w", err)
 	}
 	defer stmt.Close()
 	for _, r := range recs {
-		res, err := stmt.Exec(r.Time.UTC().Format(timeLayout), r.Agent, r.Session, r.Server, r.Tool, r.Arguments, r.ArgsDigest,
+		var id any // NULL lets SQLite pick the next rowid
+		if r.ID != 0 {
+			id = r.ID
+		}
+		res, err := stmt.Exec(id, r.Time.UTC().Format(timeLayout), r.Agent, r.Session, r.Server, r.Tool, r.Arguments, r.ArgsDigest,
 			r.Decision, r.Reason, r.RuleID, r.RuleSetVersion, r.Approver, r.WaitMs, r.Status, r.ErrorCode, r.Error, r.LatencyUs)
 		if err != nil {
 			return fmt.Errorf("append audit record: %w", err)
 		}
-		r.ID, _ = res.LastInsertId()
+		if r.ID == 0 {
+			r.ID, _ = res.LastInsertId()
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit %d audit records: %w", len(recs), err)
