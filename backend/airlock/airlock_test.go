@@ -356,3 +356,12 @@ func TestTokenRotationTakesEffect(t *testing.T) {
 		return status(old) == http.StatusUnauthorized && status(rotated) != http.StatusUnauthorized
 	}, "after `airlock token --rotate` the running Airlock still takes the old token")
 }
+
+func TestSecondInstanceOnSameDataDirIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	start(t, dir)
+	_, err := airlock.Start(context.Background(), airlock.Options{DataDir: dir, Addr: "127.0.0.1:0"})
+	if core.ErrorCode(err) != core.EConflict || !strings.Contains(err.Error(), "already running") {
+		t.Fatalf("second Start on the same data dir: %v, want %s saying one is already running", err, core.EConflict)
+	}
+}
