@@ -142,15 +142,26 @@ func BenchmarkEchoViaAirlock8Sessions(b *testing.B) {
 	runConcurrent(b, gatewaySessions(b, 8), "everything__echo")
 }
 
-// BenchmarkServeStartupAndRSS starts the real `airlock serve` binary
-// ($AIRLOCK_BIN, built by `go tool task build`) with one downstream server,
-// measures the time until it answers on /mcp and its RSS after 200 calls.
+// BenchmarkServeStartupAndRSS starts the real `airlock serve` binaries —
+// the desktop build ($AIRLOCK_BIN) and the cgo-free headless build
+// ($AIRLOCK_HEADLESS_BIN), both built by `go tool task bench` — with one
+// downstream server, and measures the time until each answers on /mcp and its
+// resident memory after 200 calls: all of it (RSS) and the process's own
+// memory without mapped files such as shared libraries (anon).
 func BenchmarkServeStartupAndRSS(b *testing.B) {
-	bin := os.Getenv("AIRLOCK_BIN")
-	if bin == "" {
-		b.Skip("set AIRLOCK_BIN to the airlock binary (go tool task bench does)")
+	for _, c := range []struct{ name, env string }{{"desktop-build", "AIRLOCK_BIN"}, {"headless-build", "AIRLOCK_HEADLESS_BIN"}} {
+		b.Run(c.name, func(b *testing.B) {
+			bin := os.Getenv(c.env)
+			if bin == "" {
+				b.Skipf("set %s to the binary (go tool task bench does)", c.env)
+			}
+			benchServe(b, bin)
+		})
 	}
-	var ready, rss []float64
+}
+
+func benchServe(b *testing.B, bin string) {
+	var ready, rss, anon []float64
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
 		writeServers(b, dir, testutil.EverythingServer(b, "everything"))
@@ -193,15 +204,19 @@ func BenchmarkServeStartupAndRSS(b *testing.B) {
 		for j := range 200 {
 			callEcho(b, sess, "everything__echo", "rss"+strconv.Itoa(j))
 		}
-		rss = append(rss, float64(rssKB(b, cmd.Process.Pid))/1024)
+		total, private := rssKB(b, cmd.Process.Pid)
+		rss = append(rss, float64(total)/1024)
+		anon = append(anon, float64(private)/1024)
 		sess.Close()
 		cmd.Process.Signal(os.Interrupt)
 		cmd.Wait()
 	}
-	sort.Float64s(ready)
-	sort.Float64s(rss)
+	for _, v := range [][]float64{ready, rss, anon} {
+		sort.Float64s(v)
+	}
 	b.ReportMetric(ready[len(ready)/2], "ready-ms")
 	b.ReportMetric(rss[len(rss)/2], "RSS-MB")
+	b.ReportMetric(anon[len(anon)/2], "anon-MB")
 }
 
 func freeAddr(b *testing.B) string {
@@ -213,17 +228,27 @@ func freeAddr(b *testing.B) string {
 	return l.Addr().String()
 }
 
-func rssKB(b *testing.B, pid int) int {
+// rssKB returns the process's VmRSS and RssAnon in KiB.
+func rssKB(b *testing.B, pid int) (total, anon int) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			n, _ := strconv.Atoi(f[1])
-			return n
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		n, _ := strconv.Atoi(f[1])
+		switch f[0] {
+		case "VmRSS:":
+			total = n
+		case "RssAnon:":
+			anon = n
 		}
 	}
-	b.Fatal("no VmRSS")
-	return 0
+	if total == 0 {
+		b.Fatal("no VmRSS in /proc/PID/status")
+	}
+	return total, anon
 }
