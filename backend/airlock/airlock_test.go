@@ -1,7 +1,6 @@
 package airlock_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,10 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -267,37 +264,10 @@ func TestBridgeWithoutAirlockFailsAtOnce(t *testing.T) {
 // TestAuditSurvivesKill9 runs Airlock in a child process, makes a call, kills
 // the child with SIGKILL and checks that the call is in the audit log.
 func TestAuditSurvivesKill9(t *testing.T) {
-	if os.Getenv("AIRLOCK_TEST_CHILD") != "" {
-		in, err := airlock.Start(context.Background(), airlock.Options{DataDir: os.Getenv("AIRLOCK_TEST_CHILD"), Addr: "127.0.0.1:0"})
-		if err != nil {
-			fmt.Println("ERR", err)
-			os.Exit(1)
-		}
-		in.API.CreateRule(hitl.RuleInput{AutoApprove: true})
-		fmt.Printf("READY %s %s\n", in.Info.MCPURL, in.Info.AgentToken)
-		select {}
-	}
+	runChildIfAsked(true)
 	dir := t.TempDir()
 	writeServers(t, dir, testutil.EverythingServer(t, "everything"))
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestAuditSurvivesKill9$")
-	cmd.Env = append(os.Environ(), "AIRLOCK_TEST_CHILD="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	var url, token string
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) == 3 && f[0] == "READY" {
-			url, token = f[1], f[2]
-			break
-		}
-	}
-	if url == "" {
-		t.Fatal("child Airlock never became ready")
-	}
+	url, token, kill := startChild(t, "TestAuditSurvivesKill9", dir)
 	c := mcp.NewClient(&mcp.Implementation{Name: "a", Version: "1"}, nil)
 	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -309,8 +279,7 @@ func TestAuditSurvivesKill9(t *testing.T) {
 			t.Fatalf("echo failed: %s", textOf(res))
 		}
 	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	cmd.Wait()
+	kill()
 
 	// What the user sees in Activity after starting Airlock again.
 	in := start(t, dir)

@@ -1,15 +1,11 @@
 package airlock_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -241,36 +237,10 @@ func TestBadRuleInputChangesNothing(t *testing.T) {
 // approval; the agent gets an error, and the next start records the call as
 // expired in the approvals and the audit log.
 func TestRestartWhileWaiting(t *testing.T) {
-	if dir := os.Getenv("AIRLOCK_TEST_WAITING_CHILD"); dir != "" {
-		in, err := airlock.Start(context.Background(), airlock.Options{DataDir: dir, Addr: "127.0.0.1:0"})
-		if err != nil {
-			fmt.Println("ERR", err)
-			os.Exit(1)
-		}
-		fmt.Printf("READY %s %s\n", in.Info.MCPURL, in.Info.AgentToken)
-		select {}
-	}
+	runChildIfAsked(false)
 	dir := t.TempDir()
 	writeServers(t, dir, testutil.EverythingServer(t, "everything"))
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestRestartWhileWaiting$")
-	cmd.Env = append(os.Environ(), "AIRLOCK_TEST_WAITING_CHILD="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	var url, token string
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) == 3 && f[0] == "READY" {
-			url, token = f[1], f[2]
-			break
-		}
-	}
-	if url == "" {
-		t.Fatal("child Airlock never became ready")
-	}
+	url, token, kill := startChild(t, "TestRestartWhileWaiting", dir)
 	c := mcp.NewClient(&mcp.Implementation{Name: "a", Version: "1"}, nil)
 	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -290,8 +260,7 @@ func TestRestartWhileWaiting(t *testing.T) {
 		errc <- err
 	}()
 	time.Sleep(time.Second) // the call is now waiting in the child
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	cmd.Wait()
+	kill()
 	select {
 	case err := <-errc:
 		if strings.HasPrefix(err.Error(), "call succeeded") {
