@@ -4,10 +4,10 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,13 +23,8 @@ import (
 // App adapts the Wails lifecycle and window to the backend. It owns the only
 // context Wails accepts for runtime calls; events reach the window through it.
 type App struct {
-	opts   airlock.Options
-	bound  *api.API // the facade Wails binds; filled in by startup
-	stdout io.Writer
-
 	mu  sync.Mutex
 	ctx context.Context // set by startup; nil before and after
-	in  *airlock.Instance
 }
 
 // Emit forwards a backend event to the window. An approval request also
@@ -56,41 +51,47 @@ func (a *App) raise(ctx context.Context) {
 	time.AfterFunc(1500*time.Millisecond, func() { runtime.WindowSetAlwaysOnTop(ctx, false) })
 }
 
-// startup runs once the single-instance lock is held: only then is it safe
-// to open the data directory and start the gateway.
 func (a *App) startup(ctx context.Context) {
-	in, err := airlock.Start(ctx, a.opts)
-	if err != nil {
-		runtime.MessageDialog(ctx, runtime.MessageDialogOptions{Type: runtime.ErrorDialog, Title: "Airlock cannot start", Message: err.Error()})
-		runtime.Quit(ctx)
-		return
-	}
-	*a.bound = *in.API
 	a.mu.Lock()
-	a.ctx, a.in = ctx, in
+	a.ctx = ctx
 	a.mu.Unlock()
-	in.Hub.AddSink(a)
-	printEndpoints(a.stdout, in)
 }
 
 func (a *App) shutdown(context.Context) {
 	a.mu.Lock()
-	in := a.in
 	a.ctx = nil
 	a.mu.Unlock()
-	if in != nil {
-		in.Close()
+}
+
+// focus raises the window when a second launch asks for it.
+func (a *App) focus() {
+	a.mu.Lock()
+	ctx := a.ctx
+	a.mu.Unlock()
+	if ctx != nil {
+		a.raise(ctx)
 	}
 }
 
 func desktop(ctx context.Context, dataDir, addr string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	app := &App{
-		opts:   airlock.Options{DataDir: dataDir, Addr: addr, UI: uiFS(), Logger: log},
-		bound:  new(api.API),
-		stdout: stdout,
+	app := &App{}
+	in, err := airlock.Start(ctx, airlock.Options{DataDir: dataDir, Addr: addr, UI: uiFS(), Logger: log, OnFocus: app.focus})
+	if core.ErrorCode(err) == core.EConflict && strings.Contains(err.Error(), "already running") {
+		// A second launch on the same data directory: show the first
+		// instead of starting a second gateway.
+		if ferr := airlock.FocusRunning(dataDir); ferr != nil {
+			return fmt.Errorf("%w (and it could not be brought to the front: %v)", err, ferr)
+		}
+		fmt.Fprintln(stdout, "Airlock is already running on", dataDir, "- brought its window to the front.")
+		return nil
 	}
-	lockID := sha256.Sum256([]byte(dataDir))
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	in.Hub.AddSink(app)
+	printEndpoints(stdout, in)
 	return wails.Run(&options.App{
 		Title:            "Airlock",
 		Width:            1280,
@@ -101,21 +102,7 @@ func desktop(ctx context.Context, dataDir, addr string, stdout, stderr io.Writer
 		BackgroundColour: &options.RGBA{R: 250, G: 250, B: 251, A: 255},
 		OnStartup:        app.startup,
 		OnShutdown:       app.shutdown,
-		// The facade is filled in by startup, before the page can call it.
-		Bind:           []any{app.bound},
-		ErrorFormatter: func(err error) any { return api.ToError(err) },
-		// A second launch on the same data directory focuses this window
-		// instead of starting a second gateway.
-		SingleInstanceLock: &options.SingleInstanceLock{
-			UniqueId: "dev.airlock." + hex.EncodeToString(lockID[:8]),
-			OnSecondInstanceLaunch: func(options.SecondInstanceData) {
-				app.mu.Lock()
-				c := app.ctx
-				app.mu.Unlock()
-				if c != nil {
-					app.raise(c)
-				}
-			},
-		},
+		Bind:             []any{in.API},
+		ErrorFormatter:   func(err error) any { return api.ToError(err) },
 	})
 }

@@ -47,6 +47,9 @@ type Options struct {
 	// ApprovalProgressInterval is how often a waiting call gets progress.
 	ApprovalTimeout          time.Duration
 	ApprovalProgressInterval time.Duration
+	// OnFocus is called when a second launch on the same data directory
+	// asks this instance to show itself.
+	OnFocus func()
 }
 
 // Instance is a running Airlock backend.
@@ -85,11 +88,11 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	}()
 	ctx, in.cancel = context.WithCancel(ctx)
 
-	unlock, err := lockDataDir(o.DataDir)
+	lock, err := lockDataDir(o.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	in.closers = append(in.closers, unlock)
+	in.closers = append(in.closers, lock.release)
 
 	in.db, err = store.Open(filepath.Join(o.DataDir, store.FileName))
 	if err != nil {
@@ -151,8 +154,13 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	hitlDeps.apply(&deps)
 	in.API = api.New(deps)
 
-	routes := api.Routes{Security: sec, API: in.API, Hub: in.Hub, MCP: gw.StreamableHandler(), SSE: gw.SSEHandler(), UI: o.UI}
+	focusToken := randomToken()
+	routes := api.Routes{Security: sec, API: in.API, Hub: in.Hub, MCP: gw.StreamableHandler(), SSE: gw.SSEHandler(), UI: o.UI,
+		Focus: focusHandler(focusToken, o.OnFocus)}
 	in.srv = &http.Server{Handler: routes.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	if err := lock.publish(lockInfo{PID: os.Getpid(), Addr: in.Addr, FocusToken: focusToken}); err != nil {
+		return nil, fmt.Errorf("write lock file: %w", err)
+	}
 	go in.srv.Serve(ln)
 
 	// Servers start after the listener so that a slow server never delays
@@ -216,25 +224,6 @@ func (a *tokenAuth) Authenticate(tok string) (string, bool) {
 		return "agent", true
 	}
 	return "", false
-}
-
-// lockDataDir takes an exclusive lock on the data directory, so that two
-// Airlock processes never run the same servers or write the same audit
-// journal. The kernel releases it when the process dies, however it dies.
-func lockDataDir(dir string) (func(), error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data dir: %w", err)
-	}
-	f, err := os.OpenFile(filepath.Join(dir, "airlock.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open data dir lock: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, core.Errorf(core.EConflict, "another Airlock is already running on the data directory %s", dir).
-			WithHint("stop it, or give this one its own --data-dir")
-	}
-	return func() { f.Close() }, nil
 }
 
 func randomToken() string {

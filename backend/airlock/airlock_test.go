@@ -334,3 +334,32 @@ func TestSecondInstanceOnSameDataDirIsRefused(t *testing.T) {
 		t.Fatalf("second Start on the same data dir: %v, want %s saying one is already running", err, core.EConflict)
 	}
 }
+
+func TestSecondLaunchFocusesTheFirst(t *testing.T) {
+	dir := t.TempDir()
+	focused := make(chan struct{}, 1)
+	in, err := airlock.Start(context.Background(), airlock.Options{DataDir: dir, Addr: "127.0.0.1:0", OnFocus: func() { focused <- struct{}{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if err := airlock.FocusRunning(dir); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-focused:
+	default:
+		t.Fatal("the running instance was not asked to focus")
+	}
+	// The focus endpoint takes only its own token.
+	req, _ := http.NewRequest("POST", "http://"+in.Addr+"/instance/focus", nil)
+	req.Header.Set("Authorization", "Bearer "+in.Info.AgentToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("focus with the agent token: status %d, want 401", resp.StatusCode)
+	}
+}
