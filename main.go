@@ -188,4 +188,5 @@ func printEndpoints(w io.Writer, in *airlock.Instance) {
 	fmt.Fprintf(w, "MCP endpoint: %s\n", in.Info.MCPURL)
 	fmt.Fprintf(w, "Agent token: %s\n", in.Info.AgentToken)
 	fmt.Fprintf(w, "Data dir: %s\n", in.Info.DataDir)
+	fmt.Fprintf(w, "Connect Claude Code: claude mcp add --transport http airlock %s --header \"Authorization: Bearer %s\"\n", in.Info.MCPURL, in.Info.AgentToken)
 }
