@@ -141,7 +141,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	}
 	in.Addr = ln.Addr().String()
 	in.UIToken = randomToken()
-	sec := api.NewSecurity(in.UIToken)
+	sec := api.NewSecurity(in.UIToken, in.Addr)
 	if host, _, _ := net.SplitHostPort(in.Addr); host != "" && !net.ParseIP(host).IsLoopback() {
 		sec.AllowedHosts = append(sec.AllowedHosts, host)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/airlock"
+	"github.com/airlock-dev/airlock/backend/api"
 	"github.com/airlock-dev/airlock/backend/bridge"
 	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/core"
@@ -183,7 +184,7 @@ func TestHTTPSecurity(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	cookie := airlockCookie(in.UIToken)
+	cookie := api.UICookie(in.Addr) + "=" + in.UIToken
 	cases := []struct {
 		name   string
 		method string
@@ -214,8 +215,6 @@ func TestHTTPSecurity(t *testing.T) {
 		}
 	}
 }
-
-func airlockCookie(tok string) string { return "airlock_ui=" + tok }
 
 func TestBridgeOverStdio(t *testing.T) {
 	dir := t.TempDir()

@@ -80,17 +80,24 @@ func (h *Hub) subscribe() (chan hubEvent, func()) {
 // (DNS-rebinding protection), no cross-site Origin, and a token.
 type Security struct {
 	uiHash [32]byte
+	cookie string
 	// AllowedHosts are extra Host names accepted (for a non-loopback --addr).
 	AllowedHosts []string
 }
 
-// NewSecurity returns a guard accepting uiToken for the UI.
-func NewSecurity(uiToken string) *Security {
-	return &Security{uiHash: sha256.Sum256([]byte(uiToken))}
+// NewSecurity returns a guard accepting uiToken for the UI of the Airlock
+// listening on addr.
+func NewSecurity(uiToken, addr string) *Security {
+	return &Security{uiHash: sha256.Sum256([]byte(uiToken)), cookie: UICookie(addr)}
 }
 
-// UICookie is the cookie that carries the UI token after the first visit.
-const UICookie = "airlock_ui"
+// UICookie is the name of the cookie that carries the UI token after the
+// first visit. Browsers share cookies across the ports of one host, so the
+// name carries the port: two Airlocks on one machine keep their own.
+func UICookie(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return "airlock_ui_" + port
+}
 
 func (s *Security) uiTokenOK(tok string) bool {
 	h := sha256.Sum256([]byte(tok))
@@ -163,7 +170,7 @@ func (s *Security) Guard(next http.Handler) http.Handler {
 func (s *Security) requireUI(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok := ""
-		if c, err := r.Cookie(UICookie); err == nil {
+		if c, err := r.Cookie(s.cookie); err == nil {
 			tok = c.Value
 		} else if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 			tok = b
@@ -333,11 +340,11 @@ func (s *Security) UIHandler(dist fs.FS) http.Handler {
 				io.WriteString(w, loginPage)
 				return
 			}
-			http.SetCookie(w, &http.Cookie{Name: UICookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			http.Redirect(w, r, "/", http.StatusSeeOther)
 			return
 		}
-		if c, err := r.Cookie(UICookie); err != nil || !s.uiTokenOK(c.Value) {
+		if c, err := r.Cookie(s.cookie); err != nil || !s.uiTokenOK(c.Value) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.WriteHeader(http.StatusUnauthorized)
 			io.WriteString(w, loginPage)
