@@ -362,3 +362,22 @@ func TestSecondLaunchFocusesTheFirst(t *testing.T) {
 		t.Errorf("focus with the agent token: status %d, want 401", resp.StatusCode)
 	}
 }
+
+// A server added with `airlock servers add` while Airlock runs reaches the
+// agents already connected, as one added in the Servers screen does.
+func TestCLIServerAddReachesConnectedAgent(t *testing.T) {
+	dir := t.TempDir()
+	in := start(t, dir)
+	allowAll(t, in)
+	sess := connect(t, in)
+	cfg := testutil.EverythingServer(t, "everything")
+	args := append([]string{"add", "everything", "--"}, append([]string{cfg.Command}, cfg.Args...)...)
+	var out, errOut strings.Builder
+	if err := cli.Servers(context.Background(), dir, args, strings.NewReader(""), &out, &errOut); err != nil {
+		t.Fatalf("servers add: %v: %s", err, errOut.String())
+	}
+	waitTool(t, sess, "everything__echo")
+	if res := echo(t, sess, "added from the CLI"); !strings.Contains(textOf(res), "added from the CLI") {
+		t.Fatalf("echo = %q", textOf(res))
+	}
+}
