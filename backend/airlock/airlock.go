@@ -176,8 +176,12 @@ func (in *Instance) Close() {
 		in.cancel()
 	}
 	if in.srv != nil {
+		// Shutdown waits for requests to finish, but event streams (SSE,
+		// standalone MCP streams) never do: close whatever is left.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		in.srv.Shutdown(ctx)
+		if err := in.srv.Shutdown(ctx); err != nil {
+			in.srv.Close()
+		}
 		cancel()
 	}
 	for i := len(in.closers) - 1; i >= 0; i-- {

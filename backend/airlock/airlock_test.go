@@ -228,7 +228,10 @@ func TestBridgeOverStdio(t *testing.T) {
 	b := &bridge.Bridge{URL: in.Info.MCPURL, Token: in.Info.AgentToken}
 	errc := make(chan error, 1)
 	go func() { errc <- b.Run(context.Background(), clientToBridge, bridgeToClient); bridgeToClient.Close() }()
-	c := mcp.NewClient(&mcp.Implementation{Name: "stdio-agent", Version: "1"}, nil)
+	changed := make(chan struct{}, 10)
+	c := mcp.NewClient(&mcp.Implementation{Name: "stdio-agent", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
 	sess, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: bridgeOut, Writer: bridgeIn}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
@@ -236,6 +239,15 @@ func TestBridgeOverStdio(t *testing.T) {
 	waitTool(t, sess, "everything__echo")
 	if res := echo(t, sess, "via stdio"); !strings.Contains(textOf(res), "via stdio") {
 		t.Fatalf("echo via bridge = %q", textOf(res))
+	}
+	// Server-initiated notifications reach the stdio client too.
+	if _, err := in.API.AddServer(testutil.EverythingServer(t, "second")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("tools/list_changed never reached the stdio client through the bridge")
 	}
 	sess.Close()
 	bridgeIn.Close()
@@ -379,5 +391,39 @@ func TestCLIServerAddReachesConnectedAgent(t *testing.T) {
 	waitTool(t, sess, "everything__echo")
 	if res := echo(t, sess, "added from the CLI"); !strings.Contains(textOf(res), "added from the CLI") {
 		t.Fatalf("echo = %q", textOf(res))
+	}
+}
+
+// When Airlock goes away the bridge exits with a clear error, so that the
+// stdio client sees its server end instead of a silent hang.
+func TestBridgeExitsWhenAirlockStops(t *testing.T) {
+	dir := t.TempDir()
+	in, err := airlock.Start(context.Background(), airlock.Options{DataDir: dir, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientToBridge, bridgeIn := io.Pipe()
+	bridgeOut, bridgeToClient := io.Pipe()
+	defer bridgeIn.Close()
+	b := &bridge.Bridge{URL: in.Info.MCPURL, Token: in.Info.AgentToken}
+	errc := make(chan error, 1)
+	go func() { errc <- b.Run(context.Background(), clientToBridge, bridgeToClient); bridgeToClient.Close() }()
+	c := mcp.NewClient(&mcp.Implementation{Name: "stdio-agent", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: bridgeOut, Writer: bridgeIn}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if _, err := sess.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	select {
+	case err := <-errc:
+		if core.ErrorCode(err) != core.EUnavailable || !strings.Contains(err.Error(), "went away") {
+			t.Fatalf("bridge ended with %v, want %s saying Airlock went away", err, core.EUnavailable)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the bridge kept running after Airlock stopped")
 	}
 }

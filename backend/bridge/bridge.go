@@ -33,6 +33,21 @@ type Bridge struct {
 	version   string
 	listening bool
 	wg        sync.WaitGroup
+
+	goneOnce sync.Once
+	gone     chan struct{} // closed when Airlock went away
+	goneErr  error
+}
+
+// markGone ends the relay: the session lived in the Airlock that went away,
+// so the client has to start over; a stdio client does that when its server
+// process exits.
+func (b *Bridge) markGone(err error) {
+	b.goneOnce.Do(func() {
+		b.goneErr = (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("Airlock at %s went away: %v", b.URL, err)}).
+			WithHint("start it again; the MCP client then restarts the bridge")
+		close(b.gone)
+	})
 }
 
 // Check fails at once, with a message saying what to do, when no Airlock
@@ -84,31 +99,49 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 		return err
 	}
 	b.out = json.NewEncoder(stdout)
-	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	b.gone = make(chan struct{})
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stdin)
+		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+		for sc.Scan() {
+			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+				lines <- append([]byte(nil), line...)
+			}
+		}
+		readErr <- sc.Err()
+		close(lines)
+	}()
 	first := true
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
+	for {
+		select {
+		case <-b.gone:
+			return b.goneErr
+		case <-ctx.Done():
+			b.closeSession()
+			return nil
+		case msg, ok := <-lines:
+			if !ok {
+				b.wg.Wait()
+				b.closeSession()
+				if err := <-readErr; err != nil && !errors.Is(err, io.EOF) {
+					return fmt.Errorf("read stdin: %w", err)
+				}
+				return nil
+			}
+			if first || isInitialized(msg) {
+				// The handshake goes in order: initialize creates the session
+				// every later request names, and initialized opens the stream
+				// that carries the server's notifications.
+				b.post(ctx, msg)
+				first = false
+				continue
+			}
+			b.wg.Add(1)
+			go func() { defer b.wg.Done(); b.post(ctx, msg) }()
 		}
-		msg := append([]byte(nil), line...)
-		if first {
-			// The initialize request must finish first: it creates the
-			// session every later request names.
-			b.post(ctx, msg)
-			first = false
-			continue
-		}
-		b.wg.Add(1)
-		go func() { defer b.wg.Done(); b.post(ctx, msg) }()
 	}
-	b.wg.Wait()
-	b.closeSession()
-	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read stdin: %w", err)
-	}
-	return nil
 }
 
 func (b *Bridge) write(msg json.RawMessage) {
@@ -147,6 +180,9 @@ func (b *Bridge) post(ctx context.Context, msg []byte) {
 	resp, err := b.client().Do(req)
 	if err != nil {
 		fail("Airlock is not reachable at %s: %v", b.URL, err)
+		if ctx.Err() == nil {
+			b.markGone(err)
+		}
 		return
 	}
 	defer resp.Body.Close()
@@ -154,6 +190,9 @@ func (b *Bridge) post(ctx context.Context, msg []byte) {
 		b.mu.Lock()
 		b.sessionID = sid
 		b.mu.Unlock()
+	}
+	if head.Method == "notifications/initialized" && resp.StatusCode < 300 {
+		b.listen(ctx)
 	}
 	if resp.StatusCode == http.StatusAccepted {
 		return
@@ -184,9 +223,6 @@ func (b *Bridge) post(ctx context.Context, msg []byte) {
 			relay(body)
 		}
 	}
-	if head.Method == "notifications/initialized" {
-		b.listen(ctx)
-	}
 }
 
 // listen opens the standalone SSE stream on which the server sends
@@ -199,22 +235,32 @@ func (b *Bridge) listen(ctx context.Context) {
 	}
 	b.listening = true
 	b.mu.Unlock()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.URL, nil)
+	if err != nil {
+		return
+	}
+	b.headers(req)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := b.client().Do(req)
+	if err != nil {
+		return
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return
+	}
 	go func() {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.URL, nil)
-		if err != nil {
-			return
-		}
-		b.headers(req)
-		req.Header.Set("Accept", "text/event-stream")
-		resp, err := b.client().Do(req)
-		if err != nil {
-			return
-		}
 		defer resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			readSSE(resp.Body, func(d []byte) { b.write(d) })
+		readSSE(resp.Body, func(d []byte) { b.write(d) })
+		if ctx.Err() == nil {
+			b.markGone(io.ErrUnexpectedEOF)
 		}
 	}()
+}
+
+func isInitialized(msg []byte) bool {
+	var h rpcHead
+	return json.Unmarshal(msg, &h) == nil && h.Method == "notifications/initialized"
 }
 
 func (b *Bridge) closeSession() {
