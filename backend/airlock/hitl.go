@@ -68,6 +68,7 @@ func (a approver) Approve(ctx context.Context, c *gateway.Call, d gateway.Decisi
 		Agent: c.Caller.Agent, Session: c.Caller.Session, Server: c.Tool.ServerID, Tool: c.Tool.Name,
 		ExposedName: c.Tool.ExposedName, Arguments: c.Args, Annotations: c.Tool.Annotations,
 		Decision: hitl.Decision{AutoApprove: d.AutoApprove, RuleID: d.RuleID, RuleSetVersion: d.RuleSetVersion, Reason: d.Reason},
+		ForcedBy: d.ForcedBy,
 	}
 	if c.Progress != nil {
 		// Keep clients that reset their timeout on progress waiting.

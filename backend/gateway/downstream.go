@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,7 +73,7 @@ type Supervisor struct {
 	// progress routes downstream progress notifications (keyed by the token
 	// Airlock put on the forwarded call) back to the caller.
 	progressSeq atomic.Int64
-	progress    sync.Map // string → func(*mcp.ProgressNotificationParams)
+	progress    sync.Map // progressKey → func(*mcp.ProgressNotificationParams)
 
 	listeners    []func(SupervisorEvent)
 	logListeners []func(server string, p *mcp.LoggingMessageParams)
@@ -250,10 +251,12 @@ func (s *Supervisor) CallTool(ctx context.Context, server, tool string, args jso
 		params.Arguments = args
 	}
 	if onProgress != nil {
-		tok := fmt.Sprintf("airlock-%d", s.progressSeq.Add(1))
+		// Random, and bound to the server: one downstream server cannot
+		// guess its way into another's calls.
+		tok := fmt.Sprintf("airlock-%d-%s", s.progressSeq.Add(1), rand.Text())
 		params.SetProgressToken(tok)
-		s.progress.Store(tok, onProgress)
-		defer s.progress.Delete(tok)
+		s.progress.Store(progressKey{server, tok}, onProgress)
+		defer s.progress.Delete(progressKey{server, tok})
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 	defer cancel()
@@ -267,12 +270,14 @@ func (s *Supervisor) CallTool(ctx context.Context, server, tool string, args jso
 	return res, nil
 }
 
-func (s *Supervisor) routeProgress(p *mcp.ProgressNotificationParams) {
+type progressKey struct{ server, token string }
+
+func (s *Supervisor) routeProgress(server string, p *mcp.ProgressNotificationParams) {
 	tok, ok := p.ProgressToken.(string)
 	if !ok {
 		return
 	}
-	if fn, ok := s.progress.Load(tok); ok {
+	if fn, ok := s.progress.Load(progressKey{server, tok}); ok {
 		fn.(func(*mcp.ProgressNotificationParams))(p)
 	}
 }
@@ -398,7 +403,7 @@ func (d *downstream) connectAndServe() error {
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { go d.refreshTools() },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { go d.refreshTools() },
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			d.sup.routeProgress(req.Params)
+			d.sup.routeProgress(d.cfg.ID, req.Params)
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			d.sup.routeLog(d.cfg.ID, req.Params)
@@ -579,10 +584,21 @@ func (d *downstream) transport() (mcp.Transport, func() error, error) {
 
 func (d *downstream) readStderr(r io.Reader, done chan<- struct{}) {
 	defer close(done)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 64*1024)
-	for sc.Scan() {
-		line := sc.Text()
+	// Lines are cut at 4 KiB, never stop the reading: a server whose
+	// stderr pipe fills up blocks.
+	br := bufio.NewReaderSize(r, 4096)
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if err != nil {
+			return
+		}
+		line := string(chunk)
+		if isPrefix {
+			line += " …(cut)"
+			for isPrefix && err == nil {
+				_, isPrefix, err = br.ReadLine()
+			}
+		}
 		d.mu.Lock()
 		d.stderr = append(d.stderr, line)
 		if n := len(d.stderr) - d.sup.opts.StderrLines; n > 0 {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -133,7 +134,10 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 			continue
 		}
 		for ss := range v.server.Sessions() {
-			ss.Log(context.Background(), &msg)
+			// A stalled client must not hold up the others.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			ss.Log(ctx, &msg)
+			cancel()
 		}
 	}
 }
@@ -217,18 +221,30 @@ func (g *Gateway) syncExtras(v *view, visibleServers map[string]bool) {
 		switch a.kind {
 		case "p":
 			orig := a.orig
-			v.server.AddPrompt(a.p, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				p := *req.Params
-				p.Name = orig
-				return g.sup.GetPrompt(ctx, server, &p)
-			})
+			if err := guard(func() {
+				v.server.AddPrompt(a.p, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+					p := *req.Params
+					p.Name = orig
+					return g.sup.GetPrompt(ctx, server, &p)
+				})
+			}); err != nil {
+				g.log.Warn("skip downstream prompt", "prompt", a.p.Name, "err", err)
+				continue
+			}
 		case "r":
-			v.server.AddResource(a.r, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-				return g.sup.ReadResource(ctx, server, req.Params.URI)
-			})
+			if err := guard(func() {
+				v.server.AddResource(a.r, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return g.sup.ReadResource(ctx, server, req.Params.URI)
+				})
+			}); err != nil {
+				g.log.Warn("skip downstream resource", "uri", a.r.URI, "err", err)
+				continue
+			}
 		case "t":
-			if err := addTemplate(v.server, a.t, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-				return g.sup.ReadResource(ctx, server, req.Params.URI)
+			if err := guard(func() {
+				v.server.AddResourceTemplate(a.t, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return g.sup.ReadResource(ctx, server, req.Params.URI)
+				})
 			}); err != nil {
 				g.log.Warn("skip downstream resource template", "template", a.t.URITemplate, "err", err)
 				continue
@@ -238,13 +254,15 @@ func (g *Gateway) syncExtras(v *view, visibleServers map[string]bool) {
 	}
 }
 
-// addTemplate turns the SDK's panic on a bad URI template into an error.
-func addTemplate(s *mcp.Server, t *mcp.ResourceTemplate, h mcp.ResourceHandler) (err error) {
+// guard runs add, turning a panic into an error: the SDK panics on a bad
+// name, URI or template, and one downstream server's bad definition must not
+// take the gateway down.
+func guard(add func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	s.AddResourceTemplate(t, h)
+	add()
 	return nil
 }

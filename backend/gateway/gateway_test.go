@@ -466,3 +466,54 @@ func TestCancellationReachesDownstream(t *testing.T) {
 		return len(recs) == 1 && recs[0].ErrorCode == "cancelled"
 	}, "the cancelled call was not recorded as cancelled")
 }
+
+// reply is a shell snippet that reads one request and answers it with result.
+func reply(result string) string {
+	return `read req
+id=$(echo "$req" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+echo '{"jsonrpc":"2.0","id":'$id',"result":` + result + `}'
+`
+}
+
+// A downstream server with a resource the SDK cannot take and a huge stderr
+// line neither crashes the gateway nor blocks the server.
+func TestBadDownstreamDefinitionsAreSkipped(t *testing.T) {
+	script := `head -c 300000 /dev/zero | tr '\0' 'x' >&2; echo >&2; echo "after the long line" >&2
+` + reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{}},"serverInfo":{"name":"odd","version":"1"}}`) +
+		"read initialized\n" +
+		reply(`{"tools":[{"name":"ok","inputSchema":{"type":"object"}},{"name":"bad-schema","inputSchema":{"type":"string"}}]}`) +
+		reply(`{"resources":[{"uri":"file:///%zz","name":"broken"},{"uri":"file:///fine.txt","name":"fine"}]}`) +
+		reply(`{"resourceTemplates":[{"uriTemplate":"{{{","name":"broken-template"}]}`) +
+		"while read line; do :; done\n"
+	odd := core.ServerConfig{ID: "odd", Command: writeScript(t, script)}
+	e := newEnv(t, gateway.SupervisorOptions{}, odd, testutil.EverythingServer(t, "everything"))
+	sess := e.connect(t, nil)
+	ctx := context.Background()
+	tools, err := sess.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "odd__ok") || !slices.Contains(names, "odd__bad-schema") {
+		t.Errorf("tools = %v, want odd__ok and odd__bad-schema (its schema replaced by an empty object)", names)
+	}
+	res, err := sess.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range res.Resources {
+		uris = append(uris, r.URI)
+	}
+	if !slices.Contains(uris, "file:///fine.txt") || slices.Contains(uris, "file:///%zz") {
+		t.Errorf("resources = %v, want the fine one and not the broken one", uris)
+	}
+	st, _ := e.sup.ServerStatus("odd")
+	tail := strings.Join(st.StderrTail, "\n")
+	if st.State != core.StateRunning || !strings.Contains(tail, "after the long line") || !strings.Contains(tail, "(cut)") {
+		t.Errorf("odd server: state %s, stderr tail %.200q; want running, the long line cut and the next one kept", st.State, tail)
+	}
+}

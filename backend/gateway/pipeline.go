@@ -47,6 +47,9 @@ type Decision struct {
 	RuleID         string
 	RuleSetVersion int64
 	Reason         string
+	// ForcedBy is set when a built-in policy demands a person whatever the
+	// rules say; no rule change may then release the call.
+	ForcedBy string
 }
 
 // Decider applies the human-in-the-loop rules.
@@ -108,6 +111,9 @@ func (p *Pipeline) Run(ctx context.Context, c *Call) *mcp.CallToolResult {
 	}
 	res := p.run(ctx, c, rec)
 	rec.LatencyUs = time.Since(start).Microseconds()
+	// A decline reason or a tool's error can be long; the audit keeps the
+	// start of it.
+	rec.Reason, rec.Error = clip(rec.Reason), clip(rec.Error)
 	if p.Audit != nil {
 		p.Audit.Record(rec)
 	}
@@ -136,9 +142,12 @@ func (p *Pipeline) run(ctx context.Context, c *Call, rec *core.AuditRecord) *mcp
 		d = p.Decider.Decide(c)
 	}
 	rec.RuleID, rec.RuleSetVersion = d.RuleID, d.RuleSetVersion
-	if forceAsk && d.AutoApprove {
-		d.AutoApprove = false
-		d.Reason = policyReason + " (overrides " + d.Reason + ")"
+	if forceAsk {
+		d.ForcedBy = policyReason
+		if d.AutoApprove {
+			d.AutoApprove = false
+			d.Reason = policyReason + " (overrides " + d.Reason + ")"
+		}
 	}
 	// approve
 	if d.AutoApprove {
@@ -236,6 +245,15 @@ func firstText(res *mcp.CallToolResult) string {
 		}
 	}
 	return ""
+}
+
+const maxAuditText = 2000
+
+func clip(s string) string {
+	if len(s) <= maxAuditText {
+		return s
+	}
+	return s[:maxAuditText] + "…(cut)"
 }
 
 func digest(b []byte) string {

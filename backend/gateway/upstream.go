@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -17,6 +16,9 @@ import (
 // MaxRequestBytes is the largest JSON-RPC message an agent may send (4 MiB).
 // Larger requests get 413 before any parsing.
 const MaxRequestBytes = 4 << 20
+
+// SessionIdleTimeout closes an agent session with no request for this long.
+const SessionIdleTimeout = 8 * time.Hour
 
 // Authenticator maps a bearer token to an agent id.
 type Authenticator interface {
@@ -75,6 +77,10 @@ func New(sup *Supervisor, pipe *Pipeline, auth Authenticator, opts Options) *Gat
 	g.streamable = mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: MaxRequestBytes,
 		Logger:              opts.Logger,
+		// A client that vanished without DELETE must not keep its session
+		// (and its copy of every tool) for ever; agents idle longer than
+		// this start a new session, as the protocol has them do.
+		SessionTimeout: SessionIdleTimeout,
 	})
 	g.sse = mcp.NewSSEHandler(g.serverFor, &mcp.SSEOptions{MaxRequestBodyBytes: MaxRequestBytes})
 	sup.OnLog(g.forwardLog)
@@ -161,11 +167,13 @@ func (g *Gateway) newView(agent string) *mcp.Server {
 	})
 	v := &view{agent: agent, server: s, created: time.Now(), tools: map[string]string{}, extras: map[string]string{}, servers: map[string]bool{}}
 	s.AddReceivingMiddleware(g.auditUnknownTools(v))
-	g.syncView(v, g.sup.Tools())
+	// Registered before its first sync, so that a change while it syncs
+	// reaches it too.
 	g.mu.Lock()
 	g.dropEndedLocked()
 	g.views[s] = v
 	g.mu.Unlock()
+	g.syncView(v, g.sup.Tools())
 	return s
 }
 
@@ -249,16 +257,9 @@ func (g *Gateway) syncView(v *view, tools []core.ToolInfo) {
 	g.syncExtras(v, servers)
 }
 
-// addTool adds a tool, turning the SDK's panic on a bad schema into an error:
-// one downstream server's bad schema must not take the gateway down.
-func addTool(s *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	s.AddTool(t, h)
-	return nil
+// addTool adds a tool; see guard.
+func addTool(s *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) error {
+	return guard(func() { s.AddTool(t, h) })
 }
 
 func mcpTool(t core.ToolInfo) *mcp.Tool {
@@ -296,7 +297,11 @@ func (g *Gateway) toolHandler(agent string, t core.ToolInfo) mcp.ToolHandler {
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			ss := req.Session
 			c.Progress = func(progress, total float64, msg string) {
-				ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: progress, Total: total, Message: msg})
+				// Bounded, so that a stalled client cannot hold up the
+				// downstream server's other notifications.
+				nctx, cancel := context.WithTimeout(ctx, time.Second)
+				defer cancel()
+				ss.NotifyProgress(nctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: progress, Total: total, Message: msg})
 			}
 		}
 		return g.pipe.Run(ctx, c), nil

@@ -388,7 +388,12 @@ func (b *Broker) ApproveAndAddRule(id, breadth, expiry, by string) (Rule, error)
 		return Rule{}, err
 	}
 	if err := b.finish(id, StatusApproved, by, "", false); err != nil {
-		return rule, err
+		// The call ended (timed out, cancelled) while the rule was being
+		// made: take the rule back, so that a failed click leaves nothing.
+		if derr := b.rules.Delete(rule.ID); derr != nil {
+			return Rule{}, fmt.Errorf("%w (and removing the rule %s made for it failed: %v)", err, rule.ID, derr)
+		}
+		return Rule{}, err
 	}
 	return rule, nil
 }

@@ -223,17 +223,28 @@ func ValueText(v any) string {
 	return string(b)
 }
 
-// eval tests the condition; why says what failed when it did.
-func (cc *compiledCond) eval(a *args, explain bool) (ok bool, why string) {
+// eval tests the condition; why says what failed when it did. undecided
+// reports a failure that says nothing about the call — arguments that are not
+// JSON, a value that is not a string where a text test needs one, a path that
+// is relative or cannot be resolved — as opposed to a value that was there
+// and did not pass. Rules that ask treat an undecided condition as met: when
+// in doubt, ask.
+func (cc *compiledCond) eval(a *args, explain bool) (ok, undecided bool, why string) {
 	root, valid := a.get()
 	if !valid {
-		return false, explainf(explain, "condition %s failed: the arguments are not valid JSON", cc.c)
+		return false, true, explainf(explain, "condition %s failed: the arguments are not valid JSON", cc.c)
 	}
 	v, found := lookup(root, cc.steps)
 	if !found {
-		return false, explainf(explain, "condition %s failed: the arguments have no %s", cc.c, cc.c.Path)
+		return false, false, explainf(explain, "condition %s failed: the arguments have no %s", cc.c, cc.c.Path)
 	}
 	text := ValueText(v)
+	if _, isStr := v.(string); !isStr && cc.c.Op != OpEquals {
+		switch v.(type) {
+		case map[string]any, []any:
+			return false, true, explainf(explain, "condition %s failed: %s is not a single value", cc.c, cc.c.Path)
+		}
+	}
 	switch cc.c.Op {
 	case OpEquals:
 		ok = text == cc.c.Value
@@ -244,22 +255,23 @@ func (cc *compiledCond) eval(a *args, explain bool) (ok bool, why string) {
 	case OpInside:
 		s, isStr := v.(string)
 		if !isStr {
-			return false, explainf(explain, "condition %s failed: %s is not a path string", cc.c, cc.c.Path)
+			return false, true, explainf(explain, "condition %s failed: %s is not a path string", cc.c, cc.c.Path)
 		}
 		var reason string
-		ok, reason = pathInside(s, cc.c.Value)
+		var decided bool
+		ok, decided, reason = pathInside(s, cc.c.Value)
 		if !ok {
-			return false, explainf(explain, "condition %s failed: %s", cc.c, reason)
+			return false, !decided, explainf(explain, "condition %s failed: %s", cc.c, reason)
 		}
-		return true, ""
+		return true, false, ""
 	}
 	if !ok {
 		if !explain {
-			return false, ""
+			return false, false, ""
 		}
-		return false, fmt.Sprintf("condition %s failed: %s is %s", cc.c, cc.c.Path, quoteShort(text))
+		return false, false, fmt.Sprintf("condition %s failed: %s is %s", cc.c, cc.c.Path, quoteShort(text))
 	}
-	return true, ""
+	return true, false, ""
 }
 
 // explainf formats only when explaining. Callers on the hot path guard the
@@ -282,26 +294,29 @@ func quoteShort(s string) string {
 // both resolved as the operating system would: ".." applies to the real
 // parent after symlinks, symlinks are followed as far as the path exists,
 // and the part that does not exist yet is taken literally.
-func pathInside(p, dir string) (bool, string) {
+// pathInside reports whether p is inside dir after cleaning and resolving
+// symlinks; decided is false when that cannot be known (p is relative or
+// cannot be resolved).
+func pathInside(p, dir string) (inside, decided bool, why string) {
 	if !filepath.IsAbs(p) {
-		return false, fmt.Sprintf("%s is not an absolute path", quoteShort(p))
+		return false, false, fmt.Sprintf("%s is not an absolute path", quoteShort(p))
 	}
 	rp, err := resolvePath(p)
 	if err != nil {
-		return false, fmt.Sprintf("cannot resolve %s: %v", quoteShort(p), err)
+		return false, false, fmt.Sprintf("cannot resolve %s: %v", quoteShort(p), err)
 	}
 	rd, err := resolvePath(dir)
 	if err != nil {
-		return false, fmt.Sprintf("cannot resolve %s: %v", quoteShort(dir), err)
+		return false, false, fmt.Sprintf("cannot resolve %s: %v", quoteShort(dir), err)
 	}
 	rel, err := filepath.Rel(rd, rp)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
 		if rp != filepath.Clean(p) {
-			return false, fmt.Sprintf("%s resolves to %s, outside %s", quoteShort(p), rp, rd)
+			return false, true, fmt.Sprintf("%s resolves to %s, outside %s", quoteShort(p), rp, rd)
 		}
-		return false, fmt.Sprintf("%s is outside %s", quoteShort(p), rd)
+		return false, true, fmt.Sprintf("%s is outside %s", quoteShort(p), rd)
 	}
-	return true, ""
+	return true, true, ""
 }
 
 // resolvePath resolves an absolute path component by component.

@@ -333,9 +333,11 @@ func (c *compiled) match(call *Call, a *args, explain bool) (bool, string) {
 		return false, fmt.Sprintf("expired at %s", r.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	for i := range c.conds {
-		if ok, why := c.conds[i].eval(a, explain); !ok {
-			return false, why
+		ok, undecided, why := c.conds[i].eval(a, explain)
+		if ok || (undecided && !r.AutoApprove) {
+			continue // a rule that asks asks when in doubt
 		}
+		return false, why
 	}
 	return true, ""
 }

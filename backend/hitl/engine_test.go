@@ -388,3 +388,33 @@ func ids(rules []Rule) []string {
 	}
 	return out
 }
+
+// A rule that asks asks when its condition cannot be evaluated: a path it
+// cannot judge must not slip past it to an auto-approve rule below.
+func TestAskRuleConditionsFailClosed(t *testing.T) {
+	etc := t.TempDir()
+	ask := mkRule("ask-etc", 10, false, "fs", "", "", 0)
+	ask.Conditions = []Condition{{"$.path", OpInside, etc}}
+	allow := mkRule("allow-fs", 0, true, "fs", "", "", 1)
+	e := mustEngine(t, ask, allow)
+	tests := []struct {
+		name string
+		args string
+		want want
+	}{
+		{"inside", `{"path":"` + etc + `/passwd"}`, want{false, "ask-etc"}},
+		{"relative path cannot be judged", `{"path":"../../etc/passwd"}`, want{false, "ask-etc"}},
+		{"array instead of a path", `{"path":["` + etc + `/passwd"]}`, want{false, "ask-etc"}},
+		{"invalid JSON", `{"path":`, want{false, "ask-etc"}},
+		{"outside", `{"path":"/srv/data"}`, want{true, "allow-fs"}},
+		{"no path argument at all", `{"q":"x"}`, want{true, "allow-fs"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := e.Decide(Call{Server: "fs", Tool: "write_file", Args: json.RawMessage(tt.args)})
+			if got := (want{d.AutoApprove, d.RuleID}); got != tt.want {
+				t.Errorf("decision = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}

@@ -2,9 +2,11 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"sync"
@@ -25,8 +27,10 @@ type AuditLog struct {
 	log   *slog.Logger
 
 	mu      sync.Mutex
+	path    string
 	f       *os.File
 	size    int64
+	limit   int64 // journalLimit; tests lower it
 	nextID  int64
 	pending []*core.AuditRecord
 
@@ -43,8 +47,8 @@ const JournalFileName = "audit.journal"
 // moved into the database together.
 const flushDelay = 100 * time.Millisecond
 
-// journalLimit is the size past which the journal is emptied once every
-// record in it is in the database.
+// journalLimit is the size past which the journal is started afresh with
+// just the records not yet in the database.
 const journalLimit = 4 << 20
 
 // OpenAuditLog replays the journal at path into db and starts the flusher.
@@ -54,7 +58,7 @@ func OpenAuditLog(db *DB, path string, log *slog.Logger) (*AuditLog, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	l := &AuditLog{audit: NewAudit(db), log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	l := &AuditLog{audit: NewAudit(db), log: log, limit: journalLimit, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := l.replay(path); err != nil {
 		return nil, err
 	}
@@ -67,7 +71,7 @@ func OpenAuditLog(db *DB, path string, log *slog.Logger) (*AuditLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open audit journal: %w", err)
 	}
-	l.f = f
+	l.f, l.path = f, path
 	go l.run()
 	return l, nil
 }
@@ -84,15 +88,23 @@ func (l *AuditLog) replay(path string) error {
 	}
 	defer f.Close()
 	var recs []*core.AuditRecord
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-	for sc.Scan() {
-		var r core.AuditRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.ID == 0 {
-			l.log.Warn("skip a damaged audit journal line", "err", err)
-			continue
+	br := bufio.NewReader(f)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var r core.AuditRecord
+			if uerr := json.Unmarshal(line, &r); uerr != nil || r.ID == 0 {
+				l.log.Warn("skip a damaged audit journal line", "err", uerr)
+			} else {
+				recs = append(recs, &r)
+			}
 		}
-		recs = append(recs, &r)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read audit journal: %w", err)
+		}
 	}
 	if err := l.audit.insert(recs, true); err != nil {
 		return fmt.Errorf("replay audit journal: %w", err)
@@ -166,7 +178,7 @@ func (l *AuditLog) Flush() error {
 	batch := l.pending
 	l.pending = nil
 	l.mu.Unlock()
-	if err := l.audit.insert(batch, false); err != nil {
+	if err := l.audit.insert(batch, true); err != nil {
 		l.mu.Lock()
 		l.pending = append(batch, l.pending...)
 		l.mu.Unlock()
@@ -174,14 +186,39 @@ func (l *AuditLog) Flush() error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	// Every record in the journal is in the database now unless more came
-	// in meanwhile; only then may the journal be emptied.
-	if len(l.pending) == 0 && l.size > journalLimit && l.f != nil {
-		if err := l.f.Truncate(0); err != nil {
-			return fmt.Errorf("empty audit journal: %w", err)
-		}
-		l.size = 0
+	if l.size > l.limit && l.f != nil {
+		return l.rotateLocked()
 	}
+	return nil
+}
+
+// rotateLocked starts the journal afresh with only the records not yet in
+// the database. The new file replaces the old one by rename, so a crash at
+// any moment leaves one complete journal.
+func (l *AuditLog) rotateLocked() error {
+	var buf []byte
+	for _, r := range l.pending {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("encode audit record: %w", err)
+		}
+		buf = append(append(buf, b...), '\n')
+	}
+	path := l.path
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, buf, 0o600); err != nil {
+		return fmt.Errorf("rotate audit journal: %w", err)
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("rotate audit journal: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		f.Close()
+		return fmt.Errorf("rotate audit journal: %w", err)
+	}
+	l.f.Close()
+	l.f, l.size = f, int64(len(buf))
 	return nil
 }
 
