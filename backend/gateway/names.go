@@ -11,18 +11,24 @@ const Separator = "__"
 
 const maxExposedName = 64
 
-// ExposedName returns the name agents see for tool on server: server__tool,
-// with every character outside [A-Za-z0-9_-] replaced by '_' and, when longer
-// than 64 characters, cut and suffixed with a short hash of the full name so
-// that it stays unique and stable across restarts.
+// ExposedName returns the name agents see for tool on server: server__tool.
+// It must match ^[a-zA-Z0-9_-]{1,64}$, be stable across restarts and never
+// give two tools the same name, so: a name that needs no change is used as
+// it is; one with other characters has them replaced by '_' and gets a short
+// hash of the original (so "a.b" and "a_b" stay apart); one too long is cut
+// and gets the hash too.
 func ExposedName(server, tool string) string {
-	full := sanitize(server) + Separator + sanitize(tool)
-	if len(full) <= maxExposedName {
+	s, t := sanitize(server), sanitize(tool)
+	full := s + Separator + t
+	if s == server && t == tool && len(full) <= maxExposedName {
 		return full
 	}
 	sum := sha256.Sum256([]byte(server + "\x00" + tool))
 	suffix := "_" + hex.EncodeToString(sum[:4])
-	return full[:maxExposedName-len(suffix)] + suffix
+	if len(full) > maxExposedName-len(suffix) {
+		full = full[:maxExposedName-len(suffix)]
+	}
+	return full + suffix
 }
 
 func sanitize(s string) string {
