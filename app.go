@@ -73,10 +73,12 @@ func (a *App) focus() {
 	}
 }
 
-func desktop(ctx context.Context, dataDir, addr string, stdout, stderr io.Writer) error {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+func desktop(ctx context.Context, o airlock.Options, stdout, stderr io.Writer) error {
+	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	app := &App{}
-	in, err := airlock.Start(ctx, airlock.Options{DataDir: dataDir, Addr: addr, UI: uiFS(), Logger: log, OnFocus: app.focus})
+	o.OnFocus = app.focus
+	dataDir := o.DataDir
+	in, err := airlock.Start(ctx, o)
 	if core.ErrorCode(err) == core.EConflict && strings.Contains(err.Error(), "already running") {
 		// A second launch on the same data directory: show the first
 		// instead of starting a second gateway.

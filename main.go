@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	dataDirFlag := fs.String("data-dir", "", "data directory (default $AIRLOCK_DATA_DIR or the user config dir)")
 	addrFlag := fs.String("addr", "", "listen address (default $AIRLOCK_ADDR or "+airlock.DefaultAddr+")")
+	var allowHosts hostList
+	fs.Var(&allowHosts, "allow-host", "a host name remote clients use to reach a non-loopback --addr (repeatable; also $AIRLOCK_ALLOW_HOSTS, comma-separated)")
 
 	switch cmd {
 	case "", "serve":
@@ -82,10 +85,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if addr == "" {
 			addr = getenv("AIRLOCK_ADDR")
 		}
-		if cmd == "serve" {
-			return serve(ctx, dataDir, addr, stdout, stderr)
+		for _, h := range strings.Split(getenv("AIRLOCK_ALLOW_HOSTS"), ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				allowHosts = append(allowHosts, h)
+			}
 		}
-		return desktop(ctx, dataDir, addr, stdout, stderr)
+		o := airlock.Options{DataDir: dataDir, Addr: addr, UI: uiFS(), AllowedHosts: allowHosts}
+		if cmd == "serve" {
+			return serve(ctx, o, stdout, stderr)
+		}
+		return desktop(ctx, o, stdout, stderr)
 	case "bridge":
 		token := fs.String("token", getenv("AIRLOCK_TOKEN"), "agent token (default $AIRLOCK_TOKEN, else the data dir's token)")
 		url := fs.String("url", getenv("AIRLOCK_URL"), "Airlock MCP endpoint (default http://$AIRLOCK_ADDR/mcp)")
@@ -170,9 +179,15 @@ func uiFS() fs.FS {
 	return sub
 }
 
-func serve(ctx context.Context, dataDir, addr string, stdout, stderr io.Writer) error {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	in, err := airlock.Start(ctx, airlock.Options{DataDir: dataDir, Addr: addr, UI: uiFS(), Logger: log})
+// hostList is a repeatable string flag.
+type hostList []string
+
+func (h *hostList) String() string     { return strings.Join(*h, ",") }
+func (h *hostList) Set(v string) error { *h = append(*h, v); return nil }
+
+func serve(ctx context.Context, o airlock.Options, stdout, stderr io.Writer) error {
+	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	in, err := airlock.Start(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -184,9 +199,20 @@ func serve(ctx context.Context, dataDir, addr string, stdout, stderr io.Writer) 
 }
 
 func printEndpoints(w io.Writer, in *airlock.Instance) {
+	if host, _, _ := net.SplitHostPort(in.Addr); !isLoopback(host) {
+		fmt.Fprintf(w, "Warning: listening on %s, reachable from other machines over plain HTTP: tokens travel unencrypted. Prefer an SSH tunnel or a TLS proxy.\n", in.Addr)
+	}
 	fmt.Fprintf(w, "Airlock UI: %s\n", in.UIURL())
 	fmt.Fprintf(w, "MCP endpoint: %s\n", in.Info.MCPURL)
 	fmt.Fprintf(w, "Agent token: %s\n", in.Info.AgentToken)
 	fmt.Fprintf(w, "Data dir: %s\n", in.Info.DataDir)
 	fmt.Fprintf(w, "Connect Claude Code: claude mcp add --transport http airlock %s --header \"Authorization: Bearer %s\"\n", in.Info.MCPURL, in.Info.AgentToken)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

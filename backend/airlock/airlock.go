@@ -50,6 +50,10 @@ type Options struct {
 	// OnFocus is called when a second launch on the same data directory
 	// asks this instance to show itself.
 	OnFocus func()
+	// AllowedHosts are host names, besides loopback ones, that requests may
+	// name in their Host header: the names a remote browser or agent uses to
+	// reach a non-loopback --addr.
+	AllowedHosts []string
 }
 
 // Instance is a running Airlock backend.
@@ -59,6 +63,7 @@ type Instance struct {
 	UIToken string
 	Addr    string // the address actually listened on
 	Info    api.Info
+	base    string // host:port for URLs: Addr, or a usable name for it
 
 	db      *store.DB
 	cfg     *config.Store
@@ -70,7 +75,7 @@ type Instance struct {
 }
 
 // UIURL is the browser URL of the UI, with its access token.
-func (in *Instance) UIURL() string { return "http://" + in.Addr + "/?token=" + in.UIToken }
+func (in *Instance) UIURL() string { return "http://" + in.base + "/?token=" + in.UIToken }
 
 // Start opens the data directory, starts the downstream servers and listens.
 func Start(ctx context.Context, o Options) (_ *Instance, err error) {
@@ -142,12 +147,24 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	in.Addr = ln.Addr().String()
 	in.UIToken = randomToken()
 	sec := api.NewSecurity(in.UIToken, in.Addr)
-	if host, _, _ := net.SplitHostPort(in.Addr); host != "" && !net.ParseIP(host).IsLoopback() {
+	sec.AllowedHosts = append(sec.AllowedHosts, o.AllowedHosts...)
+	host, port, _ := net.SplitHostPort(in.Addr)
+	if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() && !ip.IsUnspecified() {
 		sec.AllowedHosts = append(sec.AllowedHosts, host)
 	}
+	base := in.Addr
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		// Listening on every address: advertise a name clients can use.
+		name := "127.0.0.1"
+		if len(o.AllowedHosts) > 0 {
+			name = o.AllowedHosts[0]
+		}
+		base = net.JoinHostPort(name, port)
+	}
+	in.base = base
 
 	in.Info = api.Info{
-		Version: Version, MCPURL: "http://" + in.Addr + "/mcp", SSEURL: "http://" + in.Addr + "/sse",
+		Version: Version, MCPURL: "http://" + base + "/mcp", SSEURL: "http://" + base + "/sse",
 		AgentToken: agentToken, DataDir: o.DataDir, ConfigPath: in.cfg.State().Path,
 	}
 	deps := api.Deps{Info: in.Info, Config: in.cfg, Supervisor: in.sup, Audit: audit, DB: in.db}

@@ -427,3 +427,28 @@ func TestBridgeExitsWhenAirlockStops(t *testing.T) {
 		t.Fatal("the bridge kept running after Airlock stopped")
 	}
 }
+
+func TestAllowedHostsReachTheUI(t *testing.T) {
+	in, err := airlock.Start(context.Background(), airlock.Options{DataDir: t.TempDir(), Addr: "127.0.0.1:0", AllowedHosts: []string{"airlock.example"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	status := func(host string) int {
+		req, _ := http.NewRequest("POST", "http://"+in.Addr+"/api/rpc/ListServers", strings.NewReader("[]"))
+		req.Host = host
+		req.Header.Set("Cookie", api.UICookie(in.Addr)+"="+in.UIToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status("airlock.example:4750"); got != 200 {
+		t.Errorf("allowed host: status %d, want 200", got)
+	}
+	if got := status("other.example:4750"); got != 403 {
+		t.Errorf("host not allowed: status %d, want 403", got)
+	}
+}
