@@ -517,3 +517,26 @@ func TestBadDownstreamDefinitionsAreSkipped(t *testing.T) {
 		t.Errorf("odd server: state %s, stderr tail %.200q; want running, the long line cut and the next one kept", st.State, tail)
 	}
 }
+
+// Downstream servers reached over Streamable HTTP and over legacy SSE work
+// like stdio ones.
+func TestHTTPAndSSEDownstreams(t *testing.T) {
+	remote := core.ServerConfig{ID: "remote", URL: testutil.EverythingHTTP(t, "streamableHttp") + "/mcp"}
+	legacy := core.ServerConfig{ID: "legacy", URL: testutil.EverythingHTTP(t, "sse") + "/sse", Type: "sse"}
+	e := newEnv(t, gateway.SupervisorOptions{}, remote, legacy)
+	sess := e.connect(t, nil)
+	for _, name := range []string{"remote__echo", "legacy__echo"} {
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"message": "over " + name}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := text(t, res); !strings.Contains(got, "over "+name) {
+			t.Errorf("%s = %q", name, got)
+		}
+	}
+	for _, id := range []string{"remote", "legacy"} {
+		if st, _ := e.sup.ServerStatus(id); st.Transport != map[string]string{"remote": "http", "legacy": "sse"}[id] {
+			t.Errorf("%s transport = %q", id, st.Transport)
+		}
+	}
+}

@@ -4,6 +4,8 @@
 package testutil
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,4 +111,32 @@ func Eventually(tb testing.TB, timeout time.Duration, cond func() bool, msg stri
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// EverythingHTTP starts @modelcontextprotocol/server-everything as an HTTP
+// server ("streamableHttp" or "sse") on a free loopback port, stopped at
+// cleanup, and returns its base URL once it accepts connections.
+func EverythingHTTP(tb testing.TB, transport string) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(Node(tb), npmServer(tb, "server-everything", "index.js"), transport)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	Eventually(tb, 30*time.Second, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, "server-everything (%s) never listened on %s", transport, addr)
+	return "http://" + addr
 }
