@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -262,15 +263,33 @@ func (s *Supervisor) CallTool(ctx context.Context, server, tool string, args jso
 	defer cancel()
 	res, err := sess.CallTool(ctx, params)
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, core.Errorf(core.ETimeout, "server %q did not answer %s within %s", server, tool, s.opts.CallTimeout)
-		}
-		return nil, err
+		return nil, s.callError(ctx, server, tool, err)
 	}
 	return res, nil
 }
 
 type progressKey struct{ server, token string }
+
+// codeRejectedByTransport is the SDK's code for a message its transport
+// could not send: the connection, not the server, failed.
+const codeRejectedByTransport = -32005
+
+// callError says why a forwarded call failed, with a code: the server's own
+// JSON-RPC error, a timeout, a cancellation, or a server that cannot be
+// reached (its connection broke; the supervisor reconnects).
+func (s *Supervisor) callError(ctx context.Context, server, tool string, err error) error {
+	var wire *jsonrpc.Error
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return core.Errorf(core.ETimeout, "server %q did not answer %s within %s", server, tool, s.opts.CallTimeout)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.As(err, &wire) && wire.Code != codeRejectedByTransport:
+		return (&core.Error{Code: "downstream_error", Message: fmt.Sprintf("server %q answered %s with an error: %s", server, tool, wire.Message)})
+	}
+	return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q cannot be reached: %v", server, err)}).
+		WithHint("Airlock reconnects by itself; see the Servers screen")
+}
 
 func (s *Supervisor) routeProgress(server string, p *mcp.ProgressNotificationParams) {
 	tok, ok := p.ProgressToken.(string)

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -539,4 +541,28 @@ func TestHTTPAndSSEDownstreams(t *testing.T) {
 			t.Errorf("%s transport = %q", id, st.Transport)
 		}
 	}
+}
+
+// A remote server that goes away gives a clear "unavailable" tool error at
+// once, and calls work again once it is back.
+func TestHTTPDownstreamGoesAwayAndComesBack(t *testing.T) {
+	base, proc := testutil.EverythingHTTPProcess(t, "streamableHttp", 0)
+	e := newEnv(t, gateway.SupervisorOptions{BackoffMax: 500 * time.Millisecond}, core.ServerConfig{ID: "remote", URL: base + "/mcp"})
+	sess := e.connect(t, nil)
+	proc.Kill()
+	proc.Wait()
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "remote__echo", Arguments: map[string]any{"message": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(text(t, res), "["+core.EUnavailable+"]") {
+		t.Errorf("call to a vanished server = %q, want an %s tool error", text(t, res), core.EUnavailable)
+	}
+	u, _ := url.Parse(base)
+	port, _ := strconv.Atoi(u.Port())
+	testutil.EverythingHTTPProcess(t, "streamableHttp", port)
+	testutil.Eventually(t, 60*time.Second, func() bool {
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "remote__echo", Arguments: map[string]any{"message": "back"}})
+		return err == nil && strings.Contains(text(t, res), "Echo: back")
+	}, "calls never worked again after the server came back: %+v", e.sup.Status())
 }

@@ -118,12 +118,22 @@ func Eventually(tb testing.TB, timeout time.Duration, cond func() bool, msg stri
 // cleanup, and returns its base URL once it accepts connections.
 func EverythingHTTP(tb testing.TB, transport string) string {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
+	url, _ := EverythingHTTPProcess(tb, transport, 0)
+	return url
+}
+
+// EverythingHTTPProcess is EverythingHTTP on the given port (0: a free one)
+// that also returns the process, for tests that kill it.
+func EverythingHTTPProcess(tb testing.TB, transport string, port int) (string, *os.Process) {
+	tb.Helper()
+	if port == 0 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	cmd := exec.Command(Node(tb), npmServer(tb, "server-everything", "index.js"), transport)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	if err := cmd.Start(); err != nil {
@@ -138,5 +148,5 @@ func EverythingHTTP(tb testing.TB, transport string) string {
 		}
 		return err == nil
 	}, "server-everything (%s) never listened on %s", transport, addr)
-	return "http://" + addr
+	return "http://" + addr, cmd.Process
 }
