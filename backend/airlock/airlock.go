@@ -175,7 +175,13 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	routes := api.Routes{Security: sec, API: in.API, Hub: in.Hub, MCP: gw.StreamableHandler(), SSE: gw.SSEHandler(), UI: o.UI,
 		Focus: focusHandler(focusToken, o.OnFocus)}
 	in.srv = &http.Server{Handler: routes.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	if err := lock.publish(lockInfo{PID: os.Getpid(), Addr: in.Addr, FocusToken: focusToken}); err != nil {
+	// A second launch runs on this machine: give it a loopback address.
+	focusAddr := in.Addr
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		focusAddr = net.JoinHostPort("127.0.0.1", port)
+	}
+	if err := lock.publish(lockInfo{PID: os.Getpid(), Addr: focusAddr, FocusToken: focusToken}); err != nil {
+		ln.Close()
 		return nil, fmt.Errorf("write lock file: %w", err)
 	}
 	go in.srv.Serve(ln)
