@@ -279,3 +279,24 @@ func TestRestartWhileWaiting(t *testing.T) {
 		t.Fatalf("activity after restart = %+v, want the waiting call recorded as expired", recs)
 	}
 }
+
+func TestCancelWhileWaitingIsRecorded(t *testing.T) {
+	in, sess := setup(t, airlock.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := sess.CallTool(ctx, echoParams("never mind"))
+		done <- err
+	}()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		p, _ := in.API.ListApprovals()
+		return len(p) == 1
+	}, "the call never waited")
+	cancel()
+	<-done
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		p, _ := in.API.ListApprovals()
+		recs, _ := in.API.ListActivity(core.ActivityFilter{})
+		return len(p) == 0 && len(recs) == 1 && recs[0].ErrorCode == "cancelled"
+	}, "a call cancelled while waiting is not recorded as cancelled, or still waits")
+}

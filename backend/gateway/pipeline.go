@@ -160,6 +160,9 @@ func (p *Pipeline) run(ctx context.Context, c *Call, rec *core.AuditRecord) *mcp
 		rec.Reason = "asked: " + d.Reason
 		out, err := p.Approver.Approve(ctx, c, d)
 		rec.Approver, rec.WaitMs = out.By, out.Waited.Milliseconds()
+		if errors.Is(err, context.Canceled) {
+			err = &core.Error{Code: "cancelled", Message: "the agent cancelled the call while it waited for approval"}
+		}
 		if err != nil {
 			return refuse(rec, core.DecisionError, err)
 		}
