@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/gateway"
+	"github.com/airlock-dev/airlock/backend/pins"
 	"github.com/airlock-dev/airlock/backend/store"
 )
 
@@ -126,11 +128,22 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	auditWriter := gateway.NewAuditWriter(audit, in.Hub, o.Logger)
 	in.closers = append(in.closers, func() { auditWriter.Close(); audit.Close() })
 
+	toolPins, err := pins.New(store.NewPins(in.db))
+	if err != nil {
+		return nil, err
+	}
 	in.sup = gateway.NewSupervisor(Version, o.Supervisor)
 	in.closers = append(in.closers, in.sup.Close)
-	in.sup.OnEvent(func(ev gateway.SupervisorEvent) { in.Hub.Emit(core.EventServerStatus, ev.Status) })
+	in.sup.OnEvent(func(ev gateway.SupervisorEvent) {
+		if ev.ToolsChanged && ev.Status.State == core.StateRunning {
+			if _, err := toolPins.Observe(ev.Status.ID, ev.Status.Tools); err != nil {
+				o.Logger.Error("store accepted tool definitions", "server", ev.Status.ID, "err", err)
+			}
+		}
+		in.Hub.Emit(core.EventServerStatus, toolPins.Annotate(ev.Status))
+	})
 
-	pipe := &gateway.Pipeline{Dispatch: in.sup, Audit: auditWriter}
+	pipe := &gateway.Pipeline{Dispatch: in.sup, Audit: auditWriter, Policy: pinPolicy{toolPins}}
 	hitlDeps, err := in.startHITL(ctx, o, pipe, audit)
 	if err != nil {
 		return nil, err
@@ -167,7 +180,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		Version: Version, MCPURL: "http://" + base + "/mcp", SSEURL: "http://" + base + "/sse",
 		AgentToken: agentToken, DataDir: o.DataDir, ConfigPath: in.cfg.State().Path,
 	}
-	deps := api.Deps{Info: in.Info, Config: in.cfg, Supervisor: in.sup, Audit: audit, DB: in.db}
+	deps := api.Deps{Info: in.Info, Config: in.cfg, Supervisor: in.sup, Audit: audit, DB: in.db, Pins: toolPins, Events: in.Hub}
 	hitlDeps.apply(&deps)
 	in.API = api.New(deps)
 
@@ -269,4 +282,18 @@ func randomToken() string {
 func TuneRuntime() {
 	debug.SetGCPercent(400)
 	debug.SetMemoryLimit(32 << 20)
+}
+
+// pinPolicy is the pipeline's policy stage for changed tools: a tool whose
+// definition changed since the user accepted it always asks, whatever the
+// rules say, until the change is accepted on the Servers screen.
+type pinPolicy struct{ pins *pins.Pins }
+
+func (p pinPolicy) Check(_ context.Context, c *gateway.Call) (bool, string, error) {
+	ch, ok := p.pins.Changed(c.Tool.ServerID, c.Tool.Name)
+	if !ok {
+		return false, "", nil
+	}
+	return true, fmt.Sprintf("the definition of %s changed since you accepted it (%s) — accept the change on the Servers screen to stop this",
+		c.Tool.ExposedName, strings.Join(ch.Fields, ", ")), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/gateway"
 	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/pins"
 	"github.com/airlock-dev/airlock/backend/store"
 )
 
@@ -36,6 +37,8 @@ type Deps struct {
 	DB         *store.DB
 	Rules      *hitl.Rules
 	Broker     *hitl.Broker
+	Pins       *pins.Pins
+	Events     core.EventSink
 }
 
 // API is the facade. Its exported methods are the UI's whole view of the
@@ -75,6 +78,7 @@ func (a *API) view(c core.ServerConfig) ServerView {
 			st.State = core.StateStarting
 		}
 	}
+	st = a.d.Pins.Annotate(st)
 	if st.Tools == nil {
 		st.Tools = []core.ToolInfo{}
 	}
@@ -115,6 +119,18 @@ func (a *API) ImportServers(text string) (config.ImportResult, error) {
 func (a *API) ExportServers() (string, error) {
 	b, err := a.d.Config.Export()
 	return string(b), err
+}
+
+// AcceptToolChange accepts a tool's new definition: calls to it stop being
+// forced to ask.
+func (a *API) AcceptToolChange(server, tool string) error {
+	if err := a.d.Pins.Accept(server, tool); err != nil {
+		return err
+	}
+	if st, ok := a.d.Supervisor.ServerStatus(server); ok {
+		a.d.Events.Emit(core.EventServerStatus, a.d.Pins.Annotate(st))
+	}
+	return nil
 }
 
 // GetConfigState tells whether the servers file's last edit was valid.

@@ -72,6 +72,16 @@ type ToolInfo struct {
 	InputSchema  json.RawMessage  `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+	// Changed is set when the server now describes the tool differently
+	// from the definition the user accepted (first seen, or accepted since).
+	Changed *ToolChange `json:"changed,omitempty"`
+}
+
+// ToolChange says how a tool's definition differs from the accepted one.
+type ToolChange struct {
+	Fields   []string  `json:"fields"`   // title, description, inputSchema, outputSchema, annotations
+	Accepted string    `json:"accepted"` // the accepted definition, as JSON
+	Since    time.Time `json:"since"`    // when the change was first seen
 }
 
 // ToolAnnotations are the MCP hints that tell how risky a tool is.

@@ -205,7 +205,7 @@ func (b *Broker) Request(ctx context.Context, req ApprovalRequest) (Outcome, err
 	}
 	a.Risk, a.Warning = Risk(req.Annotations)
 	if req.ForcedBy != "" {
-		a.Warning = req.ForcedBy + " always asks a person for this call. " + a.Warning
+		a.Warning = "Asked whatever the rules say: " + req.ForcedBy + ". " + a.Warning
 	}
 	b.mu.Lock()
 	timeout := b.timeout

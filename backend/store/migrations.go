@@ -16,6 +16,7 @@ func migrations() []*gormigrate.Migration {
 	return []*gormigrate.Migration{
 		m0001Foundation(),
 		m0002HITL(),
+		m0003ToolPins(),
 	}
 }
 

@@ -95,6 +95,7 @@ export const api = {
   UpdateServer: (cfg: ServerConfig) => call<ServerView>('UpdateServer', cfg),
   RemoveServer: (id: string) => call<null>('RemoveServer', id),
   RestartServer: (id: string) => call<null>('RestartServer', id),
+  AcceptToolChange: (server: string, tool: string) => call<null>('AcceptToolChange', server, tool),
   ImportServers: (text: string) => call<ImportResult>('ImportServers', text),
   GetConfigState: () => call<ConfigState>('GetConfigState'),
   // Activity

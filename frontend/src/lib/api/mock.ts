@@ -117,6 +117,7 @@ export function mockTransport(): Transport {
     UpdateServer: (cfg) => { const v = servers.find((s) => s.config.id === cfg.id)!; v.config = cfg; return v; },
     RemoveServer: (id) => { servers.splice(servers.findIndex((s) => s.config.id === id), 1); return null; },
     RestartServer: () => null,
+    AcceptToolChange: () => null,
     ImportServers: () => ({ added: ['memory'], skipped: [{ id: 'everything', reason: 'a server with this id exists already' }] }),
     ListActivity: (f) => activity.filter((r) => (!f.agent || r.agent === f.agent) && (!f.server || r.server === f.server) && (!f.tool || r.tool === f.tool) && (!f.decision || r.decision === f.decision)),
     GetInfo: () => ({ version: '0.1.0-dev', mcpUrl: 'http://127.0.0.1:7801/mcp', sseUrl: 'http://127.0.0.1:7801/sse', agentToken: 'alk_agent_7c1e4f0d9b2a48e6a5f3', dataDir: '~/.local/share/airlock', configPath: '~/.config/airlock/servers.json' }),

@@ -31,6 +31,16 @@ export interface ToolInfo {
   description?: string;
   inputSchema?: unknown;
   annotations?: ToolAnnotations;
+  /** Set when the server now describes the tool differently from the definition you accepted. */
+  changed?: ToolChange;
+}
+
+export interface ToolChange {
+  /** Which parts changed: title, description, inputSchema, outputSchema, annotations. */
+  fields: string[];
+  /** The accepted definition, as JSON text. */
+  accepted: string;
+  since: string;
 }
 
 export type ServerState = 'starting' | 'running' | 'restarting' | 'failed' | 'stopped';

@@ -69,6 +69,12 @@ export class ServersStore {
     await api.RestartServer(id);
   }
 
+  /** Accepts a tool's changed definition; calls to it stop asking. */
+  async acceptToolChange(server: string, tool: string): Promise<void> {
+    await api.AcceptToolChange(server, tool);
+    await this.load();
+  }
+
   async importConfig(text: string): Promise<ImportResult> {
     const r = await api.ImportServers(text);
     await this.load();

@@ -13,7 +13,7 @@ const unauthorized = new Set<() => void>();
 
 function makeApi(): Api {
   const names: (keyof Api)[] = [
-    'ListServers', 'AddServer', 'UpdateServer', 'RemoveServer', 'RestartServer', 'ImportServers', 'GetConfigState',
+    'ListServers', 'AddServer', 'UpdateServer', 'RemoveServer', 'RestartServer', 'AcceptToolChange', 'ImportServers', 'GetConfigState',
     'ListActivity', 'GetInfo', 'ListRules', 'CreateRule', 'UpdateRule', 'DeleteRule', 'TestRule', 'ShadowedRules', 'GetRulesState',
     'ExportRules', 'ImportRules', 'ListApprovals', 'Approve', 'Decline', 'ApproveAndAddRule', 'GetSettings', 'SetSettings',
   ];

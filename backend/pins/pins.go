@@ -1,0 +1,194 @@
+// Package pins notices downstream tools whose definition changed after the
+// user accepted it (a "rug pull": a server that describes a tool one way and
+// later rewrites its description or schema). The first definition seen is
+// accepted; a later difference is flagged on the Servers screen and makes
+// every call to the tool wait for a person until the change is accepted.
+//
+// It imports core only; the store and the pipeline plug in where it is wired.
+package pins
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/core"
+)
+
+// Pin is an accepted tool definition.
+type Pin struct {
+	ServerID   string
+	ToolName   string
+	Definition string // JSON of the fields that make up the definition
+	AcceptedAt time.Time
+}
+
+// Store persists pins.
+type Store interface {
+	All() ([]Pin, error)
+	Save(Pin) error
+}
+
+type key struct{ server, tool string }
+
+// Pins tracks accepted and current tool definitions.
+type Pins struct {
+	store Store
+	now   func() time.Time
+
+	mu       sync.Mutex
+	accepted map[key]Pin
+	current  map[key]string // the definition the server gives now
+	changed  map[key]*core.ToolChange
+}
+
+// New loads the accepted definitions from st.
+func New(st Store) (*Pins, error) {
+	all, err := st.All()
+	if err != nil {
+		return nil, err
+	}
+	p := &Pins{store: st, now: time.Now, accepted: map[key]Pin{}, current: map[key]string{}, changed: map[key]*core.ToolChange{}}
+	for _, pin := range all {
+		p.accepted[key{pin.ServerID, pin.ToolName}] = pin
+	}
+	return p, nil
+}
+
+// definition is what a change is judged on: everything the model reads.
+type definition struct {
+	Title        string                `json:"title,omitempty"`
+	Description  string                `json:"description,omitempty"`
+	InputSchema  json.RawMessage       `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage       `json:"outputSchema,omitempty"`
+	Annotations  *core.ToolAnnotations `json:"annotations,omitempty"`
+}
+
+func defOf(t core.ToolInfo) definition {
+	return definition{Title: t.Title, Description: t.Description, InputSchema: canonical(t.InputSchema),
+		OutputSchema: canonical(t.OutputSchema), Annotations: t.Annotations}
+}
+
+// canonical re-encodes JSON with sorted keys, so that key order is no change.
+func canonical(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func encode(d definition) string {
+	b, _ := json.Marshal(d)
+	return string(b)
+}
+
+// Observe takes the tools a running server lists now. A tool seen for the
+// first time is accepted as it is; one that differs from its accepted
+// definition is flagged. It reports whether any flag changed.
+func (p *Pins) Observe(server string, tools []core.ToolInfo) (flagsChanged bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range tools {
+		k := key{server, t.Name}
+		def := encode(defOf(t))
+		p.current[k] = def
+		pin, known := p.accepted[k]
+		if !known {
+			pin = Pin{ServerID: server, ToolName: t.Name, Definition: def, AcceptedAt: p.now().UTC()}
+			if serr := p.store.Save(pin); serr != nil && err == nil {
+				err = serr
+			}
+			p.accepted[k] = pin
+			continue
+		}
+		if pin.Definition == def {
+			if p.changed[k] != nil {
+				delete(p.changed, k)
+				flagsChanged = true
+			}
+			continue
+		}
+		fields := diff(pin.Definition, def)
+		if c := p.changed[k]; c == nil || !equal(c.Fields, fields) {
+			since := p.now().UTC()
+			if c != nil {
+				since = c.Since
+			}
+			p.changed[k] = &core.ToolChange{Fields: fields, Accepted: pin.Definition, Since: since}
+			flagsChanged = true
+		}
+	}
+	return flagsChanged, err
+}
+
+func diff(a, b string) []string {
+	var da, db map[string]json.RawMessage
+	json.Unmarshal([]byte(a), &da)
+	json.Unmarshal([]byte(b), &db)
+	var out []string
+	for _, f := range []string{"title", "description", "inputSchema", "outputSchema", "annotations"} {
+		if string(da[f]) != string(db[f]) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Changed reports how tool on server differs from its accepted definition.
+func (p *Pins) Changed(server, tool string) (*core.ToolChange, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.changed[key{server, tool}]
+	return c, ok
+}
+
+// Annotate marks the changed tools of st.
+func (p *Pins) Annotate(st core.ServerStatus) core.ServerStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tools := make([]core.ToolInfo, len(st.Tools))
+	for i, t := range st.Tools {
+		t.Changed = p.changed[key{st.ID, t.Name}]
+		tools[i] = t
+	}
+	st.Tools = tools
+	return st
+}
+
+// Accept makes the tool's current definition the accepted one.
+func (p *Pins) Accept(server, tool string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := key{server, tool}
+	def, ok := p.current[k]
+	if !ok {
+		return core.Errorf(core.ENotFound, "server %q lists no tool %q", server, tool)
+	}
+	if p.changed[k] == nil {
+		return core.Errorf(core.EConflict, "the definition of %s on %s has not changed", tool, server)
+	}
+	pin := Pin{ServerID: server, ToolName: tool, Definition: def, AcceptedAt: p.now().UTC()}
+	if err := p.store.Save(pin); err != nil {
+		return err
+	}
+	p.accepted[k] = pin
+	delete(p.changed, k)
+	return nil
+}
