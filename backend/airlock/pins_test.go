@@ -55,7 +55,9 @@ func TestChangedToolDefinitionAsks(t *testing.T) {
 	allowAll(t, in)
 	sess := connect(t, in)
 	waitTool(t, sess, "script__tool")
-	call := func() *mcp.CallToolParams { return &mcp.CallToolParams{Name: "script__tool", Arguments: map[string]any{}} }
+	call := func() *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: "script__tool", Arguments: map[string]any{}}
+	}
 	if res, err := sess.CallTool(t.Context(), call()); err != nil || textOf(res) != "done" {
 		t.Fatalf("first call: %v %q", err, textOf(res))
 	}
