@@ -14,6 +14,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/airlock"
 	"github.com/airlock-dev/airlock/backend/api"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
@@ -23,8 +24,10 @@ import (
 // App adapts the Wails lifecycle and window to the backend. It owns the only
 // context Wails accepts for runtime calls; events reach the window through it.
 type App struct {
-	mu  sync.Mutex
-	ctx context.Context // set by startup; nil before and after
+	mu     sync.Mutex
+	ctx    context.Context // set by startup; nil before and after
+	notify bool            // the desktop's notification service is there
+	log    *slog.Logger
 }
 
 // Emit forwards a backend event to the window. An approval request also
@@ -39,6 +42,27 @@ func (a *App) Emit(name string, payload any) {
 	runtime.EventsEmit(ctx, name, payload)
 	if name == core.EventApprovalRequested {
 		a.raise(ctx)
+		a.notifyApproval(ctx, payload)
+	}
+}
+
+// notifyApproval shows a desktop notification for a waiting call, for the
+// person who is looking at another window.
+func (a *App) notifyApproval(ctx context.Context, payload any) {
+	a.mu.Lock()
+	notify := a.notify
+	a.mu.Unlock()
+	ap, ok := payload.(hitl.Approval)
+	if !notify || !ok {
+		return
+	}
+	err := runtime.SendNotification(ctx, runtime.NotificationOptions{
+		ID:    ap.ID,
+		Title: "Airlock: approval needed",
+		Body:  fmt.Sprintf("%s wants to call %s on %s", ap.Agent, ap.Tool, ap.Server),
+	})
+	if err != nil {
+		a.log.Warn("desktop notification failed", "err", err)
 	}
 }
 
@@ -52,8 +76,19 @@ func (a *App) raise(ctx context.Context) {
 }
 
 func (a *App) startup(ctx context.Context) {
+	// Desktop notifications need the session's notification service; without
+	// one the window still comes to the front.
+	err := runtime.InitializeNotifications(ctx)
+	if err != nil {
+		a.log.Info("no desktop notifications", "err", err)
+	}
+	notify := err == nil && runtime.IsNotificationAvailable(ctx)
+	if notify {
+		// Clicking the notification shows the window with the dialog.
+		runtime.OnNotificationResponse(ctx, func(runtime.NotificationResult) { a.raise(ctx) })
+	}
 	a.mu.Lock()
-	a.ctx = ctx
+	a.ctx, a.notify = ctx, notify
 	a.mu.Unlock()
 }
 
@@ -75,7 +110,7 @@ func (a *App) focus() {
 
 func desktop(ctx context.Context, o airlock.Options, stdout, stderr io.Writer) error {
 	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	app := &App{}
+	app := &App{log: o.Logger}
 	o.OnFocus = app.focus
 	dataDir := o.DataDir
 	in, err := airlock.Start(ctx, o)
