@@ -2,6 +2,7 @@ package airlock_test
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -450,5 +451,38 @@ func TestAllowedHostsReachTheUI(t *testing.T) {
 	}
 	if got := status("other.example:4750"); got != 403 {
 		t.Errorf("host not allowed: status %d, want 403", got)
+	}
+}
+
+func TestExportActivity(t *testing.T) {
+	dir := t.TempDir()
+	writeServers(t, dir, testutil.EverythingServer(t, "everything"))
+	in := start(t, dir)
+	allowAll(t, in)
+	sess := connect(t, in)
+	waitTool(t, sess, "everything__echo")
+	echo(t, sess, `one, "quoted"`)
+	echo(t, sess, "two")
+	js, err := in.API.ExportActivity(core.ActivityFilter{}, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []core.AuditRecord
+	if err := json.Unmarshal([]byte(js), &recs); err != nil || len(recs) != 2 {
+		t.Fatalf("json export: %v, %d records, want 2", err, len(recs))
+	}
+	csvText, err := in.API.ExportActivity(core.ActivityFilter{Tool: "echo"}, "csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
+	if err != nil || len(rows) != 3 || rows[0][0] != "id" || rows[1][5] != "echo" {
+		t.Fatalf("csv export: %v, rows %q", err, rows)
+	}
+	if !strings.Contains(rows[2][16], `one, \"quoted\"`) {
+		t.Errorf("csv arguments column = %q, want the first call's arguments intact", rows[2][16])
+	}
+	if _, err := in.API.ExportActivity(core.ActivityFilter{}, "xml"); core.ErrorCode(err) != core.EInvalid {
+		t.Errorf("unknown format: %v, want %s", err, core.EInvalid)
 	}
 }

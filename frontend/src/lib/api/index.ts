@@ -100,6 +100,7 @@ export const api = {
   GetConfigState: () => call<ConfigState>('GetConfigState'),
   // Activity
   ListActivity: (filter: ActivityFilter) => call<AuditRecord[] | null>('ListActivity', filter),
+  ExportActivity: (filter: ActivityFilter, format: 'json' | 'csv') => call<string>('ExportActivity', filter, format),
   GetInfo: () => call<Info>('GetInfo'),
   // Rules
   ListRules: () => call<Rule[] | null>('ListRules'),

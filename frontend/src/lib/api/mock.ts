@@ -119,6 +119,7 @@ export function mockTransport(): Transport {
     RestartServer: () => null,
     AcceptToolChange: () => null,
     ImportServers: () => ({ added: ['memory'], skipped: [{ id: 'everything', reason: 'a server with this id exists already' }] }),
+    ExportActivity: () => JSON.stringify(activity, null, 2),
     ListActivity: (f) => activity.filter((r) => (!f.agent || r.agent === f.agent) && (!f.server || r.server === f.server) && (!f.tool || r.tool === f.tool) && (!f.decision || r.decision === f.decision)),
     GetInfo: () => ({ version: '0.1.0-dev', mcpUrl: 'http://127.0.0.1:7801/mcp', sseUrl: 'http://127.0.0.1:7801/sse', agentToken: 'alk_agent_7c1e4f0d9b2a48e6a5f3', dataDir: '~/.local/share/airlock', configPath: '~/.config/airlock/servers.json' }),
     ListRules: () => rules,

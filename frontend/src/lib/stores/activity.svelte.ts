@@ -37,6 +37,13 @@ export class ActivityStore {
     return q;
   }
 
+  /** The records matching the current filters, as a JSON or CSV file's text. */
+  async exportText(format: 'json' | 'csv'): Promise<string> {
+    const q = this.query();
+    delete q.limit;
+    return api.ExportActivity(q, format);
+  }
+
   async load(): Promise<void> {
     const seq = ++this.seq;
     this.loading = true;

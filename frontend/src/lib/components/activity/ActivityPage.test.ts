@@ -18,6 +18,30 @@ function rec(id: number, over: Partial<AuditRecord> = {}): AuditRecord {
 describe('ActivityPage', () => {
   beforeEach(() => resetFakeApi());
 
+  it('exports the filtered calls as CSV', async () => {
+    vi.mocked(fakeApi.ListActivity).mockResolvedValue([rec(1, { server: 'fs' })]);
+    vi.mocked(fakeApi.ExportActivity).mockResolvedValue('id,time\n1,now\n');
+    const created: Blob[] = [];
+    URL.createObjectURL = vi.fn((b: Blob) => { created.push(b); return 'blob:x'; });
+    URL.revokeObjectURL = vi.fn();
+    const clicked = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => {});
+    const { stores, context } = testStores();
+    stores.activity.filter.server = 'fs';
+    render(ActivityPage, { context });
+    await screen.findByText('tool1');
+    await userEvent.click(screen.getByRole('button', { name: 'Export CSV' }));
+    await waitFor(() => expect(fakeApi.ExportActivity).toHaveBeenCalledWith({ server: 'fs' }, 'csv'));
+    await waitFor(() => expect(created.length).toBe(1));
+    expect(clicked).toHaveBeenCalled();
+    const text = await new Promise<string>((resolve) => {
+      const r = new FileReader();
+      r.onload = () => resolve(String(r.result));
+      r.readAsText(created[0]);
+    });
+    expect(text).toBe('id,time\n1,now\n');
+    clicked.mockRestore();
+  });
+
   it('prepends live records from activity:new, newest on top', async () => {
     vi.mocked(fakeApi.ListActivity).mockResolvedValue([rec(2), rec(1)]);
     const { stores, context } = testStores();
