@@ -97,22 +97,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return desktop(ctx, o, stdout, stderr)
 	case "bridge":
 		token := fs.String("token", getenv("AIRLOCK_TOKEN"), "agent token (default $AIRLOCK_TOKEN, else the data dir's token)")
-		url := fs.String("url", getenv("AIRLOCK_URL"), "Airlock MCP endpoint (default http://$AIRLOCK_ADDR/mcp)")
+		url := fs.String("url", getenv("AIRLOCK_URL"), "Airlock MCP endpoint (default: the Airlock running on the data dir, else http://$AIRLOCK_ADDR/mcp)")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
+		dataDir, err := cli.ResolveDataDir(*dataDirFlag, getenv)
+		if err != nil {
+			return err
+		}
 		if *url == "" {
-			addr := getenv("AIRLOCK_ADDR")
-			if addr == "" {
-				addr = airlock.DefaultAddr
+			// The Airlock running on this data directory says where it is;
+			// otherwise the configured or default address.
+			if u, ok := airlock.RunningURL(dataDir); ok {
+				*url = u
+			} else {
+				addr := getenv("AIRLOCK_ADDR")
+				if addr == "" {
+					addr = airlock.DefaultAddr
+				}
+				*url = "http://" + addr + "/mcp"
 			}
-			*url = "http://" + addr + "/mcp"
 		}
 		if *token == "" {
-			dataDir, err := cli.ResolveDataDir(*dataDirFlag, getenv)
-			if err != nil {
-				return err
-			}
 			if *token, err = cli.AgentToken(dataDir, false); err != nil {
 				return core.Errorf(core.EInvalid, "no --token given and none found in %s: %v", dataDir, err)
 			}

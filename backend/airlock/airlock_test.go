@@ -336,6 +336,9 @@ func TestTokenRotationTakesEffect(t *testing.T) {
 	testutil.Eventually(t, 10*time.Second, func() bool {
 		return status(old) == http.StatusUnauthorized && status(rotated) != http.StatusUnauthorized
 	}, "after `airlock token --rotate` the running Airlock still takes the old token")
+	if info, _ := in.API.GetInfo(); info.AgentToken != rotated {
+		t.Errorf("the UI's Connect dialog still shows the old token after a rotation")
+	}
 }
 
 func TestSecondInstanceOnSameDataDirIsRefused(t *testing.T) {
@@ -484,5 +487,37 @@ func TestExportActivity(t *testing.T) {
 	}
 	if _, err := in.API.ExportActivity(core.ActivityFilter{}, "xml"); core.ErrorCode(err) != core.EInvalid {
 		t.Errorf("unknown format: %v, want %s", err, core.EInvalid)
+	}
+}
+
+// The settings page's test panel reads the answer as JSON over the UI's RPC.
+func TestTestRuleOverRPC(t *testing.T) {
+	in := start(t, t.TempDir())
+	server := "everything"
+	r, err := in.API.CreateRule(hitl.RuleInput{ServerID: &server, AutoApprove: true, Priority: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", "http://"+in.Addr+"/api/rpc/TestRule", strings.NewReader(`[{"serverId":"everything","toolName":"echo","arguments":"{\"message\":\"x\"}"}]`))
+	req.Header.Set("Cookie", api.UICookie(in.Addr)+"="+in.UIToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Decision struct {
+			AutoApprove bool   `json:"autoApprove"`
+			RuleID      string `json:"ruleId"`
+			Reason      string `json:"reason"`
+		} `json:"decision"`
+		Fired   *struct{ ID string } `json:"fired"`
+		Skipped []any                `json:"skipped"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Decision.AutoApprove || got.Decision.RuleID != r.ID || got.Fired == nil || got.Fired.ID != r.ID || got.Skipped == nil {
+		t.Fatalf("TestRule over RPC = %+v, want decision.autoApprove by %s, fired set, skipped a list", got, r.ID)
 	}
 }

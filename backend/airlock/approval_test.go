@@ -14,6 +14,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/testutil"
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -299,4 +300,45 @@ func TestCancelWhileWaitingIsRecorded(t *testing.T) {
 		recs, _ := in.API.ListActivity(core.ActivityFilter{})
 		return len(p) == 0 && len(recs) == 1 && recs[0].ErrorCode == "cancelled"
 	}, "a call cancelled while waiting is not recorded as cancelled, or still waits")
+}
+
+func TestMoveRuleLandsExactlyOnePlace(t *testing.T) {
+	in := startWith(t, airlock.Options{DataDir: t.TempDir()})
+	sp := func(s string) *string { return &s }
+	// The order the user reported: echo (0, tool name), GET-* (0, pattern), get-* (-5, pattern).
+	a, _ := in.API.CreateRule(hitl.RuleInput{ToolName: sp("echo")})
+	b, _ := in.API.CreateRule(hitl.RuleInput{ToolPattern: sp("GET-*")})
+	c, _ := in.API.CreateRule(hitl.RuleInput{ToolPattern: sp("get-*"), Priority: -5})
+	order := func() []string {
+		rs, _ := in.API.ListRules()
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{a.ID, b.ID, c.ID}, order()); diff != "" {
+		t.Fatalf("start order (-want +got):\n%s", diff)
+	}
+	steps := []struct {
+		id    string
+		delta int
+		want  []string
+	}{
+		{c.ID, -1, []string{a.ID, c.ID, b.ID}},
+		{c.ID, -1, []string{c.ID, a.ID, b.ID}},
+		{c.ID, 1, []string{a.ID, c.ID, b.ID}},
+		{a.ID, 1, []string{c.ID, a.ID, b.ID}},
+	}
+	for n, s := range steps {
+		if _, err := in.API.MoveRule(s.id, s.delta); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(s.want, order()); diff != "" {
+			t.Fatalf("after step %d (-want +got):\n%s", n+1, diff)
+		}
+	}
+	if _, err := in.API.MoveRule(c.ID, -1); core.ErrorCode(err) != core.EInvalid {
+		t.Errorf("moving the first rule up: %v, want %s", err, core.EInvalid)
+	}
 }

@@ -58,7 +58,11 @@ func (l *dataDirLock) publish(info lockInfo) error {
 	return err
 }
 
-func (l *dataDirLock) release() { l.f.Close() }
+// release forgets the published address and unlocks.
+func (l *dataDirLock) release() {
+	l.f.Truncate(0)
+	l.f.Close()
+}
 
 // focusHandler serves POST /instance/focus: with the focus token from the
 // lock file it calls focus (the desktop app raises its window).
@@ -100,4 +104,18 @@ func FocusRunning(dataDir string) error {
 		return core.Errorf(core.EUnavailable, "the running Airlock refused to focus (HTTP %d)", resp.StatusCode)
 	}
 	return nil
+}
+
+// RunningURL returns the MCP endpoint of the Airlock running on dataDir, as
+// its lock file says; ok is false when none has published one.
+func RunningURL(dataDir string) (url string, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dataDir, lockFileName))
+	if err != nil {
+		return "", false
+	}
+	var info lockInfo
+	if json.Unmarshal(b, &info) != nil || info.Addr == "" {
+		return "", false
+	}
+	return "http://" + info.Addr + "/mcp", true
 }

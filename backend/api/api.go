@@ -10,6 +10,7 @@ package api
 import (
 	"sort"
 
+	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/gateway"
@@ -56,8 +57,15 @@ type ServerView struct {
 	Status core.ServerStatus `json:"status"`
 }
 
-// GetInfo returns where and how agents connect.
-func (a *API) GetInfo() (Info, error) { return a.d.Info, nil }
+// GetInfo returns where and how agents connect, with the agent token as it
+// is now (`airlock token --rotate` may have replaced it).
+func (a *API) GetInfo() (Info, error) {
+	info := a.d.Info
+	if tok, err := cli.AgentToken(info.DataDir, false); err == nil {
+		info.AgentToken = tok
+	}
+	return info, nil
+}
 
 // ListServers returns every configured server with its status, by id.
 func (a *API) ListServers() ([]ServerView, error) {

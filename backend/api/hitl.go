@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,9 +39,28 @@ type TestCall struct {
 	SessionID string `json:"sessionId,omitempty"`
 }
 
+// TestResult is TestRule's answer: the decision, the rule that made it (nil
+// when none matched) and why each rule above it did not match.
+type TestResult struct {
+	Decision hitl.Decision      `json:"decision"`
+	Fired    *hitl.Rule         `json:"fired"`
+	Skipped  []hitl.SkippedRule `json:"skipped"`
+}
+
 // TestRule says which rule would decide a call and why the rules above it
 // did not match — the same code as `airlock rules test`.
-func (a *API) TestRule(tc TestCall) (hitl.Explanation, error) {
+func (a *API) TestRule(tc TestCall) (TestResult, error) {
+	ex, err := a.explain(tc)
+	if err != nil {
+		return TestResult{}, err
+	}
+	if ex.Skipped == nil {
+		ex.Skipped = []hitl.SkippedRule{}
+	}
+	return TestResult{Decision: ex.Decision, Fired: ex.Fired, Skipped: ex.Skipped}, nil
+}
+
+func (a *API) explain(tc TestCall) (hitl.Explanation, error) {
 	args := json.RawMessage(strings.TrimSpace(tc.Arguments))
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
@@ -83,7 +103,8 @@ func (a *API) ListApprovals() ([]hitl.Approval, error) {
 	return p, nil
 }
 
-const uiDecider = "you (Airlock UI)"
+// uiDecider names who decided in the UI, as the agent and Activity read it.
+const uiDecider = "the user in Airlock"
 
 // Approve lets a waiting call through, once.
 func (a *API) Approve(id string) error { return a.d.Broker.Approve(id, uiDecider) }
@@ -131,4 +152,61 @@ func (a *API) GetRulesState() (hitl.RulesChanged, error) {
 		st.FileError = err.Error()
 	}
 	return st, nil
+}
+
+// MoveRule moves a rule one place up (delta -1) or down (+1) in evaluation
+// order. It changes only that rule's priority when that is enough; when
+// equal priorities leave no room, it renumbers the rules (10 apart, in the
+// new order) so that the order is exactly the one asked for.
+func (a *API) MoveRule(id string, delta int) ([]hitl.Rule, error) {
+	if delta != -1 && delta != 1 {
+		return nil, core.Errorf(core.EInvalid, "move by -1 (up) or 1 (down), not %d", delta)
+	}
+	rules := a.d.Rules.List()
+	i := slices.IndexFunc(rules, func(r hitl.Rule) bool { return r.ID == id })
+	if i < 0 {
+		return nil, core.Errorf(core.ENotFound, "rule %s not found", id)
+	}
+	j := i + delta
+	if j < 0 || j >= len(rules) {
+		return nil, core.Errorf(core.EInvalid, "rule %s is already %s", id, map[int]string{-1: "first", 1: "last"}[delta])
+	}
+	want := slices.Clone(rules)
+	want[i], want[j] = want[j], want[i]
+	ids := func(rs []hitl.Rule) []string {
+		out := make([]string, len(rs))
+		for k, r := range rs {
+			out[k] = r.ID
+		}
+		return out
+	}
+	orderIf := func(prio int) []string {
+		trial := slices.Clone(rules)
+		trial[i].Priority = prio
+		hitl.SortRules(trial)
+		return ids(trial)
+	}
+	n := rules[j].Priority
+	for _, prio := range []int{n, n - delta} { // the neighbour's priority, then one past it
+		if slices.Equal(orderIf(prio), ids(want)) {
+			in := rules[i].Input()
+			in.Priority = prio
+			if _, err := a.d.Rules.Update(id, in); err != nil {
+				return nil, err
+			}
+			return a.d.Rules.List(), nil
+		}
+	}
+	for k, r := range want {
+		prio := (len(want) - k) * 10
+		if r.Priority == prio {
+			continue
+		}
+		in := r.Input()
+		in.Priority = prio
+		if _, err := a.d.Rules.Update(r.ID, in); err != nil {
+			return nil, err
+		}
+	}
+	return a.d.Rules.List(), nil
 }

@@ -384,7 +384,11 @@ func (d *downstream) run() {
 			msg = err.Error()
 		}
 		if crashes >= d.sup.opts.MaxCrashes {
-			d.setState(core.StateFailed, fmt.Sprintf("%s (gave up after %d crashes in a row)", msg, crashes), hadTools)
+			what := "crashes"
+			if d.cfg.Transport() != "stdio" {
+				what = "failed connections"
+			}
+			d.setState(core.StateFailed, fmt.Sprintf("%s (gave up after %d %s in a row)", msg, crashes, what), hadTools)
 			return
 		}
 		d.setState(core.StateRestarting, msg, hadTools)

@@ -171,9 +171,17 @@ func (p *Pipeline) run(ctx context.Context, c *Call, rec *core.AuditRecord) *mcp
 			if code == "" {
 				code = core.EDenied
 			}
-			msg := fmt.Sprintf("the call to %s was %s", c.Tool.ExposedName, out.Decision)
-			if out.By != "" {
-				msg += " by " + out.By
+			var msg string
+			switch out.Decision {
+			case core.DecisionTimeout:
+				msg = fmt.Sprintf("the call to %s was not approved in time", c.Tool.ExposedName)
+			case core.DecisionExpired:
+				msg = fmt.Sprintf("the call to %s was lost when Airlock stopped", c.Tool.ExposedName)
+			default:
+				msg = fmt.Sprintf("the call to %s was %s", c.Tool.ExposedName, out.Decision)
+				if out.By != "" {
+					msg += " by " + out.By
+				}
 			}
 			if out.Reason != "" {
 				msg += ": " + out.Reason

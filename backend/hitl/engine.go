@@ -74,9 +74,20 @@ func NewEngine() *Engine {
 // Load validates and compiles rules and swaps them in atomically, returning
 // the new version. On error nothing changes.
 func (e *Engine) Load(rules []Rule) (int64, error) {
+	return e.LoadVersion(rules, 0)
+}
+
+// LoadVersion is Load that numbers the new set version (the stored rule-set
+// version, so that every process names a rule set alike) when that is above
+// the current one; otherwise the current one plus one.
+func (e *Engine) LoadVersion(rules []Rule, version int64) (int64, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	set, err := compileSet(rules, e.set.Load().version+1)
+	v := e.set.Load().version + 1
+	if version > v {
+		v = version
+	}
+	set, err := compileSet(rules, v)
 	if err != nil {
 		return 0, err
 	}

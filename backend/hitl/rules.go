@@ -245,10 +245,20 @@ func (r *Rules) parseRulesFile(data []byte) ([]Rule, error) {
 		Version *int              `json:"version"`
 		Rules   []json.RawMessage `json:"rules"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, core.Errorf(core.EInvalid, "rules file is not valid: %v", err)
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
+		// A bare list of rules is what people paste; take it as version 1.
+		var list []json.RawMessage
+		if err := json.Unmarshal(trimmed, &list); err != nil {
+			return nil, core.Errorf(core.EInvalid, "rules file is not valid JSON: %v", err)
+		}
+		one := 1
+		f.Version, f.Rules = &one, list
+	} else {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&f); err != nil {
+			return nil, core.Errorf(core.EInvalid, `rules file is not valid: %v (expected {"version": 1, "rules": [...]})`, err)
+		}
 	}
 	if f.Version == nil || *f.Version != 1 {
 		return nil, core.Errorf(core.EInvalid, `rules file must have "version": 1`)
@@ -314,7 +324,7 @@ func (r *Rules) reloadLocked() error {
 	if err != nil {
 		return fmt.Errorf("load rules: %w", err)
 	}
-	if _, err := r.engine.Load(rules); err != nil {
+	if _, err := r.engine.LoadVersion(rules, v); err != nil {
 		return fmt.Errorf("compile stored rules: %w", err)
 	}
 	r.dbVersion = v

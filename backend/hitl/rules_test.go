@@ -395,3 +395,14 @@ var cmpSorted = cmp.Transformer("sort", func(in []string) []string {
 	}
 	return out
 })
+
+func TestImportBareList(t *testing.T) {
+	r := newRules(t, openDB(t, filepath.Join(t.TempDir(), store.FileName)), hitl.RulesOptions{})
+	n, err := r.Import([]byte(`[{"serverId":"fs","toolPattern":"read_*","autoApprove":true,"priority":3}]`), false)
+	if err != nil || n != 1 {
+		t.Fatalf("import of a bare list: %d, %v", n, err)
+	}
+	if got := r.List(); len(got) != 1 || *got[0].ToolPattern != "read_*" {
+		t.Fatalf("rules after import = %+v", got)
+	}
+}

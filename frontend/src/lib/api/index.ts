@@ -108,6 +108,7 @@ export const api = {
   UpdateRule: (id: RuleId, input: RuleInput) => call<Rule>('UpdateRule', id, input),
   DeleteRule: (id: RuleId) => call<null>('DeleteRule', id),
   TestRule: (t: TestCall) => call<Explanation>('TestRule', t),
+  MoveRule: (id: RuleId, delta: -1 | 1) => call<Rule[]>('MoveRule', id, delta),
   ShadowedRules: () => call<ShadowInfo[] | null>('ShadowedRules'),
   GetRulesState: () => call<RulesChanged>('GetRulesState'),
   ExportRules: () => call<string>('ExportRules'),

@@ -127,6 +127,7 @@ export function mockTransport(): Transport {
     UpdateRule: (id, input) => { const i = rules.findIndex((r) => r.id === id); rules[i] = { ...rules[i], ...input, updatedAt: now() }; rules.sort((a, b) => b.priority - a.priority); rulesChanged(); return rules[i]; },
     DeleteRule: (id) => { rules.splice(rules.findIndex((r) => r.id === id), 1); rulesChanged(); return null; },
     GetRulesState: () => ({ version: 1 }),
+    MoveRule: () => rules,
     ShadowedRules: () => (rules.some((r) => r.id === 'r5') ? [{ ruleId: 'r5', byRuleId: 'r4', why: 'r4 matches every tool of weather at a higher priority' }] : []),
     TestRule: (t) => {
       const fired = rules.find((r) => (!r.serverId || r.serverId === t.serverId) && (!r.toolName || r.toolName === t.toolName)) ?? null;

@@ -65,16 +65,13 @@ export class RulesStore {
   }
 
   /**
-   * Moves a rule one place in evaluation order by changing its priority to
-   * just above (or below) its neighbour's; equal-priority tie-breaks then no
-   * longer apply between the two.
+   * Moves a rule one place in evaluation order. The backend picks the
+   * priority (with the same ordering rules the engine uses), renumbering
+   * when equal priorities leave no room.
    */
   async move(id: RuleId, delta: -1 | 1): Promise<void> {
-    const i = this.rules.findIndex((r) => r.id === id);
-    const neighbour = this.rules[i + delta];
-    if (i < 0 || !neighbour) return;
-    const priority = delta < 0 ? neighbour.priority + 1 : neighbour.priority - 1;
-    await this.update(id, { ...toInput(this.rules[i]), priority });
+    await api.MoveRule(id, delta);
+    await this.load();
   }
 
   test(call: TestCall): Promise<Explanation> {

@@ -14,7 +14,7 @@ const unauthorized = new Set<() => void>();
 function makeApi(): Api {
   const names: (keyof Api)[] = [
     'ListServers', 'AddServer', 'UpdateServer', 'RemoveServer', 'RestartServer', 'AcceptToolChange', 'ImportServers', 'GetConfigState',
-    'ListActivity', 'ExportActivity', 'GetInfo', 'ListRules', 'CreateRule', 'UpdateRule', 'DeleteRule', 'TestRule', 'ShadowedRules', 'GetRulesState',
+    'ListActivity', 'ExportActivity', 'GetInfo', 'ListRules', 'CreateRule', 'UpdateRule', 'DeleteRule', 'TestRule', 'ShadowedRules', 'GetRulesState', 'MoveRule',
     'ExportRules', 'ImportRules', 'ListApprovals', 'Approve', 'Decline', 'ApproveAndAddRule', 'GetSettings', 'SetSettings',
   ];
   return Object.fromEntries(names.map((n) => [n, vi.fn().mockResolvedValue(null)])) as unknown as Api;

@@ -126,11 +126,15 @@ describe('RulesPage (ToolPermissionSettings)', () => {
     await waitFor(() => expect(fakeApi.DeleteRule).toHaveBeenCalledWith('r-read'));
   });
 
-  it('moving a rule up gives it a priority above its neighbour', async () => {
+  it('moving a rule asks the backend to move it one place, then reloads', async () => {
     const { context } = testStores();
     render(RulesPage, { context });
     const rows = await screen.findAllByTestId('rule-row');
+    const loads = vi.mocked(fakeApi.ListRules).mock.calls.length;
     await userEvent.click(within(rows[1]).getByRole('button', { name: 'Move up' }));
-    await waitFor(() => expect(fakeApi.UpdateRule).toHaveBeenCalledWith('r-scoped', expect.objectContaining({ priority: 11, toolName: 'write_file' })));
+    await waitFor(() => expect(fakeApi.MoveRule).toHaveBeenCalledWith('r-scoped', -1));
+    await waitFor(() => expect(vi.mocked(fakeApi.ListRules).mock.calls.length).toBeGreaterThan(loads));
+    await userEvent.click(within(rows[1]).getByRole('button', { name: 'Move down' }));
+    await waitFor(() => expect(fakeApi.MoveRule).toHaveBeenCalledWith('r-scoped', 1));
   });
 });

@@ -13,7 +13,8 @@ describe('ServersPage', () => {
   it('says what to do when there are no servers', async () => {
     const { context } = testStores();
     render(ServersPage, { context });
-    const empty = await screen.findByText(/No MCP servers yet\. Add one or import your Claude Desktop \/ Cursor config/);
+    expect(await screen.findByRole('heading', { name: 'No MCP servers yet' })).toBeTruthy();
+    const empty = await screen.findByText(/Add one, or import your Claude Desktop \/ Cursor config/);
     expect(empty).toBeTruthy();
     expect(screen.getAllByRole('button', { name: 'Add server' }).length).toBeGreaterThan(0);
     expect(screen.getByRole('button', { name: 'Import Claude Desktop / Cursor config' })).toBeTruthy();
