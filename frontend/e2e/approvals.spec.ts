@@ -120,4 +120,21 @@ describe('approvals through a real airlock serve', () => {
     expect(resultText(passed)).toContain('unasked');
     expect(await page.getByTestId('approval-tool').count()).toBe(0);
   });
+
+  it('the Rules page test panel says which rule decides a call', async () => {
+    await page.getByRole('link', { name: 'Rules' }).click();
+    const row = page.getByTestId('rule-row').filter({ hasText: 'tool: echo' }).first();
+    const ruleId = await row.getAttribute('data-rule-id');
+    const panel = page.locator('section[aria-labelledby="test-title"]');
+    await panel.getByLabel('Server').fill('everything');
+    await panel.getByLabel('Tool').fill('echo');
+    await panel.getByRole('button', { name: 'Test' }).click();
+    await expect.poll(() => page.getByTestId('test-fired').textContent()).toBe(ruleId);
+    expect(await page.getByTestId('test-result').textContent()).toContain('Auto-approved');
+
+    await panel.getByLabel('Tool').fill('get-sum');
+    await panel.getByRole('button', { name: 'Test' }).click();
+    await expect.poll(() => page.getByTestId('test-result').textContent()).toContain('Asks for approval');
+    await shot(page, 'e2e-rules-test-panel');
+  });
 });
