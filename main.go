@@ -35,7 +35,15 @@ func main() {
 	stop()
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "airlock:", err)
+			var e *core.Error
+			if errors.As(err, &e) {
+				fmt.Fprintf(os.Stderr, "airlock: %s [%s]\n", e.Message, e.Code)
+				if e.Hint != "" {
+					fmt.Fprintln(os.Stderr, "hint:", e.Hint)
+				}
+			} else {
+				fmt.Fprintln(os.Stderr, "airlock:", err)
+			}
 		}
 		if core.ErrorCode(err) == core.EInvalid || errors.Is(err, flag.ErrHelp) {
 			os.Exit(2)

@@ -97,12 +97,19 @@ func rulesFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// parseRulesFlags parses quietly: a bad flag is one error line (main prints
+// it), and only -h prints the usage.
 func parseRulesFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
 			return err
 		}
-		return core.Errorf(core.EInvalid, "%s: %v", fs.Name(), err)
+		return core.Errorf(core.EInvalid, "%s: %v (see `%s -h`)", fs.Name(), err, fs.Name())
 	}
 	return nil
 }
