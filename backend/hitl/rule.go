@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -154,6 +155,9 @@ func (in *RuleInput) UnmarshalJSON(data []byte) error {
 // ParsePriority parses a priority typed by a person.
 func ParsePriority(s string) (int, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, core.Errorf(core.EInvalid, "priority %s is out of range (%d to %d)", strings.TrimSpace(s), math.MinInt32, math.MaxInt32)
+	}
 	if err != nil {
 		return 0, core.Errorf(core.EInvalid, "priority must be an integer, got %q", s)
 	}
@@ -238,7 +242,10 @@ func decodePriority(v json.RawMessage) (int, error) {
 	if err != nil {
 		// 1e2 and 100.0 are integers written oddly; accept them.
 		f, ferr := strconv.ParseFloat(n.String(), 64)
-		if ferr != nil || f != math.Trunc(f) || f > math.MaxInt32 || f < math.MinInt32 {
+		if ferr == nil && f == math.Trunc(f) && (f > math.MaxInt32 || f < math.MinInt32) {
+			return 0, core.Errorf(core.EInvalid, "priority %s is out of range (%d to %d)", n, math.MinInt32, math.MaxInt32)
+		}
+		if ferr != nil || f != math.Trunc(f) {
 			return 0, core.Errorf(core.EInvalid, "priority must be an integer, got %s", n)
 		}
 		i = int64(f)
