@@ -89,6 +89,9 @@ func setup(t *testing.T, o airlock.Options) (*airlock.Instance, *mcp.ClientSessi
 func TestDeclineWithReasonReachesAgent(t *testing.T) {
 	in, sess := setup(t, airlock.Options{})
 	a, done := waitingCall(t, in, sess, echoParams("rm everything"))
+	if a.Client != "test-agent 1" {
+		t.Errorf("approval client = %q, want the MCP client's name and version", a.Client)
+	}
 	if a.Reason != hitl.NoMatchReason || a.Risk == "" {
 		t.Errorf("approval = %+v, want the no-match reason and a risk", a)
 	}

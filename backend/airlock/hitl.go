@@ -65,7 +65,7 @@ type approver struct{ broker *hitl.Broker }
 
 func (a approver) Approve(ctx context.Context, c *gateway.Call, d gateway.Decision) (gateway.Outcome, error) {
 	req := hitl.ApprovalRequest{
-		Agent: c.Caller.Agent, Session: c.Caller.Session, Server: c.Tool.ServerID, Tool: c.Tool.Name,
+		Agent: c.Caller.Agent, Client: c.Caller.Client, Session: c.Caller.Session, Server: c.Tool.ServerID, Tool: c.Tool.Name,
 		ExposedName: c.Tool.ExposedName, Arguments: c.Args, Annotations: c.Tool.Annotations,
 		Decision: hitl.Decision{AutoApprove: d.AutoApprove, RuleID: d.RuleID, RuleSetVersion: d.RuleSetVersion, Reason: d.Reason},
 		ForcedBy: d.ForcedBy,
@@ -94,7 +94,7 @@ func recoverExpired(b *hitl.Broker, approvals *store.Approvals, audit gateway.Au
 			continue
 		}
 		recs = append(recs, &core.AuditRecord{
-			Time: time.Now().UTC(), Agent: a.Agent, Session: a.Session, Server: a.Server, Tool: a.Tool,
+			Time: time.Now().UTC(), Agent: a.Agent, Client: a.Client, Session: a.Session, Server: a.Server, Tool: a.Tool,
 			Arguments: gateway.RedactArguments(a.Arguments), Decision: core.DecisionExpired,
 			Reason: "Airlock stopped while the call waited for approval (requested " + a.CreatedAt.Format(time.RFC3339) + ")",
 			RuleID: a.RuleID, RuleSetVersion: a.RuleSetVersion, Status: core.StatusError, ErrorCode: core.EExpired,

@@ -115,6 +115,7 @@ type AuditRecord struct {
 	ID             int64     `json:"id"`
 	Time           time.Time `json:"time"`
 	Agent          string    `json:"agent"`
+	Client         string    `json:"client,omitempty"` // the MCP client's own name and version, as it reports them
 	Session        string    `json:"session"`
 	Server         string    `json:"server"`
 	Tool           string    `json:"tool"`

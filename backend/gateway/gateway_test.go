@@ -173,6 +173,9 @@ func TestEverythingThroughGateway(t *testing.T) {
 	if strings.Contains(r.Arguments, "sk-secret") || !strings.Contains(r.Arguments, "hello airlock") {
 		t.Errorf("audit arguments = %s, want the message kept and the api_key redacted", r.Arguments)
 	}
+	if r.Client != "test-agent 1" {
+		t.Errorf("audit client = %q, want the MCP client's own name and version", r.Client)
+	}
 	if r.Session == "" || r.ArgsDigest == "" {
 		t.Errorf("audit record lacks session or digest: %+v", r)
 	}

@@ -17,6 +17,9 @@ import (
 type Caller struct {
 	Agent   string // agent id; "unauthenticated" when nobody was identified
 	Session string // the MCP session id
+	// Client is the MCP client's name and version as it reports them
+	// (e.g. "claude-code 2.1.0"): shown to people, never used to decide.
+	Client string
 }
 
 // Call is one tools/call on its way through the pipeline.
@@ -103,6 +106,7 @@ func (p *Pipeline) Run(ctx context.Context, c *Call) *mcp.CallToolResult {
 	rec := &core.AuditRecord{
 		Time:       start.UTC(),
 		Agent:      c.Caller.Agent,
+		Client:     c.Caller.Client,
 		Session:    c.Caller.Session,
 		Server:     c.Tool.ServerID,
 		Tool:       c.Tool.Name,

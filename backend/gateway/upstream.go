@@ -293,7 +293,7 @@ func objectSchema(schema json.RawMessage) json.RawMessage {
 
 func (g *Gateway) toolHandler(agent string, t core.ToolInfo) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		c := &Call{Caller: Caller{Agent: agent, Session: req.Session.ID()}, Tool: t, Args: req.Params.Arguments}
+		c := &Call{Caller: Caller{Agent: agent, Session: req.Session.ID(), Client: clientName(req.Session)}, Tool: t, Args: req.Params.Arguments}
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			ss := req.Session
 			c.Progress = func(progress, total float64, msg string) {
@@ -318,7 +318,7 @@ func (g *Gateway) auditUnknownTools(v *view) mcp.Middleware {
 				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
 					server, tool, _ := strings.Cut(p.Name, Separator)
 					g.pipe.Audit.Record(&core.AuditRecord{
-						Time: time.Now().UTC(), Agent: v.agent, Session: req.GetSession().ID(),
+						Time: time.Now().UTC(), Agent: v.agent, Session: req.GetSession().ID(), Client: clientOf(req.GetSession()),
 						Server: server, Tool: tool, Arguments: RedactArguments(p.Arguments), ArgsDigest: digest(p.Arguments),
 						Decision: core.DecisionError, Reason: "unknown tool " + p.Name, Status: core.StatusError,
 						ErrorCode: "unknown_tool", Error: err.Error(),
@@ -328,4 +328,20 @@ func (g *Gateway) auditUnknownTools(v *view) mcp.Middleware {
 			return res, err
 		}
 	}
+}
+
+// clientName is the name and version the client gave in initialize.
+func clientName(ss *mcp.ServerSession) string {
+	p := ss.InitializeParams()
+	if p == nil || p.ClientInfo == nil {
+		return ""
+	}
+	return strings.TrimSpace(p.ClientInfo.Name + " " + p.ClientInfo.Version)
+}
+
+func clientOf(s mcp.Session) string {
+	if ss, ok := s.(*mcp.ServerSession); ok {
+		return clientName(ss)
+	}
+	return ""
 }

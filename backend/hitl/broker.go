@@ -42,6 +42,7 @@ const (
 // person.
 type ApprovalRequest struct {
 	Agent       string
+	Client      string // the MCP client's own name, for the person to read
 	Session     string
 	Server      string
 	Tool        string // the downstream tool name
@@ -62,6 +63,7 @@ type ApprovalRequest struct {
 type Approval struct {
 	ID             string                `json:"id"`
 	Agent          string                `json:"agent"`
+	Client         string                `json:"client,omitempty"`
 	Session        string                `json:"session"`
 	Server         string                `json:"server"`
 	Tool           string                `json:"tool"`
@@ -198,7 +200,7 @@ func (b *Broker) Request(ctx context.Context, req ApprovalRequest) (Outcome, err
 		return Outcome{}, core.Errorf(core.EInvalid, "an approval request needs a server and a tool")
 	}
 	a := Approval{
-		ID: newID(), Agent: req.Agent, Session: req.Session, Server: req.Server, Tool: req.Tool,
+		ID: newID(), Agent: req.Agent, Client: req.Client, Session: req.Session, Server: req.Server, Tool: req.Tool,
 		ExposedName: req.ExposedName, Arguments: normalizeArgs(req.Arguments), Annotations: req.Annotations,
 		ForcedBy: req.ForcedBy, RuleID: req.Decision.RuleID, Reason: req.Decision.Reason,
 		RuleSetVersion: req.Decision.RuleSetVersion, Status: StatusPending,

@@ -16,6 +16,7 @@ var _ hitl.ApprovalStore = (*Approvals)(nil)
 type approvalRow struct {
 	ID             string `gorm:"primaryKey"`
 	Agent          string
+	Client         string
 	Session        string
 	Server         string
 	Tool           string
@@ -52,7 +53,7 @@ func toApprovalRow(a hitl.Approval) (approvalRow, error) {
 		args = "{}"
 	}
 	return approvalRow{
-		ID: a.ID, Agent: a.Agent, Session: a.Session, Server: a.Server, Tool: a.Tool, ExposedName: a.ExposedName,
+		ID: a.ID, Agent: a.Agent, Client: a.Client, Session: a.Session, Server: a.Server, Tool: a.Tool, ExposedName: a.ExposedName,
 		Arguments: args, Annotations: ann, Risk: a.Risk, Warning: a.Warning, ForcedBy: a.ForcedBy,
 		RuleID: a.RuleID, Reason: a.Reason, RuleSetVersion: a.RuleSetVersion,
 		CreatedAt: a.CreatedAt.UTC(), Deadline: a.Deadline.UTC(), Status: a.Status,
@@ -62,7 +63,7 @@ func toApprovalRow(a hitl.Approval) (approvalRow, error) {
 
 func (row approvalRow) approval() (hitl.Approval, error) {
 	a := hitl.Approval{
-		ID: row.ID, Agent: row.Agent, Session: row.Session, Server: row.Server, Tool: row.Tool,
+		ID: row.ID, Agent: row.Agent, Client: row.Client, Session: row.Session, Server: row.Server, Tool: row.Tool,
 		ExposedName: row.ExposedName, Arguments: json.RawMessage(row.Arguments), Risk: row.Risk,
 		Warning: row.Warning, ForcedBy: row.ForcedBy, RuleID: row.RuleID, Reason: row.Reason,
 		RuleSetVersion: row.RuleSetVersion, CreatedAt: row.CreatedAt.UTC(), Deadline: row.Deadline.UTC(),

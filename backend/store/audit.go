@@ -16,7 +16,7 @@ type Audit struct{ db *DB }
 // NewAudit returns the audit repository over db.
 func NewAudit(db *DB) *Audit { return &Audit{db: db} }
 
-const auditColumns = `time, agent, session, server, tool, arguments, args_digest,
+const auditColumns = `time, agent, client, session, server, tool, arguments, args_digest,
  decision, reason, rule_id, rule_set_version, approver, wait_ms, status, error_code, error, latency_us`
 
 // Append writes recs in one transaction and sets their IDs. Airlock itself
@@ -43,7 +43,7 @@ func (a *Audit) insert(recs []*core.AuditRecord, explicitIDs bool) error {
 		return fmt.Errorf("append audit records: %w", err)
 	}
 	defer tx.Rollback()
-	q := "INSERT INTO audit_records (id, " + auditColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+	q := "INSERT INTO audit_records (id, " + auditColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 	if explicitIDs {
 		q = "INSERT OR IGNORE" + q[len("INSERT"):]
 	}
@@ -57,7 +57,7 @@ func (a *Audit) insert(recs []*core.AuditRecord, explicitIDs bool) error {
 		if r.ID != 0 {
 			id = r.ID
 		}
-		res, err := stmt.Exec(id, r.Time.UTC().Format(timeLayout), r.Agent, r.Session, r.Server, r.Tool, r.Arguments, r.ArgsDigest,
+		res, err := stmt.Exec(id, r.Time.UTC().Format(timeLayout), r.Agent, r.Client, r.Session, r.Server, r.Tool, r.Arguments, r.ArgsDigest,
 			r.Decision, r.Reason, r.RuleID, r.RuleSetVersion, r.Approver, r.WaitMs, r.Status, r.ErrorCode, r.Error, r.LatencyUs)
 		if err != nil {
 			return fmt.Errorf("append audit record: %w", err)

@@ -17,6 +17,7 @@ func migrations() []*gormigrate.Migration {
 		m0001Foundation(),
 		m0002HITL(),
 		m0003ToolPins(),
+		m0004Client(),
 	}
 }
 

@@ -42,9 +42,10 @@ func TestMigrate0002Upgrade(t *testing.T) {
 	if gdb.Migrator().HasTable("tool_permission_rules") {
 		t.Fatal("0001 already has tool_permission_rules")
 	}
-	rec := &core.AuditRecord{Time: time.Now().UTC(), Agent: "a", Server: "s", Tool: "t", Decision: core.DecisionAllow, Status: core.StatusOK}
+	// A record written by the 0001 schema, with that schema's columns.
 	old := &store.DB{DB: gdb, Path: path}
-	if err := store.NewAudit(old).Append([]*core.AuditRecord{rec}); err != nil {
+	if err := gdb.Exec("INSERT INTO audit_records (time, agent, server, tool, decision, status) VALUES (?,?,?,?,?,?)",
+		time.Now().UTC(), "a", "s", "t", core.DecisionAllow, core.StatusOK).Error; err != nil {
 		t.Fatal(err)
 	}
 	if err := store.Migrate(gdb); err != nil {

@@ -80,6 +80,8 @@ export const DECISIONS: Decision[] = ['allow', 'approved', 'declined', 'timeout'
 export type CallStatus = 'ok' | 'tool_error' | 'error';
 
 export interface AuditRecord {
+  /** The MCP client's own name and version, as it reported them (shown, never used to decide). */
+  client?: string;
   id: number;
   time: string;
   agent: string;
@@ -174,6 +176,8 @@ export type Risk = 'destructive' | 'open_world' | 'read_only' | 'unknown';
 export type ApprovalStatus = 'pending' | 'approved' | 'declined' | 'timeout' | 'expired' | 'cancelled';
 
 export interface Approval {
+  /** The MCP client's own name and version, as it reported them. */
+  client?: string;
   id: string;
   agent: string;
   session: string;

@@ -11,7 +11,7 @@ vi.mock('../../api', async () => (await import('../../testing/fakeApi')).fakeApi
 
 function approval(over: Partial<Approval> = {}): Approval {
   return {
-    id: 'ap-1', agent: 'claude-code', session: 'sess-42', server: 'filesystem', tool: 'write_file', exposedName: 'filesystem__write_file',
+    id: 'ap-1', agent: 'claude-code', client: 'claude-code 2.1.0', session: 'sess-42', server: 'filesystem', tool: 'write_file', exposedName: 'filesystem__write_file',
     arguments: { path: '/tmp/notes.txt', content: 'hello' }, risk: 'destructive', warning: 'This tool may overwrite files.',
     ruleId: 'rule-7', reason: 'rule rule-7 asks for write_* on filesystem', ruleSetVersion: 12,
     createdAt: new Date().toISOString(), deadline: new Date(Date.now() + 125_000).toISOString(), status: 'pending', ...over,
@@ -36,6 +36,7 @@ describe('ToolApprovalDialog', () => {
     expect(screen.getByTestId('approval-server').textContent).toBe('filesystem');
     expect(screen.getByTestId('approval-agent').textContent).toBe('claude-code');
     expect(screen.getByText('sess-42')).toBeTruthy();
+    expect(screen.getByText('claude-code 2.1.0')).toBeTruthy();
     const args = screen.getByTestId('approval-args').textContent!;
     expect(JSON.parse(args)).toEqual({ path: '/tmp/notes.txt', content: 'hello' });
     expect(args).toContain('\n  "path"'); // formatted, not one line
