@@ -115,12 +115,8 @@ func textOf(res *mcp.CallToolResult) string {
 }
 
 func TestServeEndToEnd(t *testing.T) {
-	dir := t.TempDir()
-	writeServers(t, dir, testutil.EverythingServer(t, "everything"))
-	in := start(t, dir)
+	in, sess := setup(t, airlock.Options{})
 	allowAll(t, in)
-	sess := connect(t, in)
-	waitTool(t, sess, "everything__echo")
 	if res := echo(t, sess, "through airlock"); res.IsError || !strings.Contains(textOf(res), "through airlock") {
 		t.Fatalf("echo = %q", textOf(res))
 	}
@@ -458,12 +454,8 @@ func TestAllowedHostsReachTheUI(t *testing.T) {
 }
 
 func TestExportActivity(t *testing.T) {
-	dir := t.TempDir()
-	writeServers(t, dir, testutil.EverythingServer(t, "everything"))
-	in := start(t, dir)
+	in, sess := setup(t, airlock.Options{})
 	allowAll(t, in)
-	sess := connect(t, in)
-	waitTool(t, sess, "everything__echo")
 	echo(t, sess, `one, "quoted"`)
 	echo(t, sess, "two")
 	js, err := in.API.ExportActivity(core.ActivityFilter{}, "json")
