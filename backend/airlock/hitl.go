@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/pipeline"
 	"path/filepath"
 	"time"
 
@@ -95,7 +96,7 @@ func recoverExpired(b *hitl.Broker, approvals *store.Approvals, audit gateway.Au
 		}
 		recs = append(recs, &core.AuditRecord{
 			Time: time.Now().UTC(), Agent: a.Agent, Client: a.Client, Session: a.Session, Server: a.Server, Tool: a.Tool,
-			Arguments: gateway.RedactArguments(a.Arguments), Decision: core.DecisionExpired,
+			Arguments: pipeline.RedactArguments(a.Arguments), Decision: core.DecisionExpired,
 			Reason: "Airlock stopped while the call waited for approval (requested " + a.CreatedAt.Format(time.RFC3339) + ")",
 			RuleID: a.RuleID, RuleSetVersion: a.RuleSetVersion, Status: core.StatusError, ErrorCode: core.EExpired,
 			Error:  "approval " + a.ID + " expired",

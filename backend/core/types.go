@@ -105,32 +105,43 @@ const (
 
 // Result statuses recorded in the audit log.
 const (
+	StatusRunning   = "running"    // begun; not finished yet (or Airlock stopped while it ran)
 	StatusOK        = "ok"         // the tool ran and did not report an error
 	StatusToolError = "tool_error" // the tool ran and reported isError
-	StatusError     = "error"      // the call never produced a tool result
+	StatusError     = "error"      // the request never produced a result
 )
 
-// AuditRecord is one call through the pipeline.
+// AuditRecord is one request through the pipeline. Its id is assigned when
+// the request arrives, so ids order records by arrival.
 type AuditRecord struct {
-	ID             int64     `json:"id"`
-	Time           time.Time `json:"time"`
-	Agent          string    `json:"agent"`
-	Client         string    `json:"client,omitempty"` // the MCP client's own name and version, as it reports them
-	Session        string    `json:"session"`
-	Server         string    `json:"server"`
-	Tool           string    `json:"tool"`
-	Arguments      string    `json:"arguments"`  // JSON with secrets redacted
-	ArgsDigest     string    `json:"argsDigest"` // sha256 of the raw arguments
-	Decision       string    `json:"decision"`
-	Reason         string    `json:"reason"`
-	RuleID         string    `json:"ruleId,omitempty"`
-	RuleSetVersion int64     `json:"ruleSetVersion,omitempty"`
-	Approver       string    `json:"approver,omitempty"`
-	WaitMs         int64     `json:"waitMs,omitempty"`
-	Status         string    `json:"status"`
-	ErrorCode      string    `json:"errorCode,omitempty"`
-	Error          string    `json:"error,omitempty"`
-	LatencyUs      int64     `json:"latencyUs"`
+	ID   int64     `json:"id"`
+	Time time.Time `json:"time"` // when the request arrived
+	// Kind is the MCP method: tools/call, prompts/get or resources/read.
+	Kind    string `json:"kind"`
+	Agent   string `json:"agent"`             // the caller's label: agent name, id, or "unauthenticated"
+	AgentID string `json:"agentId,omitempty"` // empty when nobody was identified
+	// Client and ClientVersion are what the MCP client says it is, e.g.
+	// "claude-code" and "2.1.0": shown, never used to decide.
+	Client        string `json:"client,omitempty"`
+	ClientVersion string `json:"clientVersion,omitempty"`
+	Session       string `json:"session"`
+	Purpose       string `json:"purpose,omitempty"` // the session purpose, task or chat
+	Server        string `json:"server"`
+	// Tool is the target at its server: the tool or prompt name, or the
+	// resource URI.
+	Tool           string `json:"tool"`
+	Arguments      string `json:"arguments"`  // JSON with secrets redacted
+	ArgsDigest     string `json:"argsDigest"` // sha256 of the raw arguments
+	Decision       string `json:"decision"`
+	Reason         string `json:"reason"`
+	RuleID         string `json:"ruleId,omitempty"`
+	RuleSetVersion int64  `json:"ruleSetVersion,omitempty"`
+	Approver       string `json:"approver,omitempty"`
+	WaitMs         int64  `json:"waitMs,omitempty"`
+	Status         string `json:"status"`
+	ErrorCode      string `json:"errorCode,omitempty"`
+	Error          string `json:"error,omitempty"`
+	LatencyUs      int64  `json:"latencyUs"`
 }
 
 // ActivityFilter selects audit records; empty fields match everything.
@@ -138,6 +149,7 @@ type ActivityFilter struct {
 	Agent    string `json:"agent,omitempty"`
 	Server   string `json:"server,omitempty"`
 	Tool     string `json:"tool,omitempty"`
+	Kind     string `json:"kind,omitempty"`
 	Decision string `json:"decision,omitempty"`
 	BeforeID int64  `json:"beforeId,omitempty"` // page backwards from this id
 	Limit    int    `json:"limit,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/pipeline"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -110,7 +111,7 @@ func (p *Pipeline) Run(ctx context.Context, c *Call) *mcp.CallToolResult {
 		Session:    c.Caller.Session,
 		Server:     c.Tool.ServerID,
 		Tool:       c.Tool.Name,
-		Arguments:  RedactArguments(c.Args),
+		Arguments:  pipeline.RedactArguments(c.Args),
 		ArgsDigest: digest(c.Args),
 	}
 	res := p.run(ctx, c, rec)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/pipeline"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -319,7 +320,7 @@ func (g *Gateway) auditUnknownTools(v *view) mcp.Middleware {
 					server, tool, _ := strings.Cut(p.Name, Separator)
 					g.pipe.Audit.Record(&core.AuditRecord{
 						Time: time.Now().UTC(), Agent: v.agent, Session: req.GetSession().ID(), Client: clientOf(req.GetSession()),
-						Server: server, Tool: tool, Arguments: RedactArguments(p.Arguments), ArgsDigest: digest(p.Arguments),
+						Server: server, Tool: tool, Arguments: pipeline.RedactArguments(p.Arguments), ArgsDigest: digest(p.Arguments),
 						Decision: core.DecisionError, Reason: "unknown tool " + p.Name, Status: core.StatusError,
 						ErrorCode: "unknown_tool", Error: err.Error(),
 					})

@@ -1,4 +1,4 @@
-package gateway
+package pipeline
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 // covers all of them.
 const maxStoredArgs = 16 << 10
 
-var secretKey = regexp.MustCompile(`(?i)(passw(or)?d|passphrase|secret|token|api[-_]?key|apikey|authorization|auth|credential|private[-_]?key|cookie|session[-_]?id|access[-_]?key)`)
+var secretKey = regexp.MustCompile(`(?i)(passw(or)?d|passphrase|passkey|secret|token|api[-_]?key|apikey|authorization|auth|credential|private[-_]?key|cookie|session[-_]?id|access[-_]?key)`)
 
 // secretValue catches well-known credential shapes under innocent keys.
 var secretValue = regexp.MustCompile(`^(?:Bearer\s+\S+|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|alk_[A-Za-z0-9_-]{20,}|-----BEGIN [A-Z ]*PRIVATE KEY-----.*)$`)
@@ -66,3 +66,5 @@ func truncate(s string) string {
 	}
 	return s[:maxStoredArgs] + "…(truncated)"
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -1,0 +1,511 @@
+// Package pipeline is the path every MCP request takes through Airlock: an
+// explicit, ordered list of named stages that one constructor builds.
+//
+// The stages, in order (Names returns them):
+//
+//	journal   make a record of the request durable before anything else; when
+//	          that fails the request is refused (audit_unavailable)
+//	gate      authorization: may this caller use this target at all?
+//	policy    built-in policies of the target (tool pins, file/shell policies):
+//	          deny, or demand a person whatever the rules say
+//	decide    the human-in-the-loop rules: auto-approve or ask
+//	approve   hold an asked request until a person decides or it times out
+//	dispatch  run it on its source (a downstream server or an in-process one)
+//	respond   after-dispatch hooks that add to (or replace) a tool response,
+//	          e.g. cross-session notifications; they see refusals too
+//	audit     complete the record: decision, reason, result, latency
+//
+// A stage that is missing fails closed: no gate refuses everything, no decider
+// asks, no approver refuses what would be asked, no auditor refuses everything.
+//
+// The package imports core and the MCP SDK only; the stages are implemented
+// elsewhere (authz, builtin, hitl, pins, teams, catalog) against the small
+// interfaces below, all of which speak core's vocabulary directly.
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Gate decides whether the caller may use the request's target at all. It
+// returns a *core.Error (with a reason code and a hint) to refuse. The same
+// authorization filters listings, so a hidden target called by name gets the
+// reason it was hidden for.
+type Gate interface {
+	Authorize(ctx context.Context, r *core.Request) error
+}
+
+// Policy is a built-in policy of the target. It returns core.Allow when it
+// has no objection, core.Deny to refuse, or core.Ask to demand a person's
+// approval whatever the rules say.
+type Policy interface {
+	Check(ctx context.Context, r *core.Request) core.Verdict
+}
+
+// Decider applies the human-in-the-loop rules: core.Allow (auto-approve) or
+// core.Ask, naming the rule that decided.
+type Decider interface {
+	Decide(r *core.Request) core.Verdict
+}
+
+// Approver holds a request until a person approves or declines it, or it
+// times out. It never approves on timeout or on error. why is the Ask
+// verdict that sent it there.
+type Approver interface {
+	Approve(ctx context.Context, r *core.Request, why core.Verdict, auditID int64) (core.ApprovalOutcome, error)
+}
+
+// Dispatcher runs a request on the source that serves it and returns the
+// MCP result: *mcp.CallToolResult, *mcp.GetPromptResult or
+// *mcp.ReadResourceResult.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, r *core.Request) (mcp.Result, error)
+}
+
+// Responder sees a tool call's response before the agent does and may add
+// to it or replace it (cross-session notifications, interrupts).
+type Responder interface {
+	Respond(ctx context.Context, r *core.Request, res *mcp.CallToolResult) *mcp.CallToolResult
+}
+
+// Auditor records requests. Begin makes the first record of a request
+// durable (it assigns rec.ID); Finish completes it. An error from Begin
+// refuses the request.
+type Auditor interface {
+	Begin(rec *core.AuditRecord) error
+	Finish(rec *core.AuditRecord) error
+}
+
+// Stages are the parts a Pipeline is built from. Nil parts fail closed (see
+// the package comment); Dispatch is required.
+type Stages struct {
+	Gate     Gate
+	Policies []Policy
+	Decider  Decider
+	Approver Approver
+	Dispatch Dispatcher
+	Respond  []Responder
+	Audit    Auditor
+	Logger   *slog.Logger
+	// OnAuditError is told when a record cannot be completed after the
+	// request ran, so the UI can say that Activity is missing it.
+	OnAuditError func(err error)
+}
+
+// Pipeline runs requests through the stages.
+type Pipeline struct {
+	stages []stage
+	s      Stages
+	log    *slog.Logger
+}
+
+type stage struct {
+	name string
+	// always stages run even after an earlier stage ended the request.
+	always bool
+	run    func(ctx context.Context, f *flow)
+}
+
+// flow is one request on its way through the stages.
+type flow struct {
+	req   *core.Request
+	rec   *core.AuditRecord
+	start time.Time
+	// asks are the reasons of policies that demand a person.
+	asks    []string
+	asksBy  []string
+	verdict core.Verdict
+	done    bool // a stage ended the request (refused, or dispatched)
+	refusal *core.Error
+	res     mcp.Result
+	err     error // a protocol error to return as is (non-tool requests)
+}
+
+// New builds a pipeline from s. It fails when no dispatcher is given.
+func New(s Stages) (*Pipeline, error) {
+	if s.Dispatch == nil {
+		return nil, errors.New("pipeline: a dispatcher is required")
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Pipeline{s: s, log: s.Logger}
+	p.stages = []stage{
+		{name: "journal", run: p.journal},
+		{name: "gate", run: p.gate},
+		{name: "policy", run: p.policy},
+		{name: "decide", run: p.decide},
+		{name: "approve", run: p.approve},
+		{name: "dispatch", run: p.dispatch},
+		{name: "respond", always: true, run: p.respond},
+		{name: "audit", always: true, run: p.audit},
+	}
+	return p, nil
+}
+
+// Names returns the stage names in the order they run.
+func (p *Pipeline) Names() []string {
+	out := make([]string, len(p.stages))
+	for i, s := range p.stages {
+		out[i] = s.name
+	}
+	return out
+}
+
+// Run takes r through every stage and returns what the agent receives. A
+// refused tool call is a tool error (isError) with the reason code in its
+// text and in _meta["airlock/error"], so the model can read it; a refused
+// prompt or resource request is a JSON-RPC error carrying the same.
+func (p *Pipeline) Run(ctx context.Context, r *core.Request) (mcp.Result, error) {
+	f := &flow{req: r, rec: newRecord(r), start: time.Now()}
+	for _, s := range p.stages {
+		if f.done && !s.always {
+			continue
+		}
+		s.run(ctx, f)
+	}
+	if f.refusal != nil {
+		if r.Kind == core.KindToolCall {
+			if res, ok := f.res.(*mcp.CallToolResult); ok && res != nil {
+				return res, nil // a responder already built on the refusal
+			}
+			return ErrorResult(f.refusal), nil
+		}
+		return nil, RPCError(f.refusal)
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	return f.res, nil
+}
+
+// refuse ends the request with err, recording decision.
+func (f *flow) refuse(decision string, err error) {
+	var e *core.Error
+	if !errors.As(err, &e) {
+		e = &core.Error{Code: core.EInternal, Message: err.Error()}
+	}
+	f.done = true
+	f.refusal = e
+	f.rec.Decision = decision
+	f.rec.Status = core.StatusError
+	f.rec.ErrorCode = e.Code
+	f.rec.Error = e.Message
+	if f.rec.Reason == "" {
+		f.rec.Reason = e.Message
+	} else if decision != core.DecisionDenied && decision != core.DecisionError {
+		f.rec.Reason = e.Message + " (" + f.rec.Reason + ")"
+	}
+	if f.req.Kind == core.KindToolCall {
+		f.res = ErrorResult(e)
+	}
+}
+
+func (p *Pipeline) journal(_ context.Context, f *flow) {
+	if p.s.Audit == nil {
+		f.refuse(core.DecisionError, core.Errorf(EAuditUnavailable, "Airlock cannot record this request (no audit log), so it refuses it"))
+		return
+	}
+	if err := p.s.Audit.Begin(f.rec); err != nil {
+		p.log.Error("audit record could not be made durable; refusing the request", "err", err)
+		f.refuse(core.DecisionError, (&core.Error{Code: EAuditUnavailable,
+			Message: "Airlock cannot record this request, so it refuses it: " + core.ErrorMessage(err)}).
+			WithHint("free disk space in Airlock's data directory; the Activity screen shows the error"))
+		if p.s.OnAuditError != nil {
+			p.s.OnAuditError(err)
+		}
+	}
+}
+
+func (p *Pipeline) gate(ctx context.Context, f *flow) {
+	if p.s.Gate == nil {
+		f.refuse(core.DecisionDenied, core.Errorf(core.EInternal, "Airlock has no authorization stage, so it refuses every request"))
+		return
+	}
+	if err := p.s.Gate.Authorize(ctx, f.req); err != nil {
+		f.refuse(core.DecisionDenied, err)
+	}
+}
+
+func (p *Pipeline) policy(ctx context.Context, f *flow) {
+	for _, pol := range p.s.Policies {
+		v := pol.Check(ctx, f.req)
+		switch v.Outcome {
+		case core.Allow:
+		case core.Ask:
+			f.asks = append(f.asks, v.Reason)
+			f.asksBy = append(f.asksBy, v.By)
+		default: // Deny, or an outcome this pipeline does not know: refuse
+			if v.Outcome != core.Deny {
+				v = core.Verdict{Outcome: core.Deny, Code: core.EInternal, By: v.By,
+					Reason: fmt.Sprintf("a policy gave an unknown verdict %q", v.Outcome)}
+			}
+			f.rec.Reason = ""
+			f.refuse(core.DecisionDenied, v.Err())
+			return
+		}
+	}
+}
+
+func (p *Pipeline) decide(_ context.Context, f *flow) {
+	v := core.Verdict{Outcome: core.Ask, By: "pipeline", Reason: "no rules are loaded: approval required"}
+	if p.s.Decider != nil {
+		v = p.s.Decider.Decide(f.req)
+	}
+	if v.Outcome != core.Allow {
+		v.Outcome = core.Ask // the rules never deny; anything else asks
+	}
+	f.rec.RuleID, f.rec.RuleSetVersion = v.RuleID, v.RuleSetVersion
+	if len(f.asks) > 0 {
+		reason := joinReasons(f.asks)
+		if v.Outcome == core.Allow {
+			reason += " (overrides " + v.Reason + ")"
+		}
+		v.Outcome, v.Forced, v.Reason, v.By = core.Ask, true, reason, f.asksBy[0]
+	}
+	f.verdict = v
+}
+
+func joinReasons(rs []string) string {
+	out := rs[0]
+	for _, r := range rs[1:] {
+		out += "; " + r
+	}
+	return out
+}
+
+func (p *Pipeline) approve(ctx context.Context, f *flow) {
+	v := f.verdict
+	if v.Outcome == core.Allow {
+		f.rec.Decision, f.rec.Reason = core.DecisionAllow, v.Reason
+		return
+	}
+	f.rec.Reason = "asked: " + v.Reason
+	if p.s.Approver == nil {
+		f.refuse(core.DecisionDenied, core.Errorf(core.EDenied, "approval required (%s) but nobody can approve calls right now", v.Reason))
+		return
+	}
+	out, err := p.s.Approver.Approve(ctx, f.req, v, f.rec.ID)
+	f.rec.Approver, f.rec.WaitMs = out.By, out.WaitedMs
+	if errors.Is(err, context.Canceled) {
+		err = &core.Error{Code: ECancelled, Message: "the agent cancelled the request while it waited for approval"}
+	}
+	if err != nil {
+		f.refuse(core.DecisionError, err)
+		return
+	}
+	if !out.Approved {
+		code := out.Code
+		if code == "" {
+			code = core.EDenied
+		}
+		name := f.req.Exposed
+		var msg string
+		switch out.Decision {
+		case core.DecisionTimeout:
+			msg = fmt.Sprintf("the call to %s was not approved in time", name)
+		case core.DecisionExpired:
+			msg = fmt.Sprintf("the call to %s was lost when Airlock stopped", name)
+		default:
+			msg = fmt.Sprintf("the call to %s was %s", name, out.Decision)
+			if out.By != "" {
+				msg += " by " + out.By
+			}
+		}
+		if out.Reason != "" {
+			msg += ": " + out.Reason
+		}
+		decision := out.Decision
+		if decision == "" {
+			decision = core.DecisionDeclined
+		}
+		f.refuse(decision, &core.Error{Code: code, Message: msg})
+		return
+	}
+	f.rec.Decision = core.DecisionApproved
+	if out.Reason != "" {
+		f.rec.Reason = out.Reason + " (" + f.rec.Reason + ")"
+	}
+}
+
+func (p *Pipeline) dispatch(ctx context.Context, f *flow) {
+	f.done = true
+	res, err := p.s.Dispatch.Dispatch(ctx, f.req)
+	if err != nil {
+		f.rec.Status, f.rec.ErrorCode, f.rec.Error = core.StatusError, core.ErrorCode(err), core.ErrorMessage(err)
+		if errors.Is(err, context.Canceled) {
+			f.rec.ErrorCode = ECancelled
+		}
+		var wire *jsonrpc.Error
+		switch {
+		case f.req.Kind == core.KindToolCall:
+			f.res = ErrorResult(err)
+		case errors.As(err, &wire):
+			f.err = wire // the server's own protocol error passes through as it is
+		default:
+			f.err = RPCError(err)
+		}
+		return
+	}
+	f.res = res
+	f.rec.Status = core.StatusOK
+	if tr, ok := res.(*mcp.CallToolResult); ok && tr.IsError {
+		f.rec.Status = core.StatusToolError
+		f.rec.Error = firstText(tr)
+	}
+}
+
+func (p *Pipeline) respond(ctx context.Context, f *flow) {
+	if f.req.Kind != core.KindToolCall || len(p.s.Respond) == 0 {
+		return
+	}
+	tr, _ := f.res.(*mcp.CallToolResult)
+	if tr == nil {
+		return
+	}
+	for _, r := range p.s.Respond {
+		if next := r.Respond(ctx, f.req, tr); next != nil {
+			tr = next
+		}
+	}
+	f.res = tr
+}
+
+func (p *Pipeline) audit(_ context.Context, f *flow) {
+	f.rec.LatencyUs = time.Since(f.start).Microseconds()
+	if f.rec.ID == 0 || p.s.Audit == nil {
+		return // never begun: the journal stage refused it and said why
+	}
+	ClipRecord(f.rec)
+	if err := p.s.Audit.Finish(f.rec); err != nil {
+		p.log.Error("audit record could not be completed", "id", f.rec.ID, "err", err)
+		if p.s.OnAuditError != nil {
+			p.s.OnAuditError(err)
+		}
+	}
+}
+
+// Error codes the pipeline gives.
+const (
+	// EAuditUnavailable: the request's record could not be made durable.
+	EAuditUnavailable = "audit_unavailable"
+	// ECancelled: the agent cancelled the request.
+	ECancelled = "cancelled"
+)
+
+// newRecord starts the audit record of r.
+func newRecord(r *core.Request) *core.AuditRecord {
+	rec := &core.AuditRecord{
+		Time:          time.Now().UTC(),
+		Kind:          r.Kind,
+		Agent:         r.Caller.Label(),
+		AgentID:       r.Caller.AgentID,
+		Client:        r.Caller.Client.Name,
+		ClientVersion: r.Caller.Client.Version,
+		Session:       r.Caller.Session,
+		Purpose:       r.Caller.Purpose,
+		Server:        r.Server,
+		Tool:          r.Name,
+		Arguments:     RedactArguments(r.Args),
+		ArgsDigest:    digest(r.Args),
+		Status:        core.StatusRunning,
+	}
+	ClipRecord(rec)
+	return rec
+}
+
+// Limits on what one audit record stores: a request with a 4 MiB tool name
+// or argument must not make Activity (or the database) huge.
+const (
+	MaxAuditName = 256      // agent, client, session, server, tool/URI
+	MaxAuditText = 2000     // reason, error
+	MaxAuditArgs = 16 << 10 // the redacted arguments
+)
+
+// ClipRecord cuts every field of rec to its limit.
+func ClipRecord(rec *core.AuditRecord) {
+	for _, s := range []*string{&rec.Agent, &rec.AgentID, &rec.Client, &rec.ClientVersion, &rec.Session, &rec.Server, &rec.Tool, &rec.RuleID, &rec.Approver, &rec.ErrorCode, &rec.Purpose} {
+		*s = clip(*s, MaxAuditName)
+	}
+	rec.Reason = clip(rec.Reason, MaxAuditText)
+	rec.Error = clip(rec.Error, MaxAuditText)
+	rec.Arguments = clip(rec.Arguments, MaxAuditArgs)
+}
+
+const cutMark = "…(cut)"
+
+// clip returns s cut to at most n bytes (plus a marker), on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + cutMark
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ErrorResult is a tool error carrying the reason code in its text (for the
+// model) and in _meta["airlock/error"] (for programs).
+func ErrorResult(err error) *mcp.CallToolResult {
+	e := asError(err)
+	text := fmt.Sprintf("Airlock: %s [%s]", e.Message, e.Code)
+	if e.Hint != "" {
+		text += "\nHint: " + e.Hint
+	}
+	return &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: text}},
+		Meta:    mcp.Meta{"airlock/error": e},
+	}
+}
+
+// CodeRefused is the JSON-RPC error code of a refused prompt or resource
+// request (in the range JSON-RPC leaves to servers). The error's data is the
+// *core.Error.
+const CodeRefused = -32001
+
+// RPCError is the JSON-RPC error of a refused non-tool request.
+func RPCError(err error) *jsonrpc.Error {
+	e := asError(err)
+	data, _ := jsonMarshal(e)
+	msg := fmt.Sprintf("Airlock: %s [%s]", e.Message, e.Code)
+	if e.Hint != "" {
+		msg += " Hint: " + e.Hint
+	}
+	return &jsonrpc.Error{Code: CodeRefused, Message: msg, Data: data}
+}
+
+func asError(err error) *core.Error {
+	var e *core.Error
+	if !errors.As(err, &e) {
+		e = &core.Error{Code: core.EInternal, Message: err.Error()}
+	}
+	return e
+}
+
+func firstText(res *mcp.CallToolResult) string {
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			return clip(t.Text, 500)
+		}
+	}
+	return ""
+}
