@@ -22,13 +22,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/activity"
 	"github.com/airlock-dev/airlock/backend/api"
+	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/gateway"
 	"github.com/airlock-dev/airlock/backend/pins"
+	"github.com/airlock-dev/airlock/backend/pipeline"
 	"github.com/airlock-dev/airlock/backend/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Version is Airlock's version, set at build time with -ldflags.
@@ -43,8 +47,8 @@ type Options struct {
 	Addr    string
 	UI      fs.FS // the built Svelte UI; nil serves no UI over HTTP
 	Logger  *slog.Logger
-	// Supervisor tunes downstream supervision (tests shorten it).
-	Supervisor gateway.SupervisorOptions
+	// Catalog tunes the supervision of tool sources (tests shorten it).
+	Catalog catalog.Options
 	// ApprovalTimeout overrides the stored setting (default 5 minutes);
 	// ApprovalProgressInterval is how often a waiting call gets progress.
 	ApprovalTimeout          time.Duration
@@ -52,6 +56,9 @@ type Options struct {
 	// OnFocus is called when a second launch on the same data directory
 	// asks this instance to show itself.
 	OnFocus func()
+	// InProcess are extra in-process MCP servers to serve as sources, by
+	// id (embedders and tests; Airlock's own servers are added anyway).
+	InProcess map[string]*mcp.Server
 	// AllowedHosts are host names, besides loopback ones, that requests may
 	// name in their Host header: the names a remote browser or agent uses to
 	// reach a non-loopback --addr.
@@ -69,7 +76,8 @@ type Instance struct {
 
 	db      *store.DB
 	cfg     *config.Store
-	sup     *gateway.Supervisor
+	cat     *catalog.Catalog
+	gw      *gateway.Gateway
 	srv     *http.Server
 	cancel  context.CancelFunc
 	log     *slog.Logger
@@ -111,44 +119,51 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if err != nil {
 		return nil, err
 	}
-	auth := newTokenAuth(o.DataDir, agentToken)
-
 	in.cfg, err = config.New(filepath.Join(o.DataDir, "servers.json"), in.Hub)
 	if err != nil {
 		return nil, err
 	}
 	go in.cfg.Watch(ctx)
 
-	// The audit log is closed after the supervisor (closers run last to
-	// first), so that calls still finishing can record themselves.
+	// The audit log is closed after the catalog (closers run last to
+	// first), so that requests still finishing can record themselves.
 	audit, err := store.OpenAuditLog(in.db, filepath.Join(o.DataDir, store.JournalFileName), o.Logger)
 	if err != nil {
 		return nil, err
 	}
-	auditWriter := gateway.NewAuditWriter(audit, in.Hub, o.Logger)
-	in.closers = append(in.closers, func() { auditWriter.Close(); audit.Close() })
+	recorder := activity.New(audit, in.Hub, o.Logger)
+	in.closers = append(in.closers, func() { recorder.Close(); audit.Close() })
 
 	toolPins, err := pins.New(store.NewPins(in.db))
 	if err != nil {
 		return nil, err
 	}
-	in.sup = gateway.NewSupervisor(Version, o.Supervisor)
-	in.closers = append(in.closers, in.sup.Close)
-	in.sup.OnEvent(func(ev gateway.SupervisorEvent) {
-		if ev.ToolsChanged && ev.Status.State == core.StateRunning {
-			if _, err := toolPins.Observe(ev.Status.ID, ev.Status.Tools); err != nil {
-				o.Logger.Error("store accepted tool definitions", "server", ev.Status.ID, "err", err)
-			}
-		}
-		in.Hub.Emit(core.EventServerStatus, toolPins.Annotate(ev.Status))
-	})
+	catOpts := o.Catalog
+	catOpts.Logger = o.Logger
+	catOpts.Expose = toolPins.Expose
+	in.cat = catalog.New(Version, catOpts)
+	in.closers = append(in.closers, in.cat.Close)
+	in.cat.OnChange(func(ch catalog.Change) { in.Hub.Emit(core.EventServerStatus, toolPins.Annotate(ch.Status)) })
 
-	pipe := &gateway.Pipeline{Dispatch: in.sup, Audit: auditWriter, Policy: pinPolicy{toolPins}}
-	hitlDeps, err := in.startHITL(ctx, o, pipe, audit)
+	hitlDeps, err := in.startHITL(ctx, o, audit)
 	if err != nil {
 		return nil, err
 	}
-	gw := gateway.New(in.sup, pipe, auth, gateway.Options{Version: Version, Logger: o.Logger})
+	pipe, err := pipeline.New(pipeline.Stages{
+		Route:    in.cat,
+		Gate:     authenticatedOnly{},
+		Policies: []pipeline.Policy{pinPolicy{toolPins}},
+		Decider:  hitlDeps.rules,
+		Approver: hitlDeps.broker,
+		Dispatch: in.cat,
+		Audit:    recorder,
+		Logger:   o.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	in.gw = gateway.New(in.cat, pipe, newTokenAuth(o.DataDir, agentToken), authenticatedOnly{},
+		gateway.Options{Version: Version, Logger: o.Logger, Audit: recorder})
 
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -180,12 +195,12 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		Version: Version, MCPURL: "http://" + base + "/mcp", SSEURL: "http://" + base + "/sse",
 		AgentToken: agentToken, DataDir: o.DataDir, ConfigPath: in.cfg.State().Path,
 	}
-	deps := api.Deps{Info: in.Info, Config: in.cfg, Supervisor: in.sup, Audit: audit, DB: in.db, Pins: toolPins, Events: in.Hub}
+	deps := api.Deps{Info: in.Info, Config: in.cfg, Catalog: in.cat, Audit: audit, DB: in.db, Pins: toolPins, Events: in.Hub}
 	hitlDeps.apply(&deps)
 	in.API = api.New(deps)
 
 	focusToken := randomToken()
-	routes := api.Routes{Security: sec, API: in.API, Hub: in.Hub, MCP: gw.StreamableHandler(), SSE: gw.SSEHandler(), UI: o.UI,
+	routes := api.Routes{Security: sec, API: in.API, Hub: in.Hub, MCP: in.gw.StreamableHandler(), SSE: in.gw.SSEHandler(), UI: o.UI,
 		Focus: focusHandler(focusToken, o.OnFocus)}
 	in.srv = &http.Server{Handler: routes.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	// A second launch runs on this machine: give it a loopback address.
@@ -201,8 +216,11 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 
 	// Servers start after the listener so that a slow server never delays
 	// the UI; config changes (UI, CLI, editor) re-apply.
-	in.cfg.Subscribe(in.sup.Apply)
-	in.sup.Apply(in.cfg.List())
+	for id, srv := range o.InProcess {
+		in.cat.AddInProcess(id, srv, false)
+	}
+	in.cfg.Subscribe(in.cat.Apply)
+	in.cat.Apply(in.cfg.List())
 	return in, nil
 }
 
@@ -226,44 +244,88 @@ func (in *Instance) Close() {
 	in.closers = nil
 }
 
-// tokenAuth checks agent tokens against the hash of the data directory's
-// token, re-reading the file (at most once a second) when it changed, so that
-// `airlock token --rotate` takes effect in a running Airlock.
+// tokenAuth is the gateway's identifier until agents have identities of
+// their own: every holder of the data directory's agent token is the agent
+// "agent", and a connection without a token is unauthenticated. Every
+// request checks whether the token file was replaced, so that
+// `airlock token --rotate` takes effect in a running Airlock at once: the
+// old token's next request is refused.
 type tokenAuth struct {
 	dataDir string
 
-	mu      sync.Mutex
-	hash    [32]byte
-	modTime time.Time
-	checked time.Time
+	mu   sync.Mutex
+	hash [32]byte
+	file os.FileInfo // the token file the hash was read from
 }
 
 func newTokenAuth(dataDir, token string) *tokenAuth {
-	a := &tokenAuth{dataDir: dataDir, hash: cli.HashToken(token), checked: time.Now()}
-	if fi, err := os.Stat(filepath.Join(dataDir, cli.TokenFile)); err == nil {
-		a.modTime = fi.ModTime()
-	}
+	a := &tokenAuth{dataDir: dataDir, hash: cli.HashToken(token)}
+	a.file, _ = os.Stat(filepath.Join(dataDir, cli.TokenFile))
 	return a
 }
 
-// Authenticate compares in constant time. Until per-agent tokens exist every
-// holder of the token is the agent "agent".
-func (a *tokenAuth) Authenticate(tok string) (string, bool) {
+// current returns the hash of the token in force, rereading the file when
+// it was replaced (a rename gives it a new inode) or rewritten.
+func (a *tokenAuth) current() [32]byte {
 	a.mu.Lock()
-	if time.Since(a.checked) > time.Second {
-		a.checked = time.Now()
-		if fi, err := os.Stat(filepath.Join(a.dataDir, cli.TokenFile)); err == nil && !fi.ModTime().Equal(a.modTime) {
-			if t, err := cli.AgentToken(a.dataDir, false); err == nil {
-				a.hash, a.modTime = cli.HashToken(t), fi.ModTime()
-			}
-		}
+	defer a.mu.Unlock()
+	fi, err := os.Stat(filepath.Join(a.dataDir, cli.TokenFile))
+	if err != nil || (a.file != nil && os.SameFile(fi, a.file) && fi.ModTime().Equal(a.file.ModTime()) && fi.Size() == a.file.Size()) {
+		return a.hash
 	}
-	h := a.hash
-	a.mu.Unlock()
-	if cli.TokenMatches(h, tok) {
-		return "agent", true
+	if t, err := cli.AgentToken(a.dataDir, false); err == nil {
+		a.hash, a.file = cli.HashToken(t), fi
 	}
-	return "", false
+	return a.hash
+}
+
+const legacyAgent = "agent"
+
+// Identify compares the bearer token in constant time.
+func (a *tokenAuth) Identify(r *http.Request) (gateway.Connection, error) {
+	raw := r.Header.Get("Authorization")
+	if raw == "" {
+		return gateway.Connection{}, nil
+	}
+	tok, ok := strings.CutPrefix(raw, "Bearer ")
+	if !ok {
+		return gateway.Connection{}, core.Errorf(core.EUnauthorized, "the Authorization header is not a bearer token").
+			WithHint("send Authorization: Bearer <token>; `airlock token` prints it")
+	}
+	tok = strings.TrimSpace(tok)
+	h := a.current()
+	if !cli.TokenMatches(h, tok) {
+		return gateway.Connection{}, core.Errorf(core.EUnauthorized, "missing or invalid agent token").
+			WithHint("send Authorization: Bearer <token>; `airlock token` prints it")
+	}
+	return gateway.Connection{Key: fmt.Sprintf("%x", h), Ref: legacyAgent}, nil
+}
+
+// Resolve names the holder of the token the agent "agent" in a task session.
+func (a *tokenAuth) Resolve(_ string, conn gateway.Connection, _ string) (core.Caller, error) {
+	if conn.Ref != legacyAgent {
+		return core.Caller{}, nil
+	}
+	return core.Caller{AgentID: legacyAgent, AgentName: legacyAgent, Purpose: core.PurposeTask}, nil
+}
+
+// Ended forgets nothing: the token holds no per-session state.
+func (a *tokenAuth) Ended(string) {}
+
+// authenticatedOnly is the authorization stage until agents have roles of
+// their own: an identified agent may use every target, nobody else any.
+type authenticatedOnly struct{}
+
+func (authenticatedOnly) Authorize(_ context.Context, r *core.Request) error {
+	return authenticatedOnly{}.Check(&r.Caller, r.Target())
+}
+
+func (authenticatedOnly) Check(c *core.Caller, _ core.Target) error {
+	if c.Authenticated() {
+		return nil
+	}
+	return (&core.Error{Code: core.EUnauthorized, Message: "this request needs an agent identity"}).
+		WithHint("connect with Authorization: Bearer <agent token>; `airlock token` prints it")
 }
 
 func randomToken() string {
@@ -284,16 +346,24 @@ func TuneRuntime() {
 	debug.SetMemoryLimit(32 << 20)
 }
 
-// pinPolicy is the pipeline's policy stage for changed tools: a tool whose
-// definition changed since the user accepted it always asks, whatever the
-// rules say, until the change is accepted on the Servers screen.
+// pinPolicy is the pipeline's policy stage for tools whose definition
+// changed since the user accepted it, and tools a server added later: such
+// a call always asks, whatever the rules say, until the user accepts the
+// tool on the Servers screen.
 type pinPolicy struct{ pins *pins.Pins }
 
-func (p pinPolicy) Check(_ context.Context, c *gateway.Call) (bool, string, error) {
-	ch, ok := p.pins.Changed(c.Tool.ServerID, c.Tool.Name)
-	if !ok {
-		return false, "", nil
+func (p pinPolicy) Check(_ context.Context, r *core.Request) core.Verdict {
+	if r.Kind != core.KindToolCall {
+		return core.Verdict{Outcome: core.Allow}
 	}
-	return true, fmt.Sprintf("the definition of %s changed since you accepted it (%s) — accept the change on the Servers screen to stop this",
-		c.Tool.ExposedName, strings.Join(ch.Fields, ", ")), nil
+	ch, ok := p.pins.Changed(r.Server, r.Name)
+	if !ok {
+		return core.Verdict{Outcome: core.Allow}
+	}
+	reason := fmt.Sprintf("the definition of %s changed since you accepted it (%s) — accept the change on the Servers screen to stop this",
+		r.Exposed, strings.Join(ch.Fields, ", "))
+	if ch.New {
+		reason = fmt.Sprintf("%s is a tool %s added after you first connected it — accept it on the Servers screen to stop this", r.Exposed, r.Server)
+	}
+	return core.Verdict{Outcome: core.Ask, By: "pins", Reason: reason}
 }

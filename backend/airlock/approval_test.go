@@ -89,8 +89,8 @@ func setup(t *testing.T, o airlock.Options) (*airlock.Instance, *mcp.ClientSessi
 func TestDeclineWithReasonReachesAgent(t *testing.T) {
 	in, sess := setup(t, airlock.Options{})
 	a, done := waitingCall(t, in, sess, echoParams("rm everything"))
-	if a.Client != "test-agent 1" {
-		t.Errorf("approval client = %q, want the MCP client's name and version", a.Client)
+	if a.Client != "test-agent" || a.ClientVersion != "1" || a.Agent != "agent" {
+		t.Errorf("approval agent %q, client %q version %q; want the agent and the MCP client's name and version apart", a.Agent, a.Client, a.ClientVersion)
 	}
 	if a.Reason != hitl.NoMatchReason || a.Risk == "" {
 		t.Errorf("approval = %+v, want the no-match reason and a risk", a)
@@ -184,7 +184,7 @@ func TestApproveAndAddRuleLetsNextCallThrough(t *testing.T) {
 	if res := result(t, done); res.IsError {
 		t.Fatalf("approved call failed: %s", textOf(res))
 	}
-	rules, _ := in.API.ListRules()
+	rules := toolRules(t, in)
 	if len(rules) != 1 || !rules[0].AutoApprove || rules[0].ExpiresAt == nil {
 		t.Fatalf("rules after approve-and-add = %+v, want one expiring auto-approve rule", rules)
 	}
@@ -232,7 +232,7 @@ func TestBadRuleInputChangesNothing(t *testing.T) {
 	if err := in.API.Approve("no-such-approval"); core.ErrorCode(err) != core.ENotFound {
 		t.Errorf("approving an unknown approval: %v, want %s", err, core.ENotFound)
 	}
-	if rules, _ := in.API.ListRules(); len(rules) != 0 {
+	if rules := toolRules(t, in); len(rules) != 0 {
 		t.Errorf("bad input created %d rules", len(rules))
 	}
 }
@@ -243,19 +243,18 @@ func TestBadRuleInputChangesNothing(t *testing.T) {
 func TestRestartWhileWaiting(t *testing.T) {
 	runChildIfAsked(false)
 	dir := t.TempDir()
-	writeServers(t, dir, testutil.EverythingServer(t, "everything"))
-	url, token, kill := startChild(t, "TestRestartWhileWaiting", dir)
+	ch := startChild(t, "TestRestartWhileWaiting", dir)
 	c := mcp.NewClient(&mcp.Implementation{Name: "a", Version: "1"}, nil)
-	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ch.url, HTTPClient: &http.Client{Transport: bearer{ch.token}}, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitTool(t, sess, "everything__echo")
+	waitTool(t, sess, "test__echo")
 	errc := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		res, err := sess.CallTool(ctx, echoParams("waiting when the lights went out"))
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "waiting when the lights went out"}})
 		if err == nil && !res.IsError {
 			err = fmt.Errorf("call succeeded: %s", textOf(res))
 		} else if err == nil {
@@ -263,8 +262,12 @@ func TestRestartWhileWaiting(t *testing.T) {
 		}
 		errc <- err
 	}()
-	time.Sleep(time.Second) // the call is now waiting in the child
-	kill()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		var pending []hitl.Approval
+		ch.rpc(t, "ListApprovals", &pending)
+		return len(pending) == 1
+	}, "the call never waited for approval in the child")
+	ch.kill()
 	select {
 	case err := <-errc:
 		if strings.HasPrefix(err.Error(), "call succeeded") {
@@ -313,9 +316,8 @@ func TestMoveRuleLandsExactlyOnePlace(t *testing.T) {
 	b, _ := in.API.CreateRule(hitl.RuleInput{ToolPattern: sp("GET-*")})
 	c, _ := in.API.CreateRule(hitl.RuleInput{ToolPattern: sp("get-*"), Priority: -5})
 	order := func() []string {
-		rs, _ := in.API.ListRules()
 		var out []string
-		for _, r := range rs {
+		for _, r := range toolRules(t, in) {
 			out = append(out, r.ID)
 		}
 		return out
@@ -344,4 +346,21 @@ func TestMoveRuleLandsExactlyOnePlace(t *testing.T) {
 	if _, err := in.API.MoveRule(c.ID, -1); core.ErrorCode(err) != core.EInvalid {
 		t.Errorf("moving the first rule up: %v, want %s", err, core.EInvalid)
 	}
+}
+
+// toolRules are the rules for tool calls: the list without the default
+// prompt and resource rules every Airlock starts with.
+func toolRules(t *testing.T, in *airlock.Instance) []hitl.Rule {
+	t.Helper()
+	rules, err := in.API.ListRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []hitl.Rule
+	for _, r := range rules {
+		if r.Kind == hitl.KindTool {
+			out = append(out, r)
+		}
+	}
+	return out
 }

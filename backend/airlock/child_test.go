@@ -2,8 +2,12 @@ package airlock_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -11,7 +15,10 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/backend/airlock"
+	"github.com/airlock-dev/airlock/backend/api"
 	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/testutil"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // childEnv names the data directory of an Airlock that a test runs in a
@@ -25,7 +32,8 @@ func runChildIfAsked(allowAll bool) {
 	if dir == "" {
 		return
 	}
-	in, err := airlock.Start(context.Background(), airlock.Options{DataDir: dir, Addr: "127.0.0.1:0"})
+	in, err := airlock.Start(context.Background(), airlock.Options{DataDir: dir, Addr: "127.0.0.1:0",
+		InProcess: map[string]*mcp.Server{"test": testutil.NewTestServer().Server}})
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)
@@ -33,14 +41,21 @@ func runChildIfAsked(allowAll bool) {
 	if allowAll {
 		in.API.CreateRule(hitl.RuleInput{AutoApprove: true})
 	}
-	fmt.Printf("READY %s %s\n", in.Info.MCPURL, in.Info.AgentToken)
+	fmt.Printf("READY %s %s %s\n", in.Info.MCPURL, in.Info.AgentToken, in.UIURL())
 	select {}
 }
 
+// child is an Airlock running in a child process.
+type child struct {
+	url, token string // the MCP endpoint and the agent token
+	ui         string // the UI's URL with its token
+	kill       func() // SIGKILL to its process group
+}
+
 // startChild runs the test named test again in a child process, as an
-// Airlock on dir, and returns its MCP URL, its agent token and a function
-// that kills it (and its process group) with SIGKILL.
-func startChild(t *testing.T, test, dir string) (url, token string, kill func()) {
+// Airlock on dir (with the in-process test server "test"), and returns it
+// once it is ready.
+func startChild(t *testing.T, test, dir string) child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run", "^"+test+"$")
 	cmd.Env = append(os.Environ(), childEnv+"="+dir)
@@ -49,17 +64,44 @@ func startChild(t *testing.T, test, dir string) (url, token string, kill func())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	kill = func() {
+	kill := func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	}
 	t.Cleanup(kill)
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) == 3 && f[0] == "READY" {
-			return f[1], f[2], kill
+		if f := strings.Fields(sc.Text()); len(f) == 4 && f[0] == "READY" {
+			return child{url: f[1], token: f[2], ui: f[3], kill: kill}
 		}
 	}
 	t.Fatal("child Airlock never became ready")
-	return "", "", nil
+	return child{}
+}
+
+// rpc calls a method of the child's UI facade over HTTP and decodes its
+// answer into out.
+func (c child) rpc(t *testing.T, method string, out any, args ...any) {
+	t.Helper()
+	u, err := url.Parse(c.ui)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(args)
+	if args == nil {
+		body = []byte("[]")
+	}
+	req, _ := http.NewRequest("POST", "http://"+u.Host+"/api/rpc/"+method, bytes.NewReader(body))
+	req.Header.Set("Cookie", api.UICookie(u.Host)+"="+u.Query().Get("token"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: HTTP %d", method, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -10,10 +10,10 @@ package api
 import (
 	"sort"
 
+	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
-	"github.com/airlock-dev/airlock/backend/gateway"
 	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/pins"
 	"github.com/airlock-dev/airlock/backend/store"
@@ -31,15 +31,15 @@ type Info struct {
 
 // Deps are what the facade works on.
 type Deps struct {
-	Info       Info
-	Config     *config.Store
-	Supervisor *gateway.Supervisor
-	Audit      *store.AuditLog
-	DB         *store.DB
-	Rules      *hitl.Rules
-	Broker     *hitl.Broker
-	Pins       *pins.Pins
-	Events     core.EventSink
+	Info    Info
+	Config  *config.Store
+	Catalog *catalog.Catalog
+	Audit   *store.AuditLog
+	DB      *store.DB
+	Rules   *hitl.Rules
+	Broker  *hitl.Broker
+	Pins    *pins.Pins
+	Events  core.EventSink
 }
 
 // API is the facade. Its exported methods are the UI's whole view of the
@@ -79,7 +79,7 @@ func (a *API) ListServers() ([]ServerView, error) {
 }
 
 func (a *API) view(c core.ServerConfig) ServerView {
-	st, ok := a.d.Supervisor.ServerStatus(c.ID)
+	st, ok := a.d.Catalog.ServerStatus(c.ID)
 	if !ok {
 		st = core.ServerStatus{ID: c.ID, Transport: c.Transport(), State: core.StateStopped}
 		if !c.Disabled {
@@ -116,7 +116,7 @@ func (a *API) UpdateServer(cfg core.ServerConfig) (ServerView, error) {
 func (a *API) RemoveServer(id string) error { return a.d.Config.Remove(id) }
 
 // RestartServer restarts a server now, also one marked failed.
-func (a *API) RestartServer(id string) error { return a.d.Supervisor.Restart(id) }
+func (a *API) RestartServer(id string) error { return a.d.Catalog.Restart(id) }
 
 // ImportServers adds the servers of a Claude Desktop / Cursor config.
 func (a *API) ImportServers(text string) (config.ImportResult, error) {
@@ -135,9 +135,9 @@ func (a *API) AcceptToolChange(server, tool string) error {
 	if err := a.d.Pins.Accept(server, tool); err != nil {
 		return err
 	}
-	if st, ok := a.d.Supervisor.ServerStatus(server); ok {
-		a.d.Events.Emit(core.EventServerStatus, a.d.Pins.Annotate(st))
-	}
+	// Agents now see the accepted definition (list_changed), and the
+	// Servers screen drops the flag.
+	a.d.Catalog.Refresh(server)
 	return nil
 }
 

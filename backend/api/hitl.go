@@ -32,6 +32,9 @@ func (a *API) DeleteRule(id string) error { return a.d.Rules.Delete(id) }
 
 // TestCall is a call to try against the rules on the settings page.
 type TestCall struct {
+	// Kind is the request kind: tools/call (the default), prompts/get or
+	// resources/read.
+	Kind      string `json:"kind,omitempty"`
 	ServerID  string `json:"serverId"`
 	ToolName  string `json:"toolName"`
 	Arguments string `json:"arguments"` // JSON text; empty means {}
@@ -42,7 +45,7 @@ type TestCall struct {
 // TestResult is TestRule's answer: the decision, the rule that made it (nil
 // when none matched) and why each rule above it did not match.
 type TestResult struct {
-	Decision hitl.Decision      `json:"decision"`
+	Decision core.Verdict       `json:"decision"`
 	Fired    *hitl.Rule         `json:"fired"`
 	Skipped  []hitl.SkippedRule `json:"skipped"`
 }
@@ -57,7 +60,7 @@ func (a *API) TestRule(tc TestCall) (TestResult, error) {
 	if ex.Skipped == nil {
 		ex.Skipped = []hitl.SkippedRule{}
 	}
-	return TestResult{Decision: ex.Decision, Fired: ex.Fired, Skipped: ex.Skipped}, nil
+	return TestResult{Decision: ex.Verdict, Fired: ex.Fired, Skipped: ex.Skipped}, nil
 }
 
 func (a *API) explain(tc TestCall) (hitl.Explanation, error) {
@@ -71,7 +74,12 @@ func (a *API) explain(tc TestCall) (hitl.Explanation, error) {
 	if tc.ServerID == "" || tc.ToolName == "" {
 		return hitl.Explanation{}, core.Errorf(core.EInvalid, "server and tool are required to test a call")
 	}
-	return a.d.Rules.Explain(hitl.Call{Agent: tc.AgentID, Session: tc.SessionID, Server: tc.ServerID, Tool: tc.ToolName, Args: args}), nil
+	kind := tc.Kind
+	if kind == "" {
+		kind = core.KindToolCall
+	}
+	return a.d.Rules.Explain(&core.Request{Kind: kind, Caller: core.Caller{AgentID: tc.AgentID, Session: tc.SessionID},
+		Server: tc.ServerID, Name: tc.ToolName, Args: args}), nil
 }
 
 // ShadowedRules lists rules that can never fire.
@@ -162,14 +170,24 @@ func (a *API) MoveRule(id string, delta int) ([]hitl.Rule, error) {
 	if delta != -1 && delta != 1 {
 		return nil, core.Errorf(core.EInvalid, "move by -1 (up) or 1 (down), not %d", delta)
 	}
-	rules := a.d.Rules.List()
-	i := slices.IndexFunc(rules, func(r hitl.Rule) bool { return r.ID == id })
-	if i < 0 {
+	all := a.d.Rules.List()
+	k := slices.IndexFunc(all, func(r hitl.Rule) bool { return r.ID == id })
+	if k < 0 {
 		return nil, core.Errorf(core.ENotFound, "rule %s not found", id)
 	}
+	// Rules of other kinds never decide the same requests: a rule moves
+	// among the rules of its own kind.
+	kind := all[k].Kind
+	var rules []hitl.Rule
+	for _, r := range all {
+		if r.Kind == kind {
+			rules = append(rules, r)
+		}
+	}
+	i := slices.IndexFunc(rules, func(r hitl.Rule) bool { return r.ID == id })
 	j := i + delta
 	if j < 0 || j >= len(rules) {
-		return nil, core.Errorf(core.EInvalid, "rule %s is already %s", id, map[int]string{-1: "first", 1: "last"}[delta])
+		return nil, core.Errorf(core.EInvalid, "rule %s is already %s among the %s rules", id, map[int]string{-1: "first", 1: "last"}[delta], kind)
 	}
 	want := slices.Clone(rules)
 	want[i], want[j] = want[j], want[i]

@@ -28,13 +28,16 @@ commands:
   add    [rule flags] [--json]           add a rule; prints its id
   update ID [rule flags] [--json]        change the given fields of a rule
   rm     ID...                           delete rules
-  test   --server S --tool T [--args JSON] [--agent A] [--session S] [--json]
+  test   --server S --tool T [--kind K] [--args JSON] [--agent A] [--session S] [--json]
                                          which rule decides a call, and why
                                          the rules above it did not match
   export [--out FILE]                    write the rules as JSON (stdout by default)
   import [--replace] FILE                read rules from a file (all or nothing)
 
 rule flags:
+  --kind K          what the rule decides: tool (calls; the default), prompt
+                    (prompts/get: --tool/--pattern name prompts) or resource
+                    (resources/read: --tool/--pattern name resource URIs)
   --server S        only tools of server S
   --tool T          only the tool named exactly T
   --pattern P       only tools whose name matches P (* = any run, case-insensitive)
@@ -117,7 +120,7 @@ func parseRulesFlags(fs *flag.FlagSet, args []string) error {
 // ruleFlags are the flags of add and update. set records which were given,
 // so update changes only those.
 type ruleFlags struct {
-	server, tool, pattern, agent, session, expires string
+	kind, server, tool, pattern, agent, session, expires string
 	priority                                       int
 	autoApprove                                    bool
 	when                                           []hitl.Condition
@@ -125,6 +128,7 @@ type ruleFlags struct {
 }
 
 func (rf *ruleFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&rf.kind, "kind", "", "what the rule decides: tool, prompt or resource")
 	fs.StringVar(&rf.server, "server", "", "server id")
 	fs.StringVar(&rf.tool, "tool", "", "exact tool name")
 	fs.StringVar(&rf.pattern, "pattern", "", "tool name pattern (* = any run)")
@@ -166,6 +170,9 @@ func (rf *ruleFlags) apply(in *hitl.RuleInput, now time.Time) error {
 				*dst = &s
 			}
 		}
+	}
+	if rf.set["kind"] {
+		in.Kind = rf.kind
 	}
 	opt("server", rf.server, &in.ServerID)
 	opt("tool", rf.tool, &in.ToolName)
@@ -235,12 +242,16 @@ func rulesList(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error
 		return writeJSON(stdout, items)
 	}
 	if len(list) == 0 {
-		fmt.Fprintln(stdout, "no rules: every tool call asks for approval")
+		fmt.Fprintln(stdout, "no rules: every tool call, prompt and resource read asks for approval")
 		return nil
 	}
+	number := map[string]int{}
+	for i, r := range list {
+		number[r.ID] = i + 1
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPRIORITY\tSERVER\tTOOL\tPATTERN\tDECISION\tSCOPE / EXPIRY / CONDITIONS")
-	for _, r := range list {
+	fmt.Fprintln(tw, "#\tID\tKIND\tPRIORITY\tSERVER\tNAME\tPATTERN\tDECISION\tSCOPE / EXPIRY / CONDITIONS")
+	for i, r := range list {
 		decision := "ask"
 		if r.AutoApprove {
 			decision = "auto-approve"
@@ -259,9 +270,9 @@ func rulesList(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error
 			extra = append(extra, "when "+c.String())
 		}
 		if s, ok := shadowed[r.ID]; ok {
-			extra = append(extra, "NEVER FIRES: shadowed by "+s.ByRuleID)
+			extra = append(extra, fmt.Sprintf("NEVER FIRES: shadowed by #%d (%s)", number[s.ByRuleID], s.ByRuleID))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Priority, dash(r.ServerID), dash(r.ToolName), dash(r.ToolPattern),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", i+1, r.ID, r.Kind, r.Priority, dash(r.ServerID), dash(r.ToolName), dash(r.ToolPattern),
 			decision, strings.Join(extra, "; "))
 	}
 	return tw.Flush()
@@ -354,7 +365,8 @@ func rulesRemove(rules *hitl.Rules, args []string, stdout, stderr io.Writer) err
 func rulesTest(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error {
 	fs := rulesFlags("test", stderr)
 	server := fs.String("server", "", "server id (required)")
-	tool := fs.String("tool", "", "tool name (required)")
+	tool := fs.String("tool", "", "tool name, prompt name or resource URI (required)")
+	kind := fs.String("kind", "tool", "what is requested: tool, prompt or resource")
 	argsJSON := fs.String("args", "", "the call's arguments as a JSON object")
 	agent := fs.String("agent", "", "calling agent")
 	session := fs.String("session", "", "calling session")
@@ -365,7 +377,10 @@ func rulesTest(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error
 	if *server == "" || *tool == "" {
 		return core.Errorf(core.EInvalid, "airlock rules test: --server and --tool are required")
 	}
-	call := hitl.Call{Agent: *agent, Session: *session, Server: *server, Tool: *tool}
+	call := &core.Request{Kind: requestKind(*kind), Caller: core.Caller{AgentID: *agent, Session: *session}, Server: *server, Name: *tool}
+	if call.Kind == "" {
+		return core.Errorf(core.EInvalid, "airlock rules test: --kind must be tool, prompt or resource, not %q", *kind)
+	}
 	if *argsJSON != "" {
 		if !json.Valid([]byte(*argsJSON)) {
 			return core.Errorf(core.EInvalid, "airlock rules test: --args is not valid JSON")
@@ -374,7 +389,7 @@ func rulesTest(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error
 	}
 	ex := rules.Explain(call)
 	decision := "ask"
-	if ex.AutoApprove {
+	if ex.Outcome == core.Allow {
 		decision = "auto_approve"
 	}
 	if *asJSON {
@@ -446,4 +461,17 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// requestKind maps the CLI's --kind to a request kind ("" when unknown).
+func requestKind(kind string) string {
+	switch kind {
+	case hitl.KindTool:
+		return core.KindToolCall
+	case hitl.KindPrompt:
+		return core.KindPromptGet
+	case hitl.KindResource:
+		return core.KindResourceRead
+	}
+	return ""
 }

@@ -59,11 +59,13 @@ func TestRulesCLI(t *testing.T) {
 	for _, r := range list {
 		ids = append(ids, r.ID)
 	}
-	// Equal priority and specificity: the older rule first.
-	if diff := cmp.Diff([]string{read, del, global}, ids); diff != "" {
+	// Equal priority and specificity: the older rule first; the default
+	// prompt and resource rules after the tool rules.
+	if diff := cmp.Diff([]string{read, del, global, "default-prompts", "default-resources"}, ids); diff != "" {
 		t.Errorf("list order (-want +got):\n%s", diff)
 	}
-	if text := mustRunRules(t, db, "list"); !strings.Contains(text, "read_*") || !strings.Contains(text, "auto-approve") {
+	if text := mustRunRules(t, db, "list"); !strings.Contains(text, "read_*") || !strings.Contains(text, "auto-approve") ||
+		!strings.Contains(text, "KIND") || !strings.Contains(text, "resource") {
 		t.Errorf("list output:\n%s", text)
 	}
 
@@ -108,7 +110,7 @@ func TestRulesCLI(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "rules.json")
 	mustRunRules(t, db, "export", "--out", file)
 	mustRunRules(t, db, "rm", read, del)
-	if out := mustRunRules(t, db, "import", "--replace", file); out != "imported 3 rules\n" {
+	if out := mustRunRules(t, db, "import", "--replace", file); out != "imported 5 rules\n" {
 		t.Errorf("import printed %q", out)
 	}
 	data, _ := os.ReadFile(file)
@@ -119,6 +121,7 @@ func TestRulesCLI(t *testing.T) {
 
 func TestRulesCLIErrors(t *testing.T) {
 	db := rulesDB(t)
+	before := mustRunRules(t, db, "list", "--json")
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte(`{"version":1,"rules":[{"toolPattern":"x?"}]}`), 0o600)
 	tests := []struct {
@@ -136,6 +139,8 @@ func TestRulesCLIErrors(t *testing.T) {
 		{[]string{"update", "nope", "--priority", "1"}, core.ENotFound, "not found"},
 		{[]string{"rm", "nope"}, core.ENotFound, "not found"},
 		{[]string{"test", "--tool", "x"}, core.EInvalid, "--server and --tool are required"},
+		{[]string{"test", "--server", "s", "--tool", "x", "--kind", "sampling"}, core.EInvalid, "--kind must be tool, prompt or resource"},
+		{[]string{"add", "--kind", "sampling"}, core.EInvalid, "unknown rule kind"},
 		{[]string{"test", "--server", "s", "--tool", "x", "--args", "{"}, core.EInvalid, "not valid JSON"},
 		{[]string{"import", bad}, core.EInvalid, "only * is a wildcard"},
 	}
@@ -147,7 +152,7 @@ func TestRulesCLIErrors(t *testing.T) {
 			}
 		})
 	}
-	if out := mustRunRules(t, db, "list"); !strings.Contains(out, "no rules") {
-		t.Errorf("failed commands left rules behind:\n%s", out)
+	if out := mustRunRules(t, db, "list", "--json"); out != before {
+		t.Errorf("failed commands changed the rules:\n%s\nwas\n%s", out, before)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/fsutil"
 )
 
 // FileName is the name of the servers file in the data directory.
@@ -394,41 +395,10 @@ func (s *Store) notifyUnlock() {
 	s.sink.Emit(core.EventServersChanged, st)
 }
 
-// writeAtomic replaces path with data so that a reader (or a crash) sees the
-// old file or the new one, never a mix: a temp file in the same directory,
-// fsync, rename, fsync of the directory.
+// writeAtomic replaces path with data (see fsutil.WriteFileAtomic).
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create data dir: %w", err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
+	if err := fsutil.WriteFileAtomic(path, data); err != nil {
 		return fmt.Errorf("write servers file: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op once renamed
-	if err := f.Chmod(0o600); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		f.Close()
-		return fmt.Errorf("write servers file: %w", err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write servers file: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write servers file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write servers file: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write servers file: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // best effort: not every OS can sync a directory
-		d.Close()
 	}
 	return nil
 }

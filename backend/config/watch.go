@@ -3,12 +3,10 @@ package config
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
-	"github.com/fsnotify/fsnotify"
+	"github.com/airlock-dev/airlock/backend/fsutil"
 )
 
 // debounce is how long the file must stay quiet before it is reread. Editors
@@ -27,50 +25,10 @@ const debounce = 150 * time.Millisecond
 // servers and reports why in State().Error (and through the event sink).
 // Airlock's own writes are recognised by their content hash and ignored.
 func (s *Store) Watch(ctx context.Context) error {
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("watch servers file: create %s: %w", dir, err)
-	}
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
+	if err := fsutil.Watch(ctx, s.path, debounce, s.reload); err != nil {
 		return fmt.Errorf("watch servers file: %w", err)
 	}
-	if err := w.Add(dir); err != nil {
-		w.Close()
-		return fmt.Errorf("watch servers file: %w", err)
-	}
-	go s.watchLoop(ctx, w)
 	return nil
-}
-
-func (s *Store) watchLoop(ctx context.Context, w *fsnotify.Watcher) {
-	defer w.Close()
-	name := filepath.Base(s.path)
-	timer := time.NewTimer(0) // catch edits made between New and Watch
-	for {
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case ev, ok := <-w.Events:
-			if !ok {
-				return
-			}
-			if filepath.Base(ev.Name) != name {
-				continue // temp files, other files in the data dir
-			}
-			timer.Reset(debounce)
-		case err, ok := <-w.Errors:
-			if !ok {
-				return
-			}
-			// Events may have been lost (queue overflow): reread to be sure.
-			_ = err
-			timer.Reset(debounce)
-		case <-timer.C:
-			s.reload()
-		}
-	}
 }
 
 // reload rereads the file and applies it when it changed since it was last

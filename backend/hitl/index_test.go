@@ -32,8 +32,8 @@ func TestIndexedDecideEqualsLinearScan(t *testing.T) {
 			for _, tool := range tools[1:] {
 				for _, agent := range []string{"alice", "bob"} {
 					call := Call{Agent: agent, Server: server, Tool: tool, Now: t0}
-					if d, ex := e.Decide(call), e.Explain(call); d != ex.Decision {
-						t.Fatalf("round %d, call %+v: Decide %+v, linear scan %+v", round, call, d, ex.Decision)
+					if d, ex := e.DecideAt(call.Request(), call.At()), e.Explain(call.Request(), call.At()); d != ex.Verdict {
+						t.Fatalf("round %d, call %+v: Decide %+v, linear scan %+v", round, call, d, ex.Verdict)
 					}
 				}
 			}

@@ -25,7 +25,12 @@ import (
 // A nil ServerID, ToolName or ToolPattern means "any"; a rule with all three
 // nil is global. Every field that is set must match for the rule to match.
 type Rule struct {
-	ID          string      `json:"id"`
+	ID string `json:"id"`
+	// Kind is what the rule applies to: KindTool (tool calls; the default,
+	// and what every rule of seed 002 is), KindPrompt (prompts/get: ToolName
+	// and ToolPattern then name prompts) or KindResource (resources/read:
+	// they then match resource URIs).
+	Kind        string      `json:"kind"`
 	ServerID    *string     `json:"serverId"`
 	ToolName    *string     `json:"toolName"`
 	ToolPattern *string     `json:"toolPattern"`
@@ -37,6 +42,24 @@ type Rule struct {
 	ExpiresAt   *time.Time  `json:"expiresAt"`
 	CreatedAt   time.Time   `json:"createdAt"`
 	UpdatedAt   time.Time   `json:"updatedAt"`
+}
+
+// Rule kinds: what a rule applies to.
+const (
+	KindTool     = "tool"
+	KindPrompt   = "prompt"
+	KindResource = "resource"
+)
+
+// RuleKind returns the rule kind that applies to a request kind.
+func RuleKind(requestKind string) string {
+	switch requestKind {
+	case core.KindPromptGet:
+		return KindPrompt
+	case core.KindResourceRead:
+		return KindResource
+	}
+	return KindTool
 }
 
 // Condition tests one value inside a call's arguments.
@@ -80,7 +103,8 @@ var Ops = []string{OpEquals, OpGlob, OpPrefix, OpRegex, OpInside}
 // settings page and the CLI show it next to the rule list.
 const PrecedenceText = "Rules are evaluated from the highest priority down and the first rule that matches decides; " +
 	"if none matches, a person is asked. At equal priority the more specific rule goes first " +
-	"(tool name > tool pattern > server only > global), then the older rule."
+	"(tool name > tool pattern > server only > global), then the older rule. " +
+	"Tool rules decide tool calls only; prompt and resource rules decide prompts/get and resources/read, and are listed after them."
 
 // Specificity ranks how narrowly a rule names its tools, for the tie-break
 // at equal priority: 3 tool name, 2 tool pattern, 1 server only, 0 global.
@@ -96,9 +120,25 @@ func Specificity(r Rule) int {
 	return 0
 }
 
-// Precedes reports whether a is evaluated before b: higher priority first,
+func kindOrder(k string) int {
+	switch k {
+	case KindPrompt:
+		return 1
+	case KindResource:
+		return 2
+	}
+	return 0
+}
+
+// Precedes reports whether a is evaluated before b: tool rules before prompt
+// rules before resource rules (they never decide the same request), then
+// higher priority first,
 // then higher Specificity, then older CreatedAt, then smaller ID.
 func Precedes(a, b Rule) bool {
+	// Rules of different kinds never meet; tool rules are listed first.
+	if ka, kb := kindOrder(a.Kind), kindOrder(b.Kind); ka != kb {
+		return ka < kb
+	}
 	if a.Priority != b.Priority {
 		return a.Priority > b.Priority
 	}
@@ -121,6 +161,7 @@ func SortRules(rules []Rule) {
 // (a typo such as "toolpattern" would otherwise silently widen the rule into
 // a global one) or a non-integer priority is an EInvalid error.
 type RuleInput struct {
+	Kind        string      `json:"kind,omitempty"`
 	ServerID    *string     `json:"serverId"`
 	ToolName    *string     `json:"toolName"`
 	ToolPattern *string     `json:"toolPattern"`
@@ -135,7 +176,7 @@ type RuleInput struct {
 // Input returns the fields of r a person can edit.
 func (r Rule) Input() RuleInput {
 	return RuleInput{
-		ServerID: r.ServerID, ToolName: r.ToolName, ToolPattern: r.ToolPattern,
+		Kind: r.Kind, ServerID: r.ServerID, ToolName: r.ToolName, ToolPattern: r.ToolPattern,
 		AutoApprove: r.AutoApprove, Priority: r.Priority,
 		Conditions: append([]Condition(nil), r.Conditions...),
 		AgentID:    r.AgentID, SessionID: r.SessionID, ExpiresAt: r.ExpiresAt,
@@ -165,7 +206,7 @@ func ParsePriority(s string) (int, error) {
 }
 
 var ruleFields = map[string]bool{
-	"serverId": true, "toolName": true, "toolPattern": true, "autoApprove": true, "priority": true,
+	"kind": true, "serverId": true, "toolName": true, "toolPattern": true, "autoApprove": true, "priority": true,
 	"conditions": true, "agentId": true, "sessionId": true, "expiresAt": true,
 }
 
@@ -191,6 +232,8 @@ func decodeRule(data []byte, withMeta bool) (Rule, error) {
 			err = json.Unmarshal(v, &r.CreatedAt)
 		case "updatedAt":
 			err = json.Unmarshal(v, &r.UpdatedAt)
+		case "kind":
+			err = json.Unmarshal(v, &r.Kind)
 		case "serverId":
 			err = json.Unmarshal(v, &r.ServerID)
 		case "toolName":
@@ -269,6 +312,16 @@ const maxFieldLen = 256
 // the callers that create rules from a person's input.
 func (in RuleInput) normalize() (RuleInput, error) {
 	var err error
+	switch k := strings.ToLower(strings.TrimSpace(in.Kind)); k {
+	case "", KindTool, "tools", core.KindToolCall:
+		in.Kind = KindTool
+	case KindPrompt, "prompts", core.KindPromptGet:
+		in.Kind = KindPrompt
+	case KindResource, "resources", core.KindResourceRead:
+		in.Kind = KindResource
+	default:
+		return in, core.Errorf(core.EInvalid, "unknown rule kind %q (use tool, prompt or resource)", in.Kind)
+	}
 	if in.ServerID, err = optional("serverId", in.ServerID); err != nil {
 		return in, err
 	}
@@ -355,7 +408,7 @@ func (in RuleInput) build(id string, created, updated time.Time) Rule {
 		conds = []Condition{}
 	}
 	return Rule{
-		ID: id, ServerID: in.ServerID, ToolName: in.ToolName, ToolPattern: in.ToolPattern,
+		ID: id, Kind: in.Kind, ServerID: in.ServerID, ToolName: in.ToolName, ToolPattern: in.ToolPattern,
 		AutoApprove: in.AutoApprove, Priority: in.Priority, Conditions: conds,
 		AgentID: in.AgentID, SessionID: in.SessionID, ExpiresAt: in.ExpiresAt,
 		CreatedAt: created, UpdatedAt: updated,
@@ -376,11 +429,20 @@ func validateID(id string) error {
 func (r Rule) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "priority %d", r.Priority)
+	noun := "tool"
+	switch r.Kind {
+	case KindPrompt:
+		noun = "prompt"
+		b.WriteString(", prompts")
+	case KindResource:
+		noun = "resource"
+		b.WriteString(", resources")
+	}
 	if r.ServerID != nil {
 		b.WriteString(", server " + *r.ServerID)
 	}
 	if r.ToolName != nil {
-		b.WriteString(", tool " + *r.ToolName)
+		b.WriteString(", " + noun + " " + *r.ToolName)
 	}
 	if r.ToolPattern != nil {
 		b.WriteString(", pattern " + *r.ToolPattern)

@@ -11,13 +11,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/fsutil"
 )
 
 // RuleStore persists rules. Every change bumps a counter that other
@@ -123,11 +121,11 @@ func (r *Rules) OnFileError(fn func(err error)) {
 func (r *Rules) Engine() *Engine { return r.engine }
 
 // Decide decides call against the rules in force.
-func (r *Rules) Decide(call Call) Decision { return r.engine.Decide(call) }
+func (r *Rules) Decide(req *core.Request) core.Verdict { return r.engine.DecideAt(req, r.opts.Now()) }
 
 // Explain decides call and says why each rule above the one that fired did
 // not match.
-func (r *Rules) Explain(call Call) Explanation { return r.engine.Explain(call) }
+func (r *Rules) Explain(req *core.Request) Explanation { return r.engine.Explain(req, r.opts.Now()) }
 
 // Shadowed lists the rules that can never fire.
 func (r *Rules) Shadowed() []ShadowInfo { return r.engine.Shadowed() }
@@ -379,30 +377,14 @@ func (r *Rules) Reload() (bool, error) {
 // is available from FileError and reported to the OnFileError hooks and in
 // the rules:changed event.
 func (r *Rules) Watch(ctx context.Context) error {
-	var events chan fsnotify.Event
-	var errs chan error
 	if r.opts.FilePath != "" {
-		w, err := fsnotify.NewWatcher()
-		if err != nil {
-			return fmt.Errorf("watch rules file: %w", err)
-		}
-		defer w.Close()
-		dir := filepath.Dir(r.opts.FilePath)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("watch rules file: %w", err)
-		}
-		// Watch the directory: editors save by renaming a new file over the
-		// old one, which a watch on the file itself would lose.
-		if err := w.Add(dir); err != nil {
-			return fmt.Errorf("watch rules file: %w", err)
-		}
-		events, errs = w.Events, w.Errors
 		r.syncFileAtStart()
+		if err := fsutil.Watch(ctx, r.opts.FilePath, r.opts.Debounce, r.ApplyFile); err != nil {
+			return fmt.Errorf("watch rules file: %w", err)
+		}
 	}
 	poll := time.NewTicker(r.opts.PollInterval)
 	defer poll.Stop()
-	debounce := time.NewTimer(time.Hour)
-	debounce.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -411,14 +393,6 @@ func (r *Rules) Watch(ctx context.Context) error {
 			if _, err := r.Reload(); err != nil {
 				r.opts.Logger.Warn("reload rules", "err", err)
 			}
-		case ev := <-events:
-			if filepath.Clean(ev.Name) == filepath.Clean(r.opts.FilePath) && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename) != 0 {
-				debounce.Reset(r.opts.Debounce)
-			}
-		case err := <-errs:
-			r.opts.Logger.Warn("watch rules file", "err", err)
-		case <-debounce.C:
-			r.ApplyFile()
 		}
 	}
 }
@@ -452,11 +426,14 @@ func (r *Rules) ApplyFile() {
 	if r.opts.FilePath == "" {
 		return
 	}
+	// Read under the lock: a file read before a rule change that then
+	// compared against the hash that change wrote would apply stale rules.
+	r.mu.Lock()
 	data, err := os.ReadFile(r.opts.FilePath)
 	if errors.Is(err, fs.ErrNotExist) {
+		r.mu.Unlock()
 		return // a deleted file deletes no rules; the next change rewrites it
 	}
-	r.mu.Lock()
 	if err == nil && hashOf(data) == r.fileHash {
 		r.mu.Unlock()
 		return
@@ -516,7 +493,7 @@ func (r *Rules) writeFileLocked() {
 	if h == r.fileHash {
 		return
 	}
-	if err := writeFileAtomic(r.opts.FilePath, data); err != nil {
+	if err := fsutil.WriteFileAtomic(r.opts.FilePath, data); err != nil {
 		r.opts.Logger.Warn("write rules file", "err", err)
 		return
 	}
@@ -524,22 +501,6 @@ func (r *Rules) writeFileLocked() {
 	if err := r.store.SetRulesFileHash(h); err != nil {
 		r.opts.Logger.Warn("store rules file hash", "err", err)
 	}
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".rules-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 func hashOf(b []byte) string {

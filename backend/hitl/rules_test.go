@@ -29,6 +29,17 @@ func openDB(t testing.TB, path string) *store.DB {
 	return db
 }
 
+// withoutDefaults removes the default prompt and resource rules a new
+// database starts with, for tests that count the rules they make
+// (TestDefaultRules covers the defaults).
+func withoutDefaults(t testing.TB, db *store.DB) *store.DB {
+	t.Helper()
+	if err := store.NewRules(db).ImportRules(nil, true); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 func newRules(t testing.TB, db *store.DB, opts hitl.RulesOptions) *hitl.Rules {
 	t.Helper()
 	r, err := hitl.NewRules(store.NewRules(db), opts)
@@ -84,8 +95,8 @@ func TestSeedExampleTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.server+"/"+tt.tool, func(t *testing.T) {
-			d := r.Decide(hitl.Call{Server: tt.server, Tool: tt.tool})
-			if diff := cmp.Diff(tt.want, result{d.AutoApprove, d.RuleID}); diff != "" {
+			d := r.Decide(hitl.Call{Server: tt.server, Tool: tt.tool}.Request())
+			if diff := cmp.Diff(tt.want, result{(d.Outcome == core.Allow), d.RuleID}); diff != "" {
 				t.Errorf("decision (-want +got):\n%s\nreason: %s", diff, d.Reason)
 			}
 		})
@@ -94,13 +105,13 @@ func TestSeedExampleTable(t *testing.T) {
 	if err := r.Delete(global.ID); err != nil {
 		t.Fatal(err)
 	}
-	if d := r.Decide(hitl.Call{Server: "github", Tool: "create_issue"}); d.AutoApprove || d.RuleID != "" || d.Reason != hitl.NoMatchReason {
+	if d := r.Decide(hitl.Call{Server: "github", Tool: "create_issue"}.Request()); (d.Outcome == core.Allow) || d.RuleID != "" || d.Reason != hitl.NoMatchReason {
 		t.Errorf("no rule matching: %+v, want ask with the safe-default reason", d)
 	}
 }
 
 func TestRulesCRUD(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "airlock.db"))
+	db := withoutDefaults(t, openDB(t, filepath.Join(t.TempDir(), "airlock.db")))
 	var versions []int64
 	var events []string
 	r := newRules(t, db, hitl.RulesOptions{Events: core.EventSinkFunc(func(name string, _ any) { events = append(events, name) })})
@@ -165,7 +176,7 @@ func second[T any](_ T, err error) error { return err }
 func ptrTime(t time.Time) *time.Time { return &t }
 
 func TestExportImport(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "airlock.db"))
+	db := withoutDefaults(t, openDB(t, filepath.Join(t.TempDir(), "airlock.db")))
 	r := newRules(t, db, hitl.RulesOptions{})
 	mustCreate(t, r, hitl.RuleInput{ServerID: sp("fs"), ToolPattern: sp("read_*"), AutoApprove: true, Priority: 100})
 	mustCreate(t, r, hitl.RuleInput{Priority: 0})
@@ -227,7 +238,7 @@ func TestCrossProcess(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the app did not notice the rule the CLI added")
 	}
-	if d := app.Decide(hitl.Call{Server: "fs", Tool: "x"}); d.RuleID != rule.ID || !d.AutoApprove {
+	if d := app.Decide(hitl.Call{Server: "fs", Tool: "x"}.Request()); d.RuleID != rule.ID || !(d.Outcome == core.Allow) {
 		t.Errorf("app decision after the CLI's change: %+v", d)
 	}
 	// Update of a rule the app has not seen yet reloads first.
@@ -286,7 +297,7 @@ func TestRulesFile(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("an edit of the rules file was not applied")
 	}
-	if d := r.Decide(hitl.Call{Server: "edited", Tool: "x"}); !d.AutoApprove || len(r.List()) != 1 {
+	if d := r.Decide(hitl.Call{Server: "edited", Tool: "x"}.Request()); !(d.Outcome == core.Allow) || len(r.List()) != 1 {
 		t.Errorf("after the edit: decision %+v, %d rules", d, len(r.List()))
 	}
 
@@ -318,7 +329,7 @@ func TestRulesFileEditedWhileStopped(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "airlock.db")
 	file := filepath.Join(dir, hitl.RulesFileName)
-	db := openDB(t, path)
+	db := withoutDefaults(t, openDB(t, path))
 	start := func() (*hitl.Rules, context.CancelFunc) {
 		r := newRules(t, db, hitl.RulesOptions{FilePath: file, Debounce: 10 * time.Millisecond})
 		ctx, cancel := context.WithCancel(context.Background())
@@ -378,7 +389,7 @@ func TestRuleJSONShape(t *testing.T) {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	want := []string{"agentId", "autoApprove", "conditions", "createdAt", "expiresAt", "id", "priority", "serverId", "sessionId", "toolName", "toolPattern", "updatedAt"}
+	want := []string{"agentId", "autoApprove", "conditions", "createdAt", "expiresAt", "id", "kind", "priority", "serverId", "sessionId", "toolName", "toolPattern", "updatedAt"}
 	if diff := cmp.Diff(want, keys, cmpSorted); diff != "" {
 		t.Errorf("Rule JSON keys (-want +got):\n%s", diff)
 	}
@@ -397,12 +408,49 @@ var cmpSorted = cmp.Transformer("sort", func(in []string) []string {
 })
 
 func TestImportBareList(t *testing.T) {
-	r := newRules(t, openDB(t, filepath.Join(t.TempDir(), store.FileName)), hitl.RulesOptions{})
+	r := newRules(t, withoutDefaults(t, openDB(t, filepath.Join(t.TempDir(), store.FileName))), hitl.RulesOptions{})
 	n, err := r.Import([]byte(`[{"serverId":"fs","toolPattern":"read_*","autoApprove":true,"priority":3}]`), false)
 	if err != nil || n != 1 {
 		t.Fatalf("import of a bare list: %d, %v", n, err)
 	}
 	if got := r.List(); len(got) != 1 || *got[0].ToolPattern != "read_*" {
 		t.Fatalf("rules after import = %+v", got)
+	}
+}
+
+// A new database starts with two visible rules that let prompts and
+// resource reads run unasked (they were never gated before), while a tool
+// call still asks when no rule matches.
+func TestDefaultRules(t *testing.T) {
+	r := newRules(t, openDB(t, filepath.Join(t.TempDir(), store.FileName)), hitl.RulesOptions{})
+	tests := []struct {
+		kind, name string
+		want       string
+	}{
+		{core.KindPromptGet, "simple_prompt", core.Allow},
+		{core.KindResourceRead, "test://static/resource/1", core.Allow},
+		{core.KindToolCall, "echo", core.Ask},
+	}
+	for _, tt := range tests {
+		d := r.Decide(&core.Request{Kind: tt.kind, Server: "everything", Name: tt.name})
+		if d.Outcome != tt.want {
+			t.Errorf("%s %s: %s (%s), want %s", tt.kind, tt.name, d.Outcome, d.Reason, tt.want)
+		}
+	}
+	// A prompt rule never decides a tool of the same name, and the other way round.
+	mustCreate(t, r, hitl.RuleInput{Kind: hitl.KindPrompt, ToolName: sp("echo"), Priority: 10})
+	if d := r.Decide(&core.Request{Kind: core.KindToolCall, Server: "everything", Name: "echo"}); d.RuleID != "" {
+		t.Errorf("a prompt rule decided a tool call: %+v", d)
+	}
+	if d := r.Decide(&core.Request{Kind: core.KindPromptGet, Server: "everything", Name: "echo"}); d.Outcome != core.Ask || d.RuleID == "" {
+		t.Errorf("the prompt rule did not decide its prompt: %+v", d)
+	}
+	// Resource patterns match URIs.
+	mustCreate(t, r, hitl.RuleInput{Kind: hitl.KindResource, ToolPattern: sp("file:///etc/*"), Priority: 10})
+	if d := r.Decide(&core.Request{Kind: core.KindResourceRead, Server: "fs", Name: "file:///etc/passwd"}); d.Outcome != core.Ask {
+		t.Errorf("a resource under /etc was not asked: %+v", d)
+	}
+	if _, err := r.Create(hitl.RuleInput{Kind: "sampling"}); core.ErrorCode(err) != core.EInvalid {
+		t.Errorf("unknown kind: %v, want %s", err, core.EInvalid)
 	}
 }

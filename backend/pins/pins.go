@@ -1,8 +1,11 @@
 // Package pins notices downstream tools whose definition changed after the
 // user accepted it (a "rug pull": a server that describes a tool one way and
-// later rewrites its description or schema). The first definition seen is
-// accepted; a later difference is flagged on the Servers screen and makes
-// every call to the tool wait for a person until the change is accepted.
+// later rewrites its description or schema), and tools a server adds after
+// its first listing. A server's first listing is accepted as it is. A later
+// difference is flagged on the Servers screen; agents keep seeing the
+// accepted definition, and every call to the tool waits for a person until
+// the change is accepted. A new tool is flagged and asks the same way,
+// unless the server is marked to trust new tools.
 //
 // It imports core only; the store and the pipeline plug in where it is wired.
 package pins
@@ -40,6 +43,7 @@ type Pins struct {
 	accepted map[key]Pin
 	current  map[key]string // the definition the server gives now
 	changed  map[key]*core.ToolChange
+	known    map[string]bool // servers whose first listing was seen
 }
 
 // New loads the accepted definitions from st.
@@ -48,12 +52,20 @@ func New(st Store) (*Pins, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pins{store: st, now: time.Now, accepted: map[key]Pin{}, current: map[key]string{}, changed: map[key]*core.ToolChange{}}
+	p := &Pins{store: st, now: time.Now, accepted: map[key]Pin{}, current: map[key]string{}, changed: map[key]*core.ToolChange{},
+		known: map[string]bool{}}
 	for _, pin := range all {
-		p.accepted[key{pin.ServerID, pin.ToolName}] = pin
+		p.known[pin.ServerID] = true
+		if pin.ToolName != serverMarker {
+			p.accepted[key{pin.ServerID, pin.ToolName}] = pin
+		}
 	}
 	return p, nil
 }
+
+// serverMarker is the tool name of the pin that records that a server's
+// first listing was seen (and accepted).
+const serverMarker = ""
 
 // definition is what a change is judged on: everything the model reads.
 type definition struct {
@@ -87,23 +99,44 @@ func encode(d definition) string {
 	return string(b)
 }
 
-// Observe takes the tools a running server lists now. A tool seen for the
-// first time is accepted as it is; one that differs from its accepted
-// definition is flagged. It reports whether any flag changed.
-func (p *Pins) Observe(server string, tools []core.ToolInfo) (flagsChanged bool, err error) {
+// Observe takes the tools a running server lists now. On the server's
+// first listing every tool is accepted as it is. Later, a tool that differs
+// from its accepted definition is flagged, and so is a tool seen for the
+// first time — unless trustNew is set, which accepts it. It reports whether
+// any flag changed.
+func (p *Pins) Observe(server string, tools []core.ToolInfo, trustNew bool) (flagsChanged bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	save := func(pin Pin) {
+		if serr := p.store.Save(pin); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	first := !p.known[server]
+	if first {
+		p.known[server] = true
+		save(Pin{ServerID: server, ToolName: serverMarker, AcceptedAt: p.now().UTC()})
+	}
 	for _, t := range tools {
 		k := key{server, t.Name}
 		def := encode(defOf(t))
 		p.current[k] = def
 		pin, known := p.accepted[k]
 		if !known {
-			pin = Pin{ServerID: server, ToolName: t.Name, Definition: def, AcceptedAt: p.now().UTC()}
-			if serr := p.store.Save(pin); serr != nil && err == nil {
-				err = serr
+			if first || trustNew {
+				pin = Pin{ServerID: server, ToolName: t.Name, Definition: def, AcceptedAt: p.now().UTC()}
+				save(pin)
+				p.accepted[k] = pin
+				if p.changed[k] != nil {
+					delete(p.changed, k)
+					flagsChanged = true
+				}
+				continue
 			}
-			p.accepted[k] = pin
+			if c := p.changed[k]; c == nil || !c.New {
+				p.changed[k] = &core.ToolChange{New: true, Fields: []string{}, Since: p.now().UTC()}
+				flagsChanged = true
+			}
 			continue
 		}
 		if pin.Definition == def {
@@ -116,7 +149,7 @@ func (p *Pins) Observe(server string, tools []core.ToolInfo) (flagsChanged bool,
 		fields := diff(pin.Definition, def)
 		if c := p.changed[k]; c == nil || !equal(c.Fields, fields) {
 			since := p.now().UTC()
-			if c != nil {
+			if c != nil && !c.New {
 				since = c.Since
 			}
 			p.changed[k] = &core.ToolChange{Fields: fields, Accepted: pin.Definition, Since: since}
@@ -124,6 +157,33 @@ func (p *Pins) Observe(server string, tools []core.ToolInfo) (flagsChanged bool,
 		}
 	}
 	return flagsChanged, err
+}
+
+// Expose observes the tools a server lists and returns them as agents are
+// to see them: a changed tool keeps its accepted definition (title,
+// description, schemas, annotations) until the user accepts the change, so
+// a rewritten description never reaches a model unreviewed. Each tool
+// carries its flag (Changed) for the Servers screen.
+func (p *Pins) Expose(cfg core.ServerConfig, observed []core.ToolInfo) []core.ToolInfo {
+	p.Observe(cfg.ID, observed, cfg.TrustNewTools) // a store error leaves the flags in memory; they still apply
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]core.ToolInfo, len(observed))
+	for i, t := range observed {
+		k := key{cfg.ID, t.Name}
+		if c := p.changed[k]; c != nil {
+			t.Changed = c
+			if pin, ok := p.accepted[k]; ok && !c.New {
+				var d definition
+				if json.Unmarshal([]byte(pin.Definition), &d) == nil {
+					t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations =
+						d.Title, d.Description, d.InputSchema, d.OutputSchema, d.Annotations
+				}
+			}
+		}
+		out[i] = t
+	}
+	return out
 }
 
 func diff(a, b string) []string {
@@ -182,7 +242,7 @@ func (p *Pins) Accept(server, tool string) error {
 		return core.Errorf(core.ENotFound, "server %q lists no tool %q", server, tool)
 	}
 	if p.changed[k] == nil {
-		return core.Errorf(core.EConflict, "the definition of %s on %s has not changed", tool, server)
+		return core.Errorf(core.EConflict, "the definition of %s on %s has not changed and is not new", tool, server)
 	}
 	pin := Pin{ServerID: server, ToolName: tool, Definition: def, AcceptedAt: p.now().UTC()}
 	if err := p.store.Save(pin); err != nil {

@@ -3,8 +3,12 @@
 //
 // The stages, in order (Names returns them):
 //
-//	journal   make a record of the request durable before anything else; when
-//	          that fails the request is refused (audit_unavailable)
+//	route     find the source that serves the name the agent used (this has
+//	          no effect anywhere; an unknown name is refused right after the
+//	          journal stage, so that its record says what was asked for)
+//	journal   make a record of the request durable before anything can
+//	          happen; when that fails the request is refused
+//	          (audit_unavailable)
 //	gate      authorization: may this caller use this target at all?
 //	policy    built-in policies of the target (tool pins, file/shell policies):
 //	          deny, or demand a person whatever the rules say
@@ -15,7 +19,7 @@
 //	          e.g. cross-session notifications; they see refusals too
 //	audit     complete the record: decision, reason, result, latency
 //
-// A stage that is missing fails closed: no gate refuses everything, no decider
+// A stage that is missing fails closed: no router or no gate refuses everything, no decider
 // asks, no approver refuses what would be asked, no auditor refuses everything.
 //
 // The package imports core and the MCP SDK only; the stages are implemented
@@ -37,6 +41,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// Router finds the source and target of a request from the name the agent
+// used (r.Exposed): it fills r.Server, r.Name and, for a tool, r.Tool. It
+// returns a *core.Error for a name nothing serves.
+type Router interface {
+	Route(ctx context.Context, r *core.Request) error
+}
 
 // Gate decides whether the caller may use the request's target at all. It
 // returns a *core.Error (with a reason code and a hint) to refuse. The same
@@ -61,9 +72,9 @@ type Decider interface {
 
 // Approver holds a request until a person approves or declines it, or it
 // times out. It never approves on timeout or on error. why is the Ask
-// verdict that sent it there.
+// verdict that sent it there; auditID is the request's audit record.
 type Approver interface {
-	Approve(ctx context.Context, r *core.Request, why core.Verdict, auditID int64) (core.ApprovalOutcome, error)
+	Hold(ctx context.Context, r *core.Request, why core.Verdict, auditID int64) (core.ApprovalOutcome, error)
 }
 
 // Dispatcher runs a request on the source that serves it and returns the
@@ -90,6 +101,7 @@ type Auditor interface {
 // Stages are the parts a Pipeline is built from. Nil parts fail closed (see
 // the package comment); Dispatch is required.
 type Stages struct {
+	Route    Router
 	Gate     Gate
 	Policies []Policy
 	Decider  Decider
@@ -128,7 +140,10 @@ type flow struct {
 	verdict core.Verdict
 	done    bool // a stage ended the request (refused, or dispatched)
 	refusal *core.Error
-	res     mcp.Result
+	// unrouted is why the route stage found no target; the journal stage
+	// refuses with it once the record is durable.
+	unrouted error
+	res      mcp.Result
 	err     error // a protocol error to return as is (non-tool requests)
 }
 
@@ -142,6 +157,7 @@ func New(s Stages) (*Pipeline, error) {
 	}
 	p := &Pipeline{s: s, log: s.Logger}
 	p.stages = []stage{
+		{name: "route", run: p.route},
 		{name: "journal", run: p.journal},
 		{name: "gate", run: p.gate},
 		{name: "policy", run: p.policy},
@@ -225,7 +241,24 @@ func (p *Pipeline) journal(_ context.Context, f *flow) {
 		if p.s.OnAuditError != nil {
 			p.s.OnAuditError(err)
 		}
+		return
 	}
+	if f.unrouted != nil {
+		f.refuse(core.DecisionError, f.unrouted)
+	}
+}
+
+func (p *Pipeline) route(ctx context.Context, f *flow) {
+	if p.s.Route == nil {
+		f.unrouted = core.Errorf(core.EInternal, "Airlock has no routing stage, so it refuses every request")
+		return
+	}
+	if err := p.s.Route.Route(ctx, f.req); err != nil {
+		f.unrouted = err
+		return
+	}
+	f.rec.Server, f.rec.Tool = f.req.Server, f.req.Name
+	ClipRecord(f.rec)
 }
 
 func (p *Pipeline) gate(ctx context.Context, f *flow) {
@@ -296,7 +329,7 @@ func (p *Pipeline) approve(ctx context.Context, f *flow) {
 		f.refuse(core.DecisionDenied, core.Errorf(core.EDenied, "approval required (%s) but nobody can approve calls right now", v.Reason))
 		return
 	}
-	out, err := p.s.Approver.Approve(ctx, f.req, v, f.rec.ID)
+	out, err := p.s.Approver.Hold(ctx, f.req, v, f.rec.ID)
 	f.rec.Approver, f.rec.WaitMs = out.By, out.WaitedMs
 	if errors.Is(err, context.Canceled) {
 		err = &core.Error{Code: ECancelled, Message: "the agent cancelled the request while it waited for approval"}
@@ -420,6 +453,9 @@ func newRecord(r *core.Request) *core.AuditRecord {
 		Arguments:     RedactArguments(r.Args),
 		ArgsDigest:    digest(r.Args),
 		Status:        core.StatusRunning,
+	}
+	if rec.Tool == "" {
+		rec.Tool = r.Exposed // not routed yet
 	}
 	ClipRecord(rec)
 	return rec

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/airlock-dev/airlock/backend/core"
@@ -15,8 +16,13 @@ var _ hitl.ApprovalStore = (*Approvals)(nil)
 
 type approvalRow struct {
 	ID             string `gorm:"primaryKey"`
+	AuditID        int64
+	Kind           string
 	Agent          string
+	AgentID        string
 	Client         string
+	ClientVersion  string
+	Purpose        string
 	Session        string
 	Server         string
 	Tool           string
@@ -53,7 +59,8 @@ func toApprovalRow(a hitl.Approval) (approvalRow, error) {
 		args = "{}"
 	}
 	return approvalRow{
-		ID: a.ID, Agent: a.Agent, Client: a.Client, Session: a.Session, Server: a.Server, Tool: a.Tool, ExposedName: a.ExposedName,
+		ID: a.ID, AuditID: a.AuditID, Kind: a.Kind, Agent: a.Agent, AgentID: a.AgentID, Client: a.Client,
+		ClientVersion: a.ClientVersion, Purpose: a.Purpose, Session: a.Session, Server: a.Server, Tool: a.Tool, ExposedName: a.ExposedName,
 		Arguments: args, Annotations: ann, Risk: a.Risk, Warning: a.Warning, ForcedBy: a.ForcedBy,
 		RuleID: a.RuleID, Reason: a.Reason, RuleSetVersion: a.RuleSetVersion,
 		CreatedAt: a.CreatedAt.UTC(), Deadline: a.Deadline.UTC(), Status: a.Status,
@@ -63,7 +70,8 @@ func toApprovalRow(a hitl.Approval) (approvalRow, error) {
 
 func (row approvalRow) approval() (hitl.Approval, error) {
 	a := hitl.Approval{
-		ID: row.ID, Agent: row.Agent, Client: row.Client, Session: row.Session, Server: row.Server, Tool: row.Tool,
+		ID: row.ID, AuditID: row.AuditID, Kind: row.Kind, Agent: row.Agent, AgentID: row.AgentID, Client: row.Client,
+		ClientVersion: row.ClientVersion, Purpose: row.Purpose, Session: row.Session, Server: row.Server, Tool: row.Tool,
 		ExposedName: row.ExposedName, Arguments: json.RawMessage(row.Arguments), Risk: row.Risk,
 		Warning: row.Warning, ForcedBy: row.ForcedBy, RuleID: row.RuleID, Reason: row.Reason,
 		RuleSetVersion: row.RuleSetVersion, CreatedAt: row.CreatedAt.UTC(), Deadline: row.Deadline.UTC(),
@@ -111,15 +119,31 @@ func (s *Approvals) LoadApproval(id string) (hitl.Approval, bool, error) {
 }
 
 // ExpirePendingApprovals marks every pending approval expired as of at and
-// returns how many there were.
-func (s *Approvals) ExpirePendingApprovals(at time.Time) (int, error) {
+// returns them all (however many there are), so that each one's audit
+// record can say so.
+func (s *Approvals) ExpirePendingApprovals(at time.Time) ([]hitl.Approval, error) {
 	at = at.UTC()
-	res := s.db.Model(&approvalRow{}).Where("status = ?", hitl.StatusPending).
-		Updates(map[string]any{"status": hitl.StatusExpired, "decided_at": at})
-	if res.Error != nil {
-		return 0, fmt.Errorf("expire pending approvals: %w", res.Error)
+	var rows []approvalRow
+	err := s.db.Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("status = ?", hitl.StatusPending).Order("created_at, id").Find(&rows).Error; err != nil {
+			return err
+		}
+		return tx.Model(&approvalRow{}).Where("status = ?", hitl.StatusPending).
+			Updates(map[string]any{"status": hitl.StatusExpired, "decided_at": at}).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("expire pending approvals: %w", err)
 	}
-	return int(res.RowsAffected), nil
+	out := make([]hitl.Approval, 0, len(rows))
+	for _, row := range rows {
+		a, err := row.approval()
+		if err != nil {
+			return nil, err
+		}
+		a.Status, a.DecidedAt = hitl.StatusExpired, &at
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 // ListApprovals returns the newest approvals (at most limit, default 100),

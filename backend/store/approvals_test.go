@@ -39,9 +39,9 @@ func TestApprovals(t *testing.T) {
 	if err := s.SaveApproval(b); err != nil {
 		t.Fatal(err)
 	}
-	n, err := s.ExpirePendingApprovals(now.Add(time.Hour))
-	if err != nil || n != 1 {
-		t.Fatalf("ExpirePendingApprovals = %d, %v; want 1", n, err)
+	expired, err := s.ExpirePendingApprovals(now.Add(time.Hour))
+	if err != nil || len(expired) != 1 || expired[0].ID != a.ID || expired[0].Status != hitl.StatusExpired {
+		t.Fatalf("ExpirePendingApprovals = %+v, %v; want approval %s, expired", expired, err, a.ID)
 	}
 	list, err := s.ListApprovals(10)
 	if err != nil {

@@ -24,7 +24,7 @@ func TestAuditAppendAndFilter(t *testing.T) {
 	a := store.NewAudit(openDB(t))
 	now := time.Date(2026, 11, 25, 10, 0, 0, 123456000, time.UTC)
 	recs := []*core.AuditRecord{
-		{Time: now, Agent: "a1", Server: "fs", Tool: "read_file", Decision: core.DecisionAllow, Status: core.StatusOK, Arguments: `{"path":"/x"}`, RuleID: "r1", RuleSetVersion: 3, LatencyUs: 42},
+		{Time: now, Kind: core.KindToolCall, Agent: "a1", Server: "fs", Tool: "read_file", Decision: core.DecisionAllow, Status: core.StatusOK, Arguments: `{"path":"/x"}`, RuleID: "r1", RuleSetVersion: 3, LatencyUs: 42},
 		{Time: now.Add(time.Second), Agent: "a2", Server: "fs", Tool: "delete_file", Decision: core.DecisionDeclined, Reason: "no", Status: core.StatusError},
 		{Time: now.Add(2 * time.Second), Agent: "a1", Server: "shell", Tool: "exec", Decision: core.DecisionApproved, Approver: "you", WaitMs: 1500, Status: core.StatusOK},
 	}

@@ -13,26 +13,34 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/fsutil"
 )
 
-// AuditLog makes audit records durable before a call's reply goes out
-// without putting a SQLite transaction on every call's path: Append writes
-// the records to an append-only journal file with one write(2) — once that
-// returns, a kill -9 cannot lose them — and a background flusher moves them
-// into the audit_records table in batches. At the next start, records the
-// flusher had not moved yet are replayed from the journal. Record ids are
-// assigned here, so the replay is idempotent (INSERT OR IGNORE by id).
+// AuditLog makes audit records durable without putting a SQLite
+// transaction on every request's path. A request is recorded twice: Begin
+// when it arrives (before it can have any effect) and Finish when it ends.
+// Each writes the record to an append-only journal file with one write(2) —
+// once that returns, a kill -9 cannot lose it — and a background flusher
+// moves the newest version of each record into the audit_records table in
+// batches. At the next start, records the flusher had not moved yet are
+// replayed from the journal; records still "running" then are the requests
+// Airlock was handling when it stopped (see Unfinished). Record ids are
+// assigned here, in arrival order, so the replay is idempotent (the last
+// line of an id wins).
 type AuditLog struct {
 	audit *Audit
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	path    string
-	f       *os.File
-	size    int64
-	limit   int64 // journalLimit; tests lower it
-	nextID  int64
-	pending []*core.AuditRecord
+	mu     sync.Mutex
+	path   string
+	f      *os.File
+	size   int64
+	limit  int64 // journalLimit; tests lower it
+	nextID int64
+	// pending holds the newest version of each record not yet in the
+	// database, and order the ids in the order they were written.
+	pending map[int64]*core.AuditRecord
+	order   []int64
 
 	flushMu sync.Mutex
 	kick    chan struct{}
@@ -58,7 +66,7 @@ func OpenAuditLog(db *DB, path string, log *slog.Logger) (*AuditLog, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	l := &AuditLog{audit: NewAudit(db), log: log, limit: journalLimit, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	l := &AuditLog{audit: NewAudit(db), log: log, limit: journalLimit, pending: map[int64]*core.AuditRecord{}, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := l.replay(path); err != nil {
 		return nil, err
 	}
@@ -67,7 +75,7 @@ func OpenAuditLog(db *DB, path string, log *slog.Logger) (*AuditLog, error) {
 		return nil, fmt.Errorf("read last audit id: %w", err)
 	}
 	l.nextID = maxID + 1
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, fsutil.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("open audit journal: %w", err)
 	}
@@ -87,7 +95,8 @@ func (l *AuditLog) replay(path string) error {
 		return fmt.Errorf("open audit journal: %w", err)
 	}
 	defer f.Close()
-	var recs []*core.AuditRecord
+	latest := map[int64]*core.AuditRecord{}
+	var order []int64
 	br := bufio.NewReader(f)
 	for {
 		line, err := br.ReadBytes('\n')
@@ -96,7 +105,10 @@ func (l *AuditLog) replay(path string) error {
 			if uerr := json.Unmarshal(line, &r); uerr != nil || r.ID == 0 {
 				l.log.Warn("skip a damaged audit journal line", "err", uerr)
 			} else {
-				recs = append(recs, &r)
+				if latest[r.ID] == nil {
+					order = append(order, r.ID)
+				}
+				latest[r.ID] = &r
 			}
 		}
 		if errors.Is(err, io.EOF) {
@@ -106,7 +118,11 @@ func (l *AuditLog) replay(path string) error {
 			return fmt.Errorf("read audit journal: %w", err)
 		}
 	}
-	if err := l.audit.insert(recs, true); err != nil {
+	recs := make([]*core.AuditRecord, len(order))
+	for i, id := range order {
+		recs[i] = latest[id]
+	}
+	if err := l.audit.upsert(recs); err != nil {
 		return fmt.Errorf("replay audit journal: %w", err)
 	}
 	if len(recs) > 0 {
@@ -115,21 +131,62 @@ func (l *AuditLog) replay(path string) error {
 	return nil
 }
 
-// Append assigns ids to recs and writes them to the journal. When it
-// returns nil the records survive the process being killed.
-func (l *AuditLog) Append(recs []*core.AuditRecord) error {
-	if len(recs) == 0 {
-		return nil
-	}
-	var buf []byte
+// Begin assigns rec its id and makes it durable. A request whose Begin
+// fails must be refused: Airlock could not say afterwards that it ran.
+func (l *AuditLog) Begin(rec *core.AuditRecord) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
 		return core.Errorf(core.EUnavailable, "audit log is closed")
 	}
+	rec.ID = l.nextID
+	if err := l.writeLocked([]*core.AuditRecord{rec}); err != nil {
+		return err
+	}
+	l.nextID++
+	return nil
+}
+
+// Finish makes the completed version of a record begun with Begin durable.
+func (l *AuditLog) Finish(rec *core.AuditRecord) error {
+	if rec.ID == 0 {
+		return core.Errorf(core.EInvalid, "audit record was never begun")
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return core.Errorf(core.EUnavailable, "audit log is closed")
+	}
+	return l.writeLocked([]*core.AuditRecord{rec})
+}
+
+// Append assigns ids to complete records and makes them durable (records
+// Airlock makes without a request, such as the recovery of a crash).
+func (l *AuditLog) Append(recs []*core.AuditRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return core.Errorf(core.EUnavailable, "audit log is closed")
+	}
+	first := l.nextID
+	for i, r := range recs {
+		r.ID = first + int64(i)
+	}
+	if err := l.writeLocked(recs); err != nil {
+		return err
+	}
+	l.nextID += int64(len(recs))
+	return nil
+}
+
+// writeLocked writes recs to the journal with one write and queues their
+// newest versions for the database. On error nothing is queued.
+func (l *AuditLog) writeLocked(recs []*core.AuditRecord) error {
+	var buf []byte
 	for _, r := range recs {
-		r.ID = l.nextID
-		l.nextID++
 		b, err := json.Marshal(r)
 		if err != nil {
 			return fmt.Errorf("encode audit record: %w", err)
@@ -139,9 +196,21 @@ func (l *AuditLog) Append(recs []*core.AuditRecord) error {
 	n, err := l.f.Write(buf)
 	l.size += int64(n)
 	if err != nil {
+		if n > 0 {
+			// A torn line: make sure the next record starts on a line of
+			// its own (replay skips the damaged one).
+			m, _ := l.f.Write([]byte{'\n'})
+			l.size += int64(m)
+		}
 		return fmt.Errorf("write audit journal: %w", err)
 	}
-	l.pending = append(l.pending, recs...)
+	for _, r := range recs {
+		if l.pending[r.ID] == nil {
+			l.order = append(l.order, r.ID)
+		}
+		c := *r
+		l.pending[r.ID] = &c
+	}
 	select {
 	case l.kick <- struct{}{}:
 	default:
@@ -175,17 +244,29 @@ func (l *AuditLog) Flush() error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.Lock()
-	batch := l.pending
-	l.pending = nil
+	batch := make([]*core.AuditRecord, len(l.order))
+	for i, id := range l.order {
+		batch[i] = l.pending[id]
+	}
 	l.mu.Unlock()
-	if err := l.audit.insert(batch, true); err != nil {
-		l.mu.Lock()
-		l.pending = append(batch, l.pending...)
-		l.mu.Unlock()
+	if err := l.audit.upsert(batch); err != nil {
 		return err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Forget what was stored, unless a newer version arrived meanwhile.
+	for _, r := range batch {
+		if l.pending[r.ID] == r {
+			delete(l.pending, r.ID)
+		}
+	}
+	keep := l.order[:0]
+	for _, id := range l.order {
+		if l.pending[id] != nil {
+			keep = append(keep, id)
+		}
+	}
+	l.order = keep
 	if l.size > l.limit && l.f != nil {
 		return l.rotateLocked()
 	}
@@ -197,29 +278,40 @@ func (l *AuditLog) Flush() error {
 // any moment leaves one complete journal.
 func (l *AuditLog) rotateLocked() error {
 	var buf []byte
-	for _, r := range l.pending {
-		b, err := json.Marshal(r)
+	for _, id := range l.order {
+		b, err := json.Marshal(l.pending[id])
 		if err != nil {
 			return fmt.Errorf("encode audit record: %w", err)
 		}
 		buf = append(append(buf, b...), '\n')
 	}
-	path := l.path
-	tmp := path + ".new"
-	if err := os.WriteFile(tmp, buf, 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(l.path, buf); err != nil {
 		return fmt.Errorf("rotate audit journal: %w", err)
 	}
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, fsutil.FileMode)
 	if err != nil {
-		return fmt.Errorf("rotate audit journal: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		f.Close()
 		return fmt.Errorf("rotate audit journal: %w", err)
 	}
 	l.f.Close()
 	l.f, l.size = f, int64(len(buf))
 	return nil
+}
+
+// Unfinished returns the records still "running": at start-up, the
+// requests Airlock was handling when it stopped.
+func (l *AuditLog) Unfinished() ([]core.AuditRecord, error) {
+	if err := l.Flush(); err != nil {
+		return nil, err
+	}
+	return l.audit.running()
+}
+
+// Get returns one record.
+func (l *AuditLog) Get(id int64) (core.AuditRecord, bool, error) {
+	if err := l.Flush(); err != nil {
+		return core.AuditRecord{}, false, err
+	}
+	return l.audit.get(id)
 }
 
 // List returns the newest records matching f, newest first, including the

@@ -28,6 +28,7 @@ const (
 
 type ruleRow struct {
 	ID          string `gorm:"primaryKey"`
+	Kind        string
 	ServerID    *string
 	ToolName    *string
 	ToolPattern *string
@@ -53,7 +54,7 @@ func toRuleRow(r hitl.Rule) (ruleRow, error) {
 		return ruleRow{}, fmt.Errorf("encode conditions of rule %s: %w", r.ID, err)
 	}
 	row := ruleRow{
-		ID: r.ID, ServerID: r.ServerID, ToolName: r.ToolName, ToolPattern: r.ToolPattern,
+		ID: r.ID, Kind: r.Kind, ServerID: r.ServerID, ToolName: r.ToolName, ToolPattern: r.ToolPattern,
 		Priority: r.Priority, Conditions: string(b), AgentID: r.AgentID, SessionID: r.SessionID,
 		ExpiresAt: utcPtr(r.ExpiresAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}
@@ -70,8 +71,12 @@ func (row ruleRow) rule() (hitl.Rule, error) {
 			return hitl.Rule{}, fmt.Errorf("decode conditions of rule %s: %w", row.ID, err)
 		}
 	}
+	kind := row.Kind
+	if kind == "" {
+		kind = hitl.KindTool
+	}
 	return hitl.Rule{
-		ID: row.ID, ServerID: row.ServerID, ToolName: row.ToolName, ToolPattern: row.ToolPattern,
+		ID: row.ID, Kind: kind, ServerID: row.ServerID, ToolName: row.ToolName, ToolPattern: row.ToolPattern,
 		AutoApprove: row.AutoApprove != 0, Priority: row.Priority, Conditions: conds,
 		AgentID: row.AgentID, SessionID: row.SessionID, ExpiresAt: utcPtr(row.ExpiresAt),
 		CreatedAt: row.CreatedAt.UTC(), UpdatedAt: row.UpdatedAt.UTC(),

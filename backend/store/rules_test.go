@@ -72,17 +72,36 @@ func TestMigrate0002Upgrade(t *testing.T) {
 func TestRulesRoundTrip(t *testing.T) {
 	db := mustOpen(t)
 	s := store.NewRules(db)
-	if v, err := s.RulesVersion(); err != nil || v != 0 {
-		t.Fatalf("initial RulesVersion = %d, %v", v, err)
+	// A new database holds the two default rules that let prompts and
+	// resources run unasked, as they did before they were gated.
+	if v, err := s.RulesVersion(); err != nil || v != 1 {
+		t.Fatalf("initial RulesVersion = %d, %v; want 1 (the defaults)", v, err)
+	}
+	defaults, err := s.ListRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, r := range defaults {
+		if !r.AutoApprove || r.ServerID != nil || r.ToolName != nil || r.ToolPattern != nil {
+			t.Errorf("default rule %+v is not a global auto-approve rule", r)
+		}
+		kinds = append(kinds, r.Kind)
+	}
+	if diff := cmp.Diff([]string{hitl.KindPrompt, hitl.KindResource}, kinds); diff != "" {
+		t.Errorf("default rule kinds (-want +got):\n%s", diff)
+	}
+	if err := s.ImportRules(nil, true); err != nil {
+		t.Fatal(err)
 	}
 	now := time.Date(2025, 3, 4, 5, 6, 7, 123456000, time.UTC)
 	exp := now.Add(time.Hour)
 	full := hitl.Rule{
-		ID: "full", ServerID: sp("fs"), ToolName: sp("read_file"), ToolPattern: sp("read_*"), AutoApprove: true, Priority: 100,
+		ID: "full", Kind: hitl.KindTool, ServerID: sp("fs"), ToolName: sp("read_file"), ToolPattern: sp("read_*"), AutoApprove: true, Priority: 100,
 		Conditions: []hitl.Condition{{Path: "$.path", Op: "inside", Value: "/tmp"}},
 		AgentID:    sp("alice"), SessionID: sp("s1"), ExpiresAt: &exp, CreatedAt: now, UpdatedAt: now,
 	}
-	global := hitl.Rule{ID: "global", Conditions: []hitl.Condition{}, CreatedAt: now, UpdatedAt: now}
+	global := hitl.Rule{ID: "global", Kind: hitl.KindTool, Conditions: []hitl.Condition{}, CreatedAt: now, UpdatedAt: now}
 	for _, r := range []hitl.Rule{full, global} {
 		if err := s.CreateRule(r); err != nil {
 			t.Fatal(err)
@@ -132,11 +151,11 @@ func TestRulesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Three successful changes, three bumps; failures bump nothing.
-	if v, _ := s.RulesVersion(); v != 4 {
-		t.Errorf("RulesVersion = %d, want 4 (2 creates, 1 update, 1 delete)", v)
+	if v, _ := s.RulesVersion(); v != 6 {
+		t.Errorf("RulesVersion = %d, want 6 (the defaults, clearing them, 2 creates, 1 update, 1 delete)", v)
 	}
 
-	imported := []hitl.Rule{{ID: "i1", Conditions: []hitl.Condition{}, CreatedAt: now, UpdatedAt: now}}
+	imported := []hitl.Rule{{ID: "i1", Kind: hitl.KindTool, Conditions: []hitl.Condition{}, CreatedAt: now, UpdatedAt: now}}
 	if err := s.ImportRules(imported, true); err != nil {
 		t.Fatal(err)
 	}

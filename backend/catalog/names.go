@@ -1,13 +1,15 @@
-package gateway
+package catalog
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/airlock-dev/airlock/backend/core"
 )
 
 // Separator joins a server id and a tool name in an exposed tool name.
-const Separator = "__"
+const Separator = core.NameSeparator
 
 const maxExposedName = 64
 

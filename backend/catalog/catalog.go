@@ -1,0 +1,491 @@
+// Package catalog is the catalogue of tool sources: the downstream MCP
+// servers (processes, Streamable HTTP and SSE URLs) and Airlock's own
+// in-process servers (its tools, the built-in file and shell servers),
+// behind one interface. It supervises them alike — start, list, restart with
+// backoff, mark failed — keeps an immutable snapshot of what they offer
+// under the names agents see, routes a request to the source that serves
+// it, and dispatches it there.
+//
+// It imports core and the MCP SDK only. The pipeline's route and dispatch
+// stages are implemented here; everything that decides about a request lives
+// elsewhere.
+package catalog
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options tune how sources are kept alive. Zero values take the defaults in
+// parentheses.
+type Options struct {
+	ConnectTimeout time.Duration // start + MCP handshake + first listing (30 s)
+	CallTimeout    time.Duration // one request when the source never answers (2 min)
+	BackoffMin     time.Duration // first restart delay (200 ms)
+	BackoffMax     time.Duration // longest restart delay (30 s)
+	// MaxCrashes in a row mark a source failed; it then waits for a manual
+	// restart (5). A start that never became ready counts as a crash, and
+	// so does a run that ended within StableAfter of becoming ready.
+	MaxCrashes  int
+	StableAfter time.Duration // a ready run this long resets the crash count (30 s)
+	StopGrace   time.Duration // SIGTERM → SIGKILL (3 s)
+	StderrLines int           // kept for the UI (50)
+	Logger      *slog.Logger
+	// Expose turns the tools a downstream server lists into the tools
+	// agents see (tool pinning: a changed tool keeps its accepted
+	// definition). Nil exposes them as listed. In-process servers are
+	// Airlock's own code and are exposed as they are.
+	Expose func(cfg core.ServerConfig, observed []core.ToolInfo) []core.ToolInfo
+}
+
+func (o *Options) defaults() {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	set(&o.ConnectTimeout, 30*time.Second)
+	set(&o.CallTimeout, 2*time.Minute)
+	set(&o.BackoffMin, 200*time.Millisecond)
+	set(&o.BackoffMax, 30*time.Second)
+	set(&o.StableAfter, 30*time.Second)
+	set(&o.StopGrace, 3*time.Second)
+	if o.MaxCrashes <= 0 {
+		o.MaxCrashes = 5
+	}
+	if o.StderrLines <= 0 {
+		o.StderrLines = 50
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Change tells listeners that a source's status, or what it offers, changed.
+type Change struct {
+	Status core.ServerStatus
+	// ListsChanged is set when the snapshot changed: tools, prompts or
+	// resources were added, removed or redefined.
+	ListsChanged bool
+}
+
+// Catalog owns the sources.
+type Catalog struct {
+	opts    Options
+	version string
+
+	mu      sync.RWMutex
+	sources map[string]*source
+	inproc  map[string]*mcp.Server // in-process servers by id, kept across restarts
+
+	snap    atomic.Pointer[Snapshot]
+	snapMu  sync.Mutex // serialises rebuilds
+	snapSeq uint64
+
+	// progress routes source progress notifications (keyed by the token
+	// Airlock put on the forwarded request) back to the caller.
+	progressSeq atomic.Int64
+	progress    sync.Map // progressKey → func(*mcp.ProgressNotificationParams)
+
+	listeners    []func(Change)
+	logListeners []func(server string, p *mcp.LoggingMessageParams)
+}
+
+// New returns a catalog with no sources.
+func New(version string, opts Options) *Catalog {
+	opts.defaults()
+	c := &Catalog{opts: opts, version: version, sources: map[string]*source{}, inproc: map[string]*mcp.Server{}}
+	c.snap.Store(&Snapshot{})
+	return c
+}
+
+// OnChange registers fn to be called on every status or list change, after
+// the snapshot was rebuilt. Register before adding sources.
+func (c *Catalog) OnChange(fn func(Change)) { c.listeners = append(c.listeners, fn) }
+
+// OnLog registers fn to receive the sources' log messages. Register before
+// adding sources.
+func (c *Catalog) OnLog(fn func(server string, p *mcp.LoggingMessageParams)) {
+	c.logListeners = append(c.logListeners, fn)
+}
+
+func (c *Catalog) changed(d *source, listsChanged bool) {
+	if listsChanged {
+		c.rebuild()
+	}
+	st := d.status()
+	if w := c.Snapshot().warnings[d.cfg.ID]; len(w) > 0 {
+		st.Warnings = w
+	}
+	for _, fn := range c.listeners {
+		fn(Change{Status: st, ListsChanged: listsChanged})
+	}
+}
+
+func (c *Catalog) routeLog(server string, p *mcp.LoggingMessageParams) {
+	for _, fn := range c.logListeners {
+		fn(server, p)
+	}
+}
+
+// AddInProcess adds an in-process server under id, started at once and
+// served through the same pipeline as any downstream server. noPrefix
+// exposes its tools under their own names (Airlock's own tools).
+func (c *Catalog) AddInProcess(id string, srv *mcp.Server, noPrefix bool) {
+	cfg := core.ServerConfig{ID: id, Type: core.TransportInProcess, NoPrefix: noPrefix}
+	c.mu.Lock()
+	old := c.sources[id]
+	d := newSource(c, cfg, srv)
+	c.sources[id] = d
+	c.inproc[id] = srv
+	c.mu.Unlock()
+	if old != nil {
+		old.stop()
+	}
+	go d.run()
+}
+
+// RemoveInProcess stops and removes an in-process server.
+func (c *Catalog) RemoveInProcess(id string) {
+	c.mu.Lock()
+	d := c.sources[id]
+	if d == nil || !d.builtIn() {
+		c.mu.Unlock()
+		return
+	}
+	delete(c.sources, id)
+	delete(c.inproc, id)
+	c.mu.Unlock()
+	c.stopped(d)
+}
+
+func (c *Catalog) stopped(d *source) {
+	d.stop()
+	d.clearSession()
+	st := d.status()
+	st.State = core.StateStopped
+	st.Tools = nil
+	c.rebuild()
+	for _, fn := range c.listeners {
+		fn(Change{Status: st, ListsChanged: true})
+	}
+}
+
+// Apply reconciles the downstream servers with cfgs: new ones start,
+// removed or disabled ones stop, changed ones restart, unchanged ones are
+// left alone. In-process servers are not affected.
+func (c *Catalog) Apply(cfgs []core.ServerConfig) {
+	want := map[string]core.ServerConfig{}
+	for _, cfg := range cfgs {
+		want[cfg.ID] = cfg
+	}
+	c.mu.Lock()
+	var stop, start []*source
+	for id, d := range c.sources {
+		if d.builtIn() {
+			continue
+		}
+		cfg, ok := want[id]
+		if !ok || cfg.Disabled || !sameConfig(cfg, d.cfg) {
+			stop = append(stop, d)
+			delete(c.sources, id)
+		}
+	}
+	for id, cfg := range want {
+		if cfg.Disabled {
+			continue
+		}
+		if d, ok := c.sources[id]; ok {
+			if d.builtIn() {
+				c.opts.Logger.Warn("a configured server has the id of a built-in one; it is ignored", "id", id)
+			}
+			continue
+		}
+		d := newSource(c, cfg, nil)
+		c.sources[id] = d
+		start = append(start, d)
+	}
+	c.mu.Unlock()
+	for _, d := range stop {
+		c.stopped(d)
+	}
+	for _, d := range start {
+		go d.run()
+	}
+}
+
+func sameConfig(a, b core.ServerConfig) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+// Close stops every source.
+func (c *Catalog) Close() {
+	c.mu.Lock()
+	all := make([]*source, 0, len(c.sources))
+	for id, d := range c.sources {
+		all = append(all, d)
+		delete(c.sources, id)
+	}
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, d := range all {
+		wg.Add(1)
+		go func() { defer wg.Done(); d.stop() }()
+	}
+	wg.Wait()
+}
+
+// Status returns every source's status, sorted by id.
+func (c *Catalog) Status() []core.ServerStatus {
+	c.mu.RLock()
+	out := make([]core.ServerStatus, 0, len(c.sources))
+	for _, d := range c.sources {
+		out = append(out, d.status())
+	}
+	c.mu.RUnlock()
+	w := c.Snapshot().warnings
+	for i := range out {
+		out[i].Warnings = w[out[i].ID]
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// ServerStatus returns one source's status.
+func (c *Catalog) ServerStatus(id string) (core.ServerStatus, bool) {
+	d := c.get(id)
+	if d == nil {
+		return core.ServerStatus{}, false
+	}
+	st := d.status()
+	st.Warnings = c.Snapshot().warnings[id]
+	return st, true
+}
+
+// Restart stops and starts a source now, clearing a failed state.
+func (c *Catalog) Restart(id string) error {
+	c.mu.Lock()
+	d, ok := c.sources[id]
+	if !ok {
+		c.mu.Unlock()
+		return core.Errorf(core.ENotFound, "server %q is not configured or is disabled", id)
+	}
+	nd := newSource(c, d.cfg, d.inproc)
+	c.sources[id] = nd
+	c.mu.Unlock()
+	d.stop()
+	go nd.run()
+	return nil
+}
+
+// PID returns the process id of a stdio server (0 when not running).
+func (c *Catalog) PID(id string) int {
+	if d := c.get(id); d != nil {
+		return d.status().PID
+	}
+	return 0
+}
+
+func (c *Catalog) get(id string) *source {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.sources[id]
+}
+
+// Tools returns the tools agents may be shown, sorted by exposed name.
+func (c *Catalog) Tools() []core.ToolInfo { return c.Snapshot().Tools }
+
+// Error codes of routing and dispatch.
+const (
+	// EUnknownTool: no source offers a tool of that name.
+	EUnknownTool = "unknown_tool"
+	// EUnknownPrompt: no source offers a prompt of that name.
+	EUnknownPrompt = "unknown_prompt"
+	// EUnknownResource: no source offers that resource URI.
+	EUnknownResource = "unknown_resource"
+	// EDownstream: the source answered with its own protocol error.
+	EDownstream = "downstream_error"
+)
+
+// Route finds the source and target of r from the name the agent used
+// (r.Exposed) and fills r.Server, r.Name and, for a tool, r.Tool. A name no
+// source offers is refused with a reason code and a hint. It implements the
+// pipeline's route stage.
+func (c *Catalog) Route(_ context.Context, r *core.Request) error {
+	s := c.Snapshot()
+	switch r.Kind {
+	case core.KindToolCall:
+		t, ok := s.Tool(r.Exposed)
+		if !ok {
+			return (&core.Error{Code: EUnknownTool, Message: fmt.Sprintf("no server offers a tool named %q", r.Exposed)}).
+				WithHint("call tools/list (or help) for the tools you can use; names are <server>__<tool>")
+		}
+		r.Server, r.Name, r.Tool = t.ServerID, t.Name, &t
+	case core.KindPromptGet:
+		p, ok := s.Prompt(r.Exposed)
+		if !ok {
+			return (&core.Error{Code: EUnknownPrompt, Message: fmt.Sprintf("no server offers a prompt named %q", r.Exposed)}).
+				WithHint("call prompts/list for the prompts you can use")
+		}
+		r.Server, r.Name = p.Server, p.Name
+	case core.KindResourceRead:
+		server, ok := s.ResourceServer(r.Exposed)
+		if !ok {
+			return (&core.Error{Code: EUnknownResource, Message: fmt.Sprintf("no server offers the resource %q", r.Exposed)}).
+				WithHint("call resources/list or resources/templates/list for the resources you can read")
+		}
+		r.Server, r.Name = server, r.Exposed
+	default:
+		return core.Errorf(core.EInvalid, "Airlock does not route %q requests", r.Kind)
+	}
+	return nil
+}
+
+// Dispatch runs r on the source that serves it. It implements the
+// pipeline's dispatch stage. An in-process source learns the caller from
+// the request's _meta (core.MetaCaller); a downstream one never does.
+func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, error) {
+	d := c.get(r.Server)
+	if d == nil {
+		return nil, core.Errorf(core.ENotFound, "server %q is not configured", r.Server)
+	}
+	sess := d.session()
+	if sess == nil {
+		st := d.status()
+		msg := fmt.Sprintf("server %q is %s", r.Server, st.State)
+		if st.LastError != "" {
+			msg += ": " + st.LastError
+		}
+		return nil, (&core.Error{Code: core.EUnavailable, Message: msg}).WithHint("see the Servers screen; a failed server restarts from there")
+	}
+	var meta mcp.Meta
+	if d.builtIn() {
+		meta = mcp.Meta{core.MetaCaller: r.Caller}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
+	defer cancel()
+	var res mcp.Result
+	var err error
+	switch r.Kind {
+	case core.KindToolCall:
+		params := &mcp.CallToolParams{Name: r.Name, Meta: meta}
+		if len(r.Args) > 0 {
+			params.Arguments = r.Args
+		}
+		if r.Progress != nil {
+			// Random, and bound to the source: one downstream server cannot
+			// guess its way into another's calls.
+			tok := fmt.Sprintf("airlock-%d-%s", c.progressSeq.Add(1), rand.Text())
+			params.SetProgressToken(tok)
+			key := progressKey{r.Server, tok}
+			c.progress.Store(key, func(p *mcp.ProgressNotificationParams) { r.Progress(p.Progress, p.Total, p.Message) })
+			defer c.progress.Delete(key)
+		}
+		res, err = sess.CallTool(ctx, params)
+	case core.KindPromptGet:
+		params := &mcp.GetPromptParams{Name: r.Name, Meta: meta}
+		if len(r.Args) > 0 {
+			if err := json.Unmarshal(r.Args, &params.Arguments); err != nil {
+				return nil, core.Errorf(core.EInvalid, "prompt arguments must be an object of strings: %v", err)
+			}
+		}
+		res, err = sess.GetPrompt(ctx, params)
+	case core.KindResourceRead:
+		res, err = sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.Name, Meta: meta})
+	default:
+		return nil, core.Errorf(core.EInvalid, "Airlock does not dispatch %q requests", r.Kind)
+	}
+	if err != nil {
+		return nil, c.callError(ctx, r, err)
+	}
+	return res, nil
+}
+
+type progressKey struct{ server, token string }
+
+// codeRejectedByTransport is the SDK's code for a message its transport
+// could not send: the connection, not the server, failed.
+const codeRejectedByTransport = -32005
+
+// callError says why a forwarded request failed, with a code: the source's
+// own JSON-RPC error (kept, so it can pass through to the agent as it is),
+// a timeout, a cancellation, or a source that cannot be reached (its
+// connection broke; the catalog reconnects).
+func (c *Catalog) callError(ctx context.Context, r *core.Request, err error) error {
+	var wire *jsonrpc.Error
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return core.Errorf(core.ETimeout, "server %q did not answer %s within %s", r.Server, r.Name, c.opts.CallTimeout)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.As(err, &wire) && wire.Code != codeRejectedByTransport:
+		return &DownstreamError{Server: r.Server, Target: r.Name, Wire: wire}
+	}
+	return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q cannot be reached: %v", r.Server, err)}).
+		WithHint("Airlock reconnects by itself; see the Servers screen")
+}
+
+// DownstreamError is a source's own JSON-RPC error answer. For tool calls
+// the agent gets it as a tool error with code downstream_error; for other
+// requests it passes through as the same JSON-RPC error.
+type DownstreamError struct {
+	Server, Target string
+	Wire           *jsonrpc.Error
+}
+
+func (e *DownstreamError) Error() string {
+	return fmt.Sprintf("%s: server %q answered %s with an error: %s", EDownstream, e.Server, e.Target, e.Wire.Message)
+}
+
+// Unwrap gives errors.As the *core.Error (code downstream_error) and the
+// wire error.
+func (e *DownstreamError) Unwrap() []error {
+	return []error{
+		&core.Error{Code: EDownstream, Message: fmt.Sprintf("server %q answered %s with an error: %s", e.Server, e.Target, e.Wire.Message)},
+		e.Wire,
+	}
+}
+
+func (c *Catalog) routeProgress(server string, p *mcp.ProgressNotificationParams) {
+	tok, ok := p.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	if fn, ok := c.progress.Load(progressKey{server, tok}); ok {
+		fn.(func(*mcp.ProgressNotificationParams))(p)
+	}
+}
+
+// Session returns the client session of a running source, for the
+// features that are not requests of the pipeline (completion, resource
+// subscriptions).
+func (c *Catalog) Session(id string) (*mcp.ClientSession, bool) {
+	d := c.get(id)
+	if d == nil {
+		return nil, false
+	}
+	s := d.session()
+	return s, s != nil
+}
+
+// Refresh rebuilds the snapshot after something Expose depends on changed
+// for server id (the user accepted a tool change) and tells listeners.
+func (c *Catalog) Refresh(id string) {
+	if d := c.get(id); d != nil {
+		c.changed(d, true)
+	}
+}

@@ -1,0 +1,246 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
+)
+
+// lists are a source's prompts and resources as it lists them.
+type lists struct {
+	prompts   []*mcp.Prompt
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+}
+
+func (l lists) empty() bool {
+	return len(l.prompts) == 0 && len(l.resources) == 0 && len(l.templates) == 0
+}
+
+func listExtras(ctx context.Context, sess *mcp.ClientSession) (lists, error) {
+	var l lists
+	caps := sess.InitializeResult().Capabilities
+	if caps == nil {
+		return l, nil
+	}
+	if caps.Prompts != nil {
+		for p, err := range sess.Prompts(ctx, nil) {
+			if err != nil {
+				return l, err
+			}
+			l.prompts = append(l.prompts, p)
+		}
+	}
+	if caps.Resources != nil {
+		for r, err := range sess.Resources(ctx, nil) {
+			if err != nil {
+				return l, err
+			}
+			l.resources = append(l.resources, r)
+		}
+		for t, err := range sess.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				return l, err
+			}
+			l.templates = append(l.templates, t)
+		}
+	}
+	return l, nil
+}
+
+// Snapshot is what every source offers at one moment, under the names
+// agents see. It is immutable: a change builds a new one.
+type Snapshot struct {
+	// Version increases with every rebuild.
+	Version uint64
+	// Tools are the tools as agents see them, sorted by exposed name.
+	Tools     []core.ToolInfo
+	Prompts   []Prompt
+	Resources []Resource
+	Templates []Template
+
+	tools     map[string]int // exposed name → index in Tools
+	prompts   map[string]int
+	resources map[string]int // URI → index in Resources
+	warnings  map[string][]string
+}
+
+// Prompt is a prompt under the name agents see.
+type Prompt struct {
+	Server string
+	Name   string      // the prompt's name at its server
+	Def    *mcp.Prompt // as agents see it (Name is the exposed name)
+}
+
+// Resource is a resource as agents see it: its URI is the server's own,
+// its name is exposed like a tool's.
+type Resource struct {
+	Server string
+	Def    *mcp.Resource
+}
+
+// Template is a resource template as agents see it.
+type Template struct {
+	Server string
+	Def    *mcp.ResourceTemplate
+	tmpl   *uritemplate.Template
+}
+
+// Tool returns the tool agents know as exposed.
+func (s *Snapshot) Tool(exposed string) (core.ToolInfo, bool) {
+	i, ok := s.tools[exposed]
+	if !ok {
+		return core.ToolInfo{}, false
+	}
+	return s.Tools[i], true
+}
+
+// Prompt returns the prompt agents know as exposed.
+func (s *Snapshot) Prompt(exposed string) (Prompt, bool) {
+	i, ok := s.prompts[exposed]
+	if !ok {
+		return Prompt{}, false
+	}
+	return s.Prompts[i], true
+}
+
+// ResourceServer returns the server that serves uri: the one that lists it,
+// else the first (by id) whose template matches it.
+func (s *Snapshot) ResourceServer(uri string) (string, bool) {
+	if i, ok := s.resources[uri]; ok {
+		return s.Resources[i].Server, true
+	}
+	for _, t := range s.Templates {
+		if t.tmpl != nil && t.tmpl.Match(uri) != nil {
+			return t.Server, true
+		}
+	}
+	return "", false
+}
+
+// Snapshot returns the current snapshot.
+func (c *Catalog) Snapshot() *Snapshot { return c.snap.Load() }
+
+// rebuild makes a new snapshot from every running source. Sources are taken
+// in order — Airlock's own first, then by id — and a name already taken is
+// not given to a later source: the later one's tool is hidden and its
+// status warns about it.
+func (c *Catalog) rebuild() {
+	c.snapMu.Lock()
+	defer c.snapMu.Unlock()
+	c.mu.RLock()
+	srcs := make([]*source, 0, len(c.sources))
+	for _, d := range c.sources {
+		srcs = append(srcs, d)
+	}
+	c.mu.RUnlock()
+	sort.Slice(srcs, func(i, j int) bool {
+		if srcs[i].builtIn() != srcs[j].builtIn() {
+			return srcs[i].builtIn()
+		}
+		return srcs[i].cfg.ID < srcs[j].cfg.ID
+	})
+	c.snapSeq++
+	s := &Snapshot{Version: c.snapSeq, tools: map[string]int{}, prompts: map[string]int{}, resources: map[string]int{},
+		warnings: map[string][]string{}}
+	toolOwner := map[string]string{}
+	promptOwner := map[string]string{}
+	warn := func(server, format string, args ...any) {
+		s.warnings[server] = append(s.warnings[server], fmt.Sprintf(format, args...))
+	}
+	for _, d := range srcs {
+		d.mu.Lock()
+		tools, ls, cfg := d.tools, d.lists, d.cfg
+		d.mu.Unlock()
+		id := cfg.ID
+		if c.opts.Expose != nil && !d.builtIn() && len(tools) > 0 {
+			tools = c.opts.Expose(cfg, tools)
+		}
+		for _, t := range tools {
+			t.ExposedName = exposed(cfg, t.Name)
+			if owner, taken := toolOwner[t.ExposedName]; taken {
+				warn(id, "tool %q is hidden: its name collides with a tool of %s", t.Name, owner)
+				continue
+			}
+			toolOwner[t.ExposedName] = id
+			s.Tools = append(s.Tools, t)
+		}
+		for _, p := range ls.prompts {
+			cp := *p
+			cp.Name = exposed(cfg, p.Name)
+			if owner, taken := promptOwner[cp.Name]; taken {
+				warn(id, "prompt %q is hidden: its name collides with a prompt of %s", p.Name, owner)
+				continue
+			}
+			promptOwner[cp.Name] = id
+			s.prompts[cp.Name] = len(s.Prompts)
+			s.Prompts = append(s.Prompts, Prompt{Server: id, Name: p.Name, Def: &cp})
+		}
+		for _, r := range ls.resources {
+			if _, dup := s.resources[r.URI]; dup {
+				continue // the first server that lists a URI serves it
+			}
+			cr := *r
+			cr.Name = exposed(cfg, r.Name)
+			s.resources[r.URI] = len(s.Resources)
+			s.Resources = append(s.Resources, Resource{Server: id, Def: &cr})
+		}
+		for _, t := range ls.templates {
+			tmpl, err := uritemplate.New(t.URITemplate)
+			if err != nil {
+				warn(id, "resource template %q is skipped: %v", t.URITemplate, err)
+				continue
+			}
+			ct := *t
+			ct.Name = exposed(cfg, t.Name)
+			s.Templates = append(s.Templates, Template{Server: id, Def: &ct, tmpl: tmpl})
+		}
+	}
+	sort.Slice(s.Tools, func(i, j int) bool { return s.Tools[i].ExposedName < s.Tools[j].ExposedName })
+	for i, t := range s.Tools {
+		s.tools[t.ExposedName] = i
+	}
+	c.snap.Store(s)
+}
+
+// exposed is the name agents see for a source's tool, prompt or resource.
+func exposed(cfg core.ServerConfig, name string) string {
+	if cfg.NoPrefix && validName(name) {
+		return name
+	}
+	return ExposedName(cfg.ID, name)
+}
+
+// validName reports whether name can be shown to agents as it is.
+func validName(name string) bool {
+	if name == "" || len(name) > maxExposedName {
+		return false
+	}
+	return sanitize(name) == name
+}
+
+func headerClient(headers map[string]string) *http.Client {
+	if len(headers) == 0 {
+		return nil
+	}
+	return &http.Client{Transport: headerTransport{headers: headers, base: http.DefaultTransport}}
+}
+
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, os.ExpandEnv(v))
+	}
+	return t.base.RoundTrip(r)
+}

@@ -1,0 +1,395 @@
+package catalog
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// source is one supervised tool source: a downstream server (a process or
+// a URL) or an in-process server. A Restart replaces it with a fresh one, so
+// its fields never need resetting.
+type source struct {
+	cat *Catalog
+	cfg core.ServerConfig
+	// inproc is the server of an in-process source.
+	inproc *mcp.Server
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu       sync.Mutex
+	state    string
+	since    time.Time
+	pid      int
+	restarts int
+	lastErr  string
+	stderr   []string
+	tools    []core.ToolInfo // as the server lists them
+	lists    lists           // prompts and resources
+	sess     *mcp.ClientSession
+}
+
+func newSource(c *Catalog, cfg core.ServerConfig, inproc *mcp.Server) *source {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &source{cat: c, cfg: cfg, inproc: inproc, ctx: ctx, cancel: cancel, done: make(chan struct{}),
+		state: core.StateStarting, since: time.Now()}
+}
+
+func (d *source) builtIn() bool { return d.inproc != nil }
+
+func (d *source) status() core.ServerStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	tools := make([]core.ToolInfo, len(d.tools))
+	for i, t := range d.tools {
+		t.ExposedName = exposed(d.cfg, t.Name)
+		tools[i] = t
+	}
+	return core.ServerStatus{
+		ID: d.cfg.ID, Transport: d.cfg.Transport(), BuiltIn: d.builtIn(), State: d.state, PID: d.pid,
+		Restarts: d.restarts, LastError: d.lastErr,
+		StderrTail: append([]string{}, d.stderr...),
+		Tools:      tools,
+		Since:      d.since,
+	}
+}
+
+func (d *source) session() *mcp.ClientSession {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.sess
+}
+
+func (d *source) setState(state, lastErr string, listsChanged bool) {
+	d.mu.Lock()
+	d.state = state
+	d.since = time.Now()
+	if lastErr != "" {
+		d.lastErr = lastErr
+	}
+	d.mu.Unlock()
+	d.cat.changed(d, listsChanged)
+}
+
+// run keeps the source alive until stop: connect, wait for the connection
+// to end, back off, again. A start that never became ready (it failed, or
+// hung until the connect timeout) and a run that ended soon after it
+// became ready both count as crashes; MaxCrashes in a row mark the source
+// failed, and the backoff doubles after each.
+func (d *source) run() {
+	defer close(d.done)
+	opts := &d.cat.opts
+	crashes := 0
+	backoff := opts.BackoffMin
+	for {
+		ready, err := d.connectAndServe()
+		if d.ctx.Err() != nil {
+			return
+		}
+		hadLists := d.clearSession()
+		if !ready.IsZero() && time.Since(ready) >= opts.StableAfter {
+			crashes, backoff = 0, opts.BackoffMin
+		}
+		crashes++
+		d.mu.Lock()
+		d.restarts++
+		d.mu.Unlock()
+		msg := "connection ended"
+		if err != nil {
+			msg = err.Error()
+		}
+		if crashes >= opts.MaxCrashes {
+			what := "crashes"
+			switch {
+			case ready.IsZero():
+				what = "failed starts"
+			case d.cfg.Transport() != core.TransportStdio:
+				what = "failed connections"
+			}
+			d.setState(core.StateFailed, fmt.Sprintf("%s (gave up after %d %s in a row)", msg, crashes, what), hadLists)
+			return
+		}
+		d.setState(core.StateRestarting, fmt.Sprintf("%s (retrying in %s)", msg, backoff.Round(time.Millisecond)), hadLists)
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, opts.BackoffMax)
+	}
+}
+
+func (d *source) clearSession() (hadLists bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	hadLists = len(d.tools) > 0 || !d.lists.empty()
+	d.sess, d.tools, d.lists, d.pid = nil, nil, lists{}, 0
+	return hadLists
+}
+
+// connectAndServe starts the source, completes the MCP handshake, lists its
+// tools, prompts and resources, and blocks until the connection ends. ready
+// is when it became ready (zero when it never did).
+func (d *source) connectAndServe() (ready time.Time, err error) {
+	d.setState(core.StateStarting, "", false)
+	opts := &d.cat.opts
+	transport, wait, err := d.transport()
+	if err != nil {
+		return time.Time{}, err
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "airlock", Version: d.cat.version}, &mcp.ClientOptions{
+		// Deliberately no roots or sampling: Airlock does not offer them.
+		Capabilities:               &mcp.ClientCapabilities{},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { go d.refresh() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { go d.refresh() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { go d.refresh() },
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			d.cat.routeProgress(d.cfg.ID, req.Params)
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			d.cat.routeLog(d.cfg.ID, req.Params)
+		},
+	})
+	connectCtx, cancel := context.WithTimeout(d.ctx, opts.ConnectTimeout)
+	defer cancel()
+	// The SSE client keeps using the Connect context for its stream, so it
+	// must live as long as the source does.
+	sessCtx := connectCtx
+	if d.cfg.Transport() == core.TransportSSE {
+		sessCtx = d.ctx
+	}
+	sess, err := client.Connect(sessCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		wait()
+		if connectCtx.Err() != nil && d.ctx.Err() == nil {
+			return time.Time{}, fmt.Errorf("did not become ready within %s", opts.ConnectTimeout)
+		}
+		return time.Time{}, fmt.Errorf("connect: %w", err)
+	}
+	tools, ls, err := d.list(connectCtx, sess)
+	if err != nil {
+		sess.Close()
+		wait()
+		return time.Time{}, err
+	}
+	if caps := sess.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
+		// Take every message; each agent session filters by its own level.
+		if err := sess.SetLoggingLevel(connectCtx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			d.cat.opts.Logger.Warn("set the logging level of a source", "server", d.cfg.ID, "err", err)
+		}
+	}
+	d.mu.Lock()
+	d.sess, d.tools, d.lists = sess, tools, ls
+	d.state = core.StateRunning
+	d.since = time.Now()
+	d.lastErr = ""
+	ready = d.since
+	d.mu.Unlock()
+	d.cat.changed(d, true)
+
+	ended := make(chan error, 1)
+	go func() { ended <- sess.Wait() }()
+	select {
+	case <-d.ctx.Done():
+		sess.Close()
+		wait()
+		return ready, nil
+	case err := <-ended:
+		if werr := wait(); werr != nil {
+			return ready, werr
+		}
+		return ready, err
+	}
+}
+
+// list reads the source's tools, prompts and resources.
+func (d *source) list(ctx context.Context, sess *mcp.ClientSession) ([]core.ToolInfo, lists, error) {
+	tools, err := listTools(ctx, d.cfg.ID, sess)
+	if err != nil {
+		return nil, lists{}, fmt.Errorf("list tools: %w", err)
+	}
+	ls, err := listExtras(ctx, sess)
+	if err != nil {
+		return nil, lists{}, fmt.Errorf("list prompts and resources: %w", err)
+	}
+	return tools, ls, nil
+}
+
+// refresh rereads the lists after the source said they changed.
+func (d *source) refresh() {
+	sess := d.session()
+	if sess == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(d.ctx, d.cat.opts.ConnectTimeout)
+	defer cancel()
+	tools, ls, err := d.list(ctx, sess)
+	if err != nil {
+		d.cat.opts.Logger.Warn("refresh lists", "server", d.cfg.ID, "err", err)
+		return
+	}
+	d.mu.Lock()
+	if d.sess != sess {
+		d.mu.Unlock()
+		return
+	}
+	d.tools, d.lists = tools, ls
+	d.mu.Unlock()
+	d.cat.changed(d, true)
+}
+
+func listTools(ctx context.Context, server string, sess *mcp.ClientSession) ([]core.ToolInfo, error) {
+	if caps := sess.InitializeResult().Capabilities; caps == nil || caps.Tools == nil {
+		return nil, nil
+	}
+	var out []core.ToolInfo
+	for t, err := range sess.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, toolInfo(server, t))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func toolInfo(server string, t *mcp.Tool) core.ToolInfo {
+	ti := core.ToolInfo{ServerID: server, Name: t.Name, Title: t.Title, Description: t.Description}
+	if t.InputSchema != nil {
+		ti.InputSchema, _ = json.Marshal(t.InputSchema)
+	}
+	if t.OutputSchema != nil {
+		ti.OutputSchema, _ = json.Marshal(t.OutputSchema)
+	}
+	if a := t.Annotations; a != nil {
+		ro, idem := a.ReadOnlyHint, a.IdempotentHint
+		ti.Annotations = &core.ToolAnnotations{ReadOnly: &ro, Destructive: a.DestructiveHint, Idempotent: &idem, OpenWorld: a.OpenWorldHint}
+	}
+	return ti
+}
+
+// transport builds the MCP transport for the source. For stdio it starts
+// the process; wait reaps it and reports how it ended.
+func (d *source) transport() (mcp.Transport, func() error, error) {
+	noWait := func() error { return nil }
+	switch d.cfg.Transport() {
+	case core.TransportInProcess:
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := d.inproc.Connect(d.ctx, st, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("start in-process server: %w", err)
+		}
+		return ct, func() error { ss.Close(); return nil }, nil
+	case core.TransportHTTP:
+		return &mcp.StreamableClientTransport{Endpoint: d.cfg.URL, HTTPClient: headerClient(d.cfg.Headers)}, noWait, nil
+	case core.TransportSSE:
+		return &mcp.SSEClientTransport{Endpoint: d.cfg.URL, HTTPClient: headerClient(d.cfg.Headers)}, noWait, nil
+	}
+	return d.startProcess()
+}
+
+func (d *source) startProcess() (mcp.Transport, func() error, error) {
+	cmd := exec.Command(d.cfg.Command, d.cfg.Args...)
+	cmd.Env = os.Environ()
+	for k, v := range d.cfg.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	// Its own process group, so that stop reaches the children a launcher
+	// such as npx or uvx starts.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("start %s: %w", d.cfg.Command, err)
+	}
+	d.mu.Lock()
+	d.pid = cmd.Process.Pid
+	d.mu.Unlock()
+	stderrDone := make(chan struct{})
+	go d.readStderr(stderr, stderrDone)
+	grace := d.cat.opts.StopGrace
+	var once sync.Once
+	var werr error
+	wait := func() error {
+		once.Do(func() {
+			stdin.Close()
+			exited := make(chan error, 1)
+			go func() { <-stderrDone; exited <- cmd.Wait() }()
+			select {
+			case werr = <-exited:
+			case <-time.After(grace):
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+				select {
+				case werr = <-exited:
+				case <-time.After(grace):
+					syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+					werr = <-exited
+				}
+			}
+			if werr != nil {
+				werr = fmt.Errorf("process exited: %w", werr)
+			}
+		})
+		return werr
+	}
+	return &mcp.IOTransport{Reader: stdout, Writer: stdin}, wait, nil
+}
+
+func (d *source) readStderr(r io.Reader, done chan<- struct{}) {
+	defer close(done)
+	// Lines are cut at 4 KiB, never stop the reading: a server whose
+	// stderr pipe fills up blocks.
+	br := bufio.NewReaderSize(r, 4096)
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if err != nil {
+			return
+		}
+		line := string(chunk)
+		if isPrefix {
+			line += " …(cut)"
+			for isPrefix && err == nil {
+				_, isPrefix, err = br.ReadLine()
+			}
+		}
+		d.mu.Lock()
+		d.stderr = append(d.stderr, line)
+		if n := len(d.stderr) - d.cat.opts.StderrLines; n > 0 {
+			d.stderr = append(d.stderr[:0:0], d.stderr[n:]...)
+		}
+		d.mu.Unlock()
+	}
+}
+
+// stop ends the source: for a process, stdin closed, then SIGTERM, then
+// SIGKILL to its process group, each after StopGrace.
+func (d *source) stop() {
+	d.cancel()
+	select {
+	case <-d.done:
+	case <-time.After(3*d.cat.opts.StopGrace + d.cat.opts.ConnectTimeout):
+	}
+}

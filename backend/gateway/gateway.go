@@ -1,0 +1,389 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/catalog"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/pipeline"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxRequestBytes is the largest JSON-RPC message an agent may send (4 MiB).
+// Larger requests get 413 before any parsing.
+const MaxRequestBytes = 4 << 20
+
+// SessionIdleTimeout closes an agent session with no request for this long.
+const SessionIdleTimeout = 8 * time.Hour
+
+// Connection is who opened an HTTP connection, as the Identifier sees it.
+type Connection struct {
+	// Key identifies the credential (a hash of the token; "" when none was
+	// given). An MCP session belongs to the key that opened it: a request
+	// on it with another key is refused.
+	Key string
+	// Ref is the identifier's own view of the credential, handed back to
+	// Resolve.
+	Ref any
+}
+
+// Identifier tells who is calling.
+type Identifier interface {
+	// Identify checks the credential of one HTTP request (its bearer token
+	// and the connection's query parameters). A bad, expired or revoked
+	// credential, or a suspended agent, is a *core.Error (gate 1).
+	Identify(r *http.Request) (Connection, error)
+	// Resolve returns the caller of one MCP request on session sid, made
+	// over conn. sessionToken is the request's session_token argument, if
+	// any. It runs for every request, because a session's identity and
+	// purpose change (authenticate, logout, a suspended agent).
+	Resolve(sid string, conn Connection, sessionToken string) (core.Caller, error)
+	// Ended tells that session sid is gone.
+	Ended(sid string)
+}
+
+// Lister decides what a caller is shown in listings: the same answer the
+// pipeline's gate gives when the target is called, so that a hidden target
+// called by name is refused for the reason it was hidden.
+type Lister interface {
+	Check(c *core.Caller, t core.Target) error
+}
+
+// Runner takes a request through the pipeline.
+type Runner interface {
+	Run(ctx context.Context, r *core.Request) (mcp.Result, error)
+}
+
+// Options configure a Gateway.
+type Options struct {
+	Version string
+	Logger  *slog.Logger
+	// Audit records requests the gateway refuses before the pipeline (a
+	// session used with another credential).
+	Audit pipeline.Auditor
+}
+
+// Gateway serves agents over Streamable HTTP and legacy SSE. Every session
+// gets its own MCP server that registers no tools: a middleware answers
+// listings from the catalog's snapshot, filtered for the caller of that
+// very request, and hands every tools/call, prompts/get and resources/read
+// to the pipeline. Nothing about a caller is fixed when a session opens.
+type Gateway struct {
+	cat    *catalog.Catalog
+	pipe   Runner
+	ids    Identifier
+	lister Lister
+	opts   Options
+	log    *slog.Logger
+
+	stub       *mcp.Server // answers the SDK's per-request lookups for existing sessions
+	streamable *mcp.StreamableHTTPHandler
+	sse        *mcp.SSEHandler
+	views      viewCache
+
+	mu       sync.Mutex
+	sessions map[*mcp.Server]*session
+	bySID    map[string]*session
+
+	// posts are the HTTP requests in flight, so that a handler learns when
+	// the client that sent its request hung up.
+	posts sync.Map // post id → context.Context
+}
+
+// New returns a gateway serving what cat offers through pipe.
+func New(cat *catalog.Catalog, pipe Runner, ids Identifier, lister Lister, opts Options) *Gateway {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	g := &Gateway{cat: cat, pipe: pipe, ids: ids, lister: lister, opts: opts, log: opts.Logger,
+		sessions: map[*mcp.Server]*session{}, bySID: map[string]*session{}}
+	g.stub = mcp.NewServer(g.impl(), nil)
+	g.streamable = mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
+		MaxRequestBodyBytes: MaxRequestBytes,
+		Logger:              opts.Logger,
+		// A client that vanished without DELETE must not keep its session
+		// for ever; agents idle longer than this start a new session, as
+		// the protocol has them do.
+		SessionTimeout: SessionIdleTimeout,
+	})
+	g.sse = mcp.NewSSEHandler(g.serverFor, &mcp.SSEOptions{MaxRequestBodyBytes: MaxRequestBytes})
+	cat.OnLog(g.forwardLog)
+	cat.OnChange(func(ch catalog.Change) {
+		if ch.ListsChanged {
+			g.Sync()
+		}
+	})
+	return g
+}
+
+func (g *Gateway) impl() *mcp.Implementation {
+	return &mcp.Implementation{Name: "airlock", Title: "Airlock", Version: g.opts.Version}
+}
+
+// StreamableHandler serves Streamable HTTP (mount at /mcp).
+func (g *Gateway) StreamableHandler() http.Handler { return g.identify(g.streamable, false) }
+
+// SSEHandler serves the legacy HTTP+SSE transport (mount at /sse).
+func (g *Gateway) SSEHandler() http.Handler { return g.identify(g.sse, true) }
+
+type ctxKey int
+
+const serverKey ctxKey = iota
+
+// postHeader carries the id of the HTTP request a JSON-RPC message came in
+// on, from the HTTP layer to the handler (the SDK passes headers through).
+// Whatever a client sends under this name is replaced.
+const postHeader = "X-Airlock-Post"
+
+// identify is the gateway's HTTP layer: it checks the credential of every
+// request (gate 1: unknown, expired or revoked credentials and suspended
+// agents are refused at once), refuses a request on a session that another
+// credential opened, and builds the MCP server of a session being opened.
+func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := g.ids.Identify(r)
+		if err != nil {
+			status := http.StatusUnauthorized
+			if core.ErrorCode(err) == core.EForbidden {
+				status = http.StatusForbidden
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
+			writeJSONError(w, status, asCoreError(err))
+			return
+		}
+		sid := r.Header.Get("Mcp-Session-Id")
+		if sse && r.Method == http.MethodPost {
+			sid = r.URL.Query().Get("sessionid")
+		}
+		if sid != "" {
+			if s := g.session(sid); s != nil && s.conn.Key != conn.Key {
+				g.refuseForeign(r, s, sid)
+				writeJSONError(w, http.StatusForbidden, (&core.Error{Code: core.EForbidden,
+					Message: "this MCP session belongs to another credential"}).
+					WithHint("open your own session: connect without Mcp-Session-Id"))
+				return
+			}
+		}
+		ctx := r.Context()
+		opening := false
+		if sse {
+			opening = r.Method == http.MethodGet && r.URL.Query().Get("sessionid") == ""
+		} else {
+			opening = r.Method == http.MethodPost && sid == ""
+		}
+		if opening {
+			ctx = context.WithValue(ctx, serverKey, g.newSession(conn).server)
+		}
+		// Only Streamable HTTP answers a request on the POST that carried
+		// it; a legacy SSE POST ends at once, long before its handler.
+		if r.Method == http.MethodPost && !sse {
+			id := rand.Text()
+			r.Header.Set(postHeader, id)
+			g.posts.Store(id, r.Context())
+			defer g.posts.Delete(id)
+		} else {
+			r.Header.Del(postHeader)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// refuseForeign records a request made on a session with another
+// credential than the one that opened it.
+func (g *Gateway) refuseForeign(r *http.Request, s *session, sid string) {
+	if g.opts.Audit == nil {
+		return
+	}
+	rec := &core.AuditRecord{Time: time.Now().UTC(), Kind: "session", Agent: core.Unauthenticated, Session: sid,
+		Tool: r.Method + " " + r.URL.Path, Decision: core.DecisionDenied, Status: core.StatusError,
+		ErrorCode: core.EForbidden, Error: "a request on this session came with another credential than the one that opened it",
+		Reason: "session belongs to another credential"}
+	pipeline.ClipRecord(rec)
+	if g.opts.Audit.Begin(rec) == nil {
+		g.opts.Audit.Finish(rec)
+	}
+}
+
+func (g *Gateway) serverFor(r *http.Request) *mcp.Server {
+	if s, ok := r.Context().Value(serverKey).(*mcp.Server); ok {
+		return s
+	}
+	return g.stub
+}
+
+func writeJSONError(w http.ResponseWriter, status int, e *core.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(e)
+}
+
+func asCoreError(err error) *core.Error {
+	var e *core.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &core.Error{Code: core.EUnauthorized, Message: err.Error()}
+}
+
+// session is one agent session: its MCP server, the connection that opened
+// it, and what it was last told its lists are.
+type session struct {
+	server  *mcp.Server
+	conn    Connection
+	created time.Time
+	ss      atomic.Pointer[mcp.ServerSession]
+
+	mu      sync.Mutex // serialises announce
+	listed  [3]uint64  // hashes of the tools, prompts and resources it was last shown
+	servers map[string]bool
+}
+
+func (s *session) id() string {
+	if ss := s.ss.Load(); ss != nil {
+		return ss.ID()
+	}
+	return ""
+}
+
+func (s *session) client() core.ClientInfo {
+	ss := s.ss.Load()
+	if ss == nil {
+		return core.ClientInfo{}
+	}
+	p := ss.InitializeParams()
+	if p == nil || p.ClientInfo == nil {
+		return core.ClientInfo{}
+	}
+	return core.ClientInfo{Name: p.ClientInfo.Name, Version: p.ClientInfo.Version}
+}
+
+// newSession builds the MCP server for one new session opened over conn.
+func (g *Gateway) newSession(conn Connection) *session {
+	srv := mcp.NewServer(g.impl(), &mcp.ServerOptions{
+		Instructions: "Airlock gateway: downstream tools are named <server>__<tool>. Some calls wait for a person's approval; a refusal is a tool error carrying a reason code and a hint. Call the help tool to see what you can use.",
+		Logger:       g.log,
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Logging:   &mcp.LoggingCapabilities{},
+		},
+	})
+	s := &session{server: srv, conn: conn, created: time.Now()}
+	srv.AddReceivingMiddleware(g.middleware(s))
+	g.mu.Lock()
+	g.dropUnopenedLocked()
+	g.sessions[srv] = s
+	g.mu.Unlock()
+	return s
+}
+
+// dropUnopenedLocked forgets sessions that never initialized. A session
+// gets a minute: the SDK attaches it after newSession returns.
+func (g *Gateway) dropUnopenedLocked() {
+	for srv, s := range g.sessions {
+		if s.ss.Load() == nil && time.Since(s.created) > time.Minute {
+			delete(g.sessions, srv)
+		}
+	}
+}
+
+// opened registers a session once the SDK made it, and forgets it when it
+// ends, so that a closed session frees its memory at once.
+func (g *Gateway) opened(s *session, ss *mcp.ServerSession) {
+	if !s.ss.CompareAndSwap(nil, ss) {
+		return
+	}
+	sid := ss.ID()
+	g.mu.Lock()
+	g.bySID[sid] = s
+	g.mu.Unlock()
+	go func() {
+		ss.Wait()
+		g.mu.Lock()
+		delete(g.sessions, s.server)
+		delete(g.bySID, sid)
+		g.mu.Unlock()
+		g.ids.Ended(sid)
+	}()
+}
+
+// session returns the session with MCP session id sid, if this gateway
+// made it.
+func (g *Gateway) session(sid string) *session {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := g.bySID[sid]; s != nil {
+		return s
+	}
+	// Sessions become known by id at their first message; one used with
+	// another credential before that is found here.
+	for _, s := range g.sessions {
+		if s.id() == sid {
+			return s
+		}
+		for ss := range s.server.Sessions() {
+			if ss.ID() == sid {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// Sessions returns the number of open sessions.
+func (g *Gateway) Sessions() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.bySID)
+}
+
+// caller resolves the caller of one request on s. args are the request's
+// arguments, where a session_token may be given (seed 000's style).
+func (g *Gateway) caller(s *session, args json.RawMessage) (core.Caller, error) {
+	sid := s.id()
+	c, err := g.ids.Resolve(sid, s.conn, sessionTokenArg(args))
+	c.Session = sid
+	c.Client = s.client()
+	return c, err
+}
+
+// sessionTokenArg returns the session_token argument of a tool call.
+func sessionTokenArg(args json.RawMessage) string {
+	if len(args) == 0 || !strings.Contains(string(args), `"session_token"`) {
+		return ""
+	}
+	var a struct {
+		SessionToken string `json:"session_token"`
+	}
+	if json.Unmarshal(args, &a) != nil {
+		return ""
+	}
+	return a.SessionToken
+}
+
+// requestContext ties a handler's context to the HTTP request its message
+// came in on, so that a client that hangs up cancels its requests: a call
+// waiting for approval then leaves the queue instead of running later.
+func (g *Gateway) requestContext(ctx context.Context, req mcp.Request) (context.Context, context.CancelFunc) {
+	extra := req.GetExtra()
+	if extra == nil || extra.Header == nil {
+		return ctx, func() {}
+	}
+	post, ok := g.posts.Load(extra.Header.Get(postHeader))
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(post.(context.Context), cancel)
+	return ctx, func() { stop(); cancel() }
+}

@@ -1,0 +1,383 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/catalog"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/pipeline"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// middleware answers the requests about tools, prompts and resources of
+// session s; everything else (initialize, ping, logging/setLevel, ...) is
+// the SDK's.
+func (g *Gateway) middleware(s *session) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && s.ss.Load() == nil {
+				g.opened(s, ss)
+			}
+			switch method {
+			case "tools/list":
+				return g.listTools(s)
+			case "tools/call":
+				return g.callTool(ctx, s, req)
+			case "prompts/list":
+				return g.listPrompts(s)
+			case "prompts/get":
+				return g.getPrompt(ctx, s, req)
+			case "resources/list":
+				return g.listResources(s)
+			case "resources/templates/list":
+				return g.listTemplates(s)
+			case "resources/read":
+				return g.readResource(ctx, s, req)
+			case "notifications/initialized":
+				res, err := next(ctx, method, req)
+				g.announce(s, false) // what it may see now, for list_changed later
+				return res, err
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// listCaller resolves the caller for a listing. A caller that cannot be
+// resolved sees nothing (fail closed); the refusal shows on its next call.
+func (g *Gateway) listCaller(s *session) (core.Caller, bool) {
+	c, err := g.caller(s, nil)
+	return c, err == nil
+}
+
+func (g *Gateway) visible(c *core.Caller, t core.Target) bool {
+	return g.lister != nil && g.lister.Check(c, t) == nil
+}
+
+func (g *Gateway) listTools(s *session) (*mcp.ListToolsResult, error) {
+	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
+	c, ok := g.listCaller(s)
+	if !ok {
+		return res, nil
+	}
+	v := g.views.get(g.cat.Snapshot())
+	for i, t := range v.snap.Tools {
+		if g.visible(&c, core.Target{Kind: core.KindToolCall, Server: t.ServerID, Name: t.Name}) {
+			res.Tools = append(res.Tools, v.tools[i])
+		}
+	}
+	return res, nil
+}
+
+func (g *Gateway) listPrompts(s *session) (*mcp.ListPromptsResult, error) {
+	res := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}}
+	c, ok := g.listCaller(s)
+	if !ok {
+		return res, nil
+	}
+	for _, p := range g.cat.Snapshot().Prompts {
+		if g.visible(&c, core.Target{Kind: core.KindPromptGet, Server: p.Server, Name: p.Name}) {
+			res.Prompts = append(res.Prompts, p.Def)
+		}
+	}
+	return res, nil
+}
+
+func (g *Gateway) listResources(s *session) (*mcp.ListResourcesResult, error) {
+	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	c, ok := g.listCaller(s)
+	if !ok {
+		return res, nil
+	}
+	for _, r := range g.cat.Snapshot().Resources {
+		if g.visible(&c, core.Target{Kind: core.KindResourceRead, Server: r.Server, Name: r.Def.URI}) {
+			res.Resources = append(res.Resources, r.Def)
+		}
+	}
+	return res, nil
+}
+
+func (g *Gateway) listTemplates(s *session) (*mcp.ListResourceTemplatesResult, error) {
+	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}}
+	c, ok := g.listCaller(s)
+	if !ok {
+		return res, nil
+	}
+	for _, t := range g.cat.Snapshot().Templates {
+		if g.visible(&c, core.Target{Kind: core.KindResourceRead, Server: t.Server, Name: t.Def.URITemplate}) {
+			res.ResourceTemplates = append(res.ResourceTemplates, t.Def)
+		}
+	}
+	return res, nil
+}
+
+// run resolves the caller and takes the request through the pipeline. A
+// caller that cannot be resolved (an expired session token, a suspended
+// agent) is refused, and the refusal is recorded like any other.
+func (g *Gateway) run(ctx context.Context, s *session, req mcp.Request, r *core.Request) (mcp.Result, error) {
+	ctx, cancel := g.requestContext(ctx, req)
+	defer cancel()
+	c, err := g.caller(s, r.Args)
+	r.Caller = c
+	if err != nil {
+		return g.refuse(r, err)
+	}
+	return g.pipe.Run(ctx, r)
+}
+
+// refuse records a request refused before the pipeline and answers it.
+func (g *Gateway) refuse(r *core.Request, err error) (mcp.Result, error) {
+	if g.opts.Audit != nil {
+		rec := &core.AuditRecord{Time: time.Now().UTC(), Kind: r.Kind, Agent: r.Caller.Label(), AgentID: r.Caller.AgentID,
+			Client: r.Caller.Client.Name, ClientVersion: r.Caller.Client.Version, Session: r.Caller.Session,
+			Tool: r.Exposed, Arguments: pipeline.RedactArguments(r.Args), Decision: core.DecisionDenied,
+			Status: core.StatusError, ErrorCode: core.ErrorCode(err), Error: core.ErrorMessage(err), Reason: core.ErrorMessage(err)}
+		pipeline.ClipRecord(rec)
+		if g.opts.Audit.Begin(rec) == nil {
+			g.opts.Audit.Finish(rec)
+		}
+	}
+	if r.Kind == core.KindToolCall {
+		return pipeline.ErrorResult(err), nil
+	}
+	return nil, pipeline.RPCError(err)
+}
+
+func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (mcp.Result, error) {
+	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+	if !ok {
+		return nil, pipeline.RPCError(core.Errorf(core.EInvalid, "tools/call without parameters"))
+	}
+	r := &core.Request{Kind: core.KindToolCall, Exposed: p.Name, Args: p.Arguments}
+	if tok := p.GetProgressToken(); tok != nil {
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		r.Progress = progressFunc(ctx, ss, tok)
+	}
+	return g.run(ctx, s, req, r)
+}
+
+func (g *Gateway) getPrompt(ctx context.Context, s *session, req mcp.Request) (mcp.Result, error) {
+	p, ok := req.GetParams().(*mcp.GetPromptParams)
+	if !ok {
+		return nil, pipeline.RPCError(core.Errorf(core.EInvalid, "prompts/get without parameters"))
+	}
+	r := &core.Request{Kind: core.KindPromptGet, Exposed: p.Name}
+	if len(p.Arguments) > 0 {
+		r.Args, _ = json.Marshal(p.Arguments)
+	}
+	return g.run(ctx, s, req, r)
+}
+
+func (g *Gateway) readResource(ctx context.Context, s *session, req mcp.Request) (mcp.Result, error) {
+	p, ok := req.GetParams().(*mcp.ReadResourceParams)
+	if !ok {
+		return nil, pipeline.RPCError(core.Errorf(core.EInvalid, "resources/read without parameters"))
+	}
+	return g.run(ctx, s, req, &core.Request{Kind: core.KindResourceRead, Exposed: p.URI})
+}
+
+// progressFunc sends progress for the request that gave tok.
+func progressFunc(ctx context.Context, ss *mcp.ServerSession, tok any) func(progress, total float64, msg string) {
+	if ss == nil {
+		return nil
+	}
+	return func(progress, total float64, msg string) {
+		// Bounded, so that a stalled client cannot hold up the source's
+		// other notifications.
+		nctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		ss.NotifyProgress(nctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: progress, Total: total, Message: msg})
+	}
+}
+
+// Sync re-checks what every session may see and sends list_changed to the
+// sessions whose tools, prompts or resources changed: after a source
+// changed, a rule or grant changed, or an agent was suspended.
+func (g *Gateway) Sync() {
+	g.mu.Lock()
+	all := make([]*session, 0, len(g.bySID))
+	for _, s := range g.bySID {
+		all = append(all, s)
+	}
+	g.mu.Unlock()
+	for _, s := range all {
+		g.announce(s, true)
+	}
+}
+
+// announce computes what s may see now and, when notify is set, sends
+// list_changed for each list that differs from what it was last told.
+func (g *Gateway) announce(s *session, notify bool) {
+	c, ok := g.listCaller(s)
+	snap := g.cat.Snapshot()
+	var hashes [3]uint64
+	servers := map[string]bool{}
+	if ok {
+		v := g.views.get(snap)
+		h := fnv.New64a()
+		for i, t := range snap.Tools {
+			if g.visible(&c, core.Target{Kind: core.KindToolCall, Server: t.ServerID, Name: t.Name}) {
+				h.Write(v.defs[i])
+				servers[t.ServerID] = true
+			}
+		}
+		hashes[0] = h.Sum64()
+		h.Reset()
+		for _, p := range snap.Prompts {
+			if g.visible(&c, core.Target{Kind: core.KindPromptGet, Server: p.Server, Name: p.Name}) {
+				b, _ := json.Marshal(p.Def)
+				h.Write(b)
+				servers[p.Server] = true
+			}
+		}
+		hashes[1] = h.Sum64()
+		h.Reset()
+		for _, r := range snap.Resources {
+			if g.visible(&c, core.Target{Kind: core.KindResourceRead, Server: r.Server, Name: r.Def.URI}) {
+				b, _ := json.Marshal(r.Def)
+				h.Write(b)
+				servers[r.Server] = true
+			}
+		}
+		for _, t := range snap.Templates {
+			if g.visible(&c, core.Target{Kind: core.KindResourceRead, Server: t.Server, Name: t.Def.URITemplate}) {
+				b, _ := json.Marshal(t.Def)
+				h.Write(b)
+				servers[t.Server] = true
+			}
+		}
+		hashes[2] = h.Sum64()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev := s.listed
+	s.listed, s.servers = hashes, servers
+	if !notify {
+		return
+	}
+	if prev[0] != hashes[0] {
+		notifyToolsChanged(s.server)
+	}
+	if prev[1] != hashes[1] {
+		notifyPromptsChanged(s.server)
+	}
+	if prev[2] != hashes[2] {
+		notifyResourcesChanged(s.server)
+	}
+}
+
+// The SDK sends list_changed when a server's own lists change, and offers
+// no other way to send it. A session's server registers nothing, so adding
+// and removing a probe (which no listing shows: the middleware answers
+// them) makes it send exactly one debounced notification to that session.
+const probeName = "airlock_list_changed_probe"
+
+func notifyToolsChanged(srv *mcp.Server) {
+	srv.AddTool(&mcp.Tool{Name: probeName, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+	srv.RemoveTools(probeName)
+}
+
+func notifyPromptsChanged(srv *mcp.Server) {
+	srv.AddPrompt(&mcp.Prompt{Name: probeName}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return nil, nil })
+	srv.RemovePrompts(probeName)
+}
+
+func notifyResourcesChanged(srv *mcp.Server) {
+	const uri = "airlock:" + probeName
+	srv.AddResource(&mcp.Resource{Name: probeName, URI: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return nil, nil
+	})
+	srv.RemoveResources(uri)
+}
+
+// forwardLog sends a source's log message to the sessions that see that
+// source, naming it in the logger. Each session's own level
+// (logging/setLevel) filters it.
+func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
+	msg := *p
+	msg.Logger = server
+	if p.Logger != "" {
+		msg.Logger = server + "/" + p.Logger
+	}
+	g.mu.Lock()
+	all := make([]*session, 0, len(g.bySID))
+	for _, s := range g.bySID {
+		all = append(all, s)
+	}
+	g.mu.Unlock()
+	for _, s := range all {
+		s.mu.Lock()
+		sees := s.servers[server]
+		s.mu.Unlock()
+		ss := s.ss.Load()
+		if !sees || ss == nil {
+			continue
+		}
+		// A stalled client must not hold up the others.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ss.Log(ctx, &msg)
+		cancel()
+	}
+}
+
+// viewCache holds the MCP form of one snapshot's tools, built once per
+// snapshot rather than once per listing.
+type viewCache struct {
+	mu sync.Mutex
+	v  *view
+}
+
+type view struct {
+	snap  *catalog.Snapshot
+	tools []*mcp.Tool // aligned with snap.Tools
+	defs  [][]byte    // the JSON of each, for change detection
+}
+
+func (c *viewCache) get(s *catalog.Snapshot) *view {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.v != nil && c.v.snap == s {
+		return c.v
+	}
+	v := &view{snap: s, tools: make([]*mcp.Tool, len(s.Tools)), defs: make([][]byte, len(s.Tools))}
+	for i, t := range s.Tools {
+		v.tools[i] = mcpTool(t)
+		v.defs[i], _ = json.Marshal(v.tools[i])
+	}
+	c.v = v
+	return v
+}
+
+func mcpTool(t core.ToolInfo) *mcp.Tool {
+	mt := &mcp.Tool{Name: t.ExposedName, Title: t.Title, Description: t.Description}
+	mt.InputSchema = objectSchema(t.InputSchema)
+	if len(t.OutputSchema) > 0 {
+		mt.OutputSchema = t.OutputSchema
+	}
+	if a := t.Annotations; a != nil {
+		ma := &mcp.ToolAnnotations{DestructiveHint: a.Destructive, OpenWorldHint: a.OpenWorld}
+		if a.ReadOnly != nil {
+			ma.ReadOnlyHint = *a.ReadOnly
+		}
+		if a.Idempotent != nil {
+			ma.IdempotentHint = *a.Idempotent
+		}
+		mt.Annotations = ma
+	}
+	return mt
+}
+
+// objectSchema returns schema when it is a JSON object of type "object", and
+// the empty object schema otherwise.
+func objectSchema(schema json.RawMessage) json.RawMessage {
+	var m map[string]any
+	if len(schema) > 0 && json.Unmarshal(schema, &m) == nil && m["type"] == "object" {
+		return schema
+	}
+	return json.RawMessage(`{"type":"object"}`)
+}
