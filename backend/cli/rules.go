@@ -121,10 +121,10 @@ func parseRulesFlags(fs *flag.FlagSet, args []string) error {
 // so update changes only those.
 type ruleFlags struct {
 	kind, server, tool, pattern, agent, session, expires string
-	priority                                       int
-	autoApprove                                    bool
-	when                                           []hitl.Condition
-	set                                            map[string]bool
+	priority                                             int
+	autoApprove                                          bool
+	when                                                 []hitl.Condition
+	set                                                  map[string]bool
 }
 
 func (rf *ruleFlags) register(fs *flag.FlagSet) {

@@ -144,7 +144,7 @@ type flow struct {
 	// refuses with it once the record is durable.
 	unrouted error
 	res      mcp.Result
-	err     error // a protocol error to return as is (non-tool requests)
+	err      error // a protocol error to return as is (non-tool requests)
 }
 
 // New builds a pipeline from s. It fails when no dispatcher is given.
