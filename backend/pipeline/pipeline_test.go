@@ -1,0 +1,298 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/pipeline"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// trace records which stages ran, in order.
+type trace struct{ steps []string }
+
+func (t *trace) add(s string) { t.steps = append(t.steps, s) }
+
+type router struct {
+	tr  *trace
+	err error
+}
+
+func (r router) Route(_ context.Context, req *core.Request) error {
+	r.tr.add("route")
+	if r.err != nil {
+		return r.err
+	}
+	req.Server, req.Name = "srv", strings.TrimPrefix(req.Exposed, "srv__")
+	return nil
+}
+
+type gate struct {
+	tr  *trace
+	err error
+}
+
+func (g gate) Authorize(context.Context, *core.Request) error { g.tr.add("gate"); return g.err }
+
+type policy struct {
+	tr *trace
+	v  core.Verdict
+}
+
+func (p policy) Check(context.Context, *core.Request) core.Verdict { p.tr.add("policy"); return p.v }
+
+type decider struct {
+	tr *trace
+	v  core.Verdict
+}
+
+func (d decider) Decide(*core.Request) core.Verdict { d.tr.add("decide"); return d.v }
+
+type approver struct {
+	tr  *trace
+	out core.ApprovalOutcome
+	why *core.Verdict
+}
+
+func (a *approver) Hold(_ context.Context, _ *core.Request, why core.Verdict, _ int64) (core.ApprovalOutcome, error) {
+	a.tr.add("approve")
+	a.why = &why
+	return a.out, nil
+}
+
+type dispatcher struct {
+	tr  *trace
+	res mcp.Result
+	err error
+}
+
+func (d dispatcher) Dispatch(context.Context, *core.Request) (mcp.Result, error) {
+	d.tr.add("dispatch")
+	if d.res == nil && d.err == nil {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
+	}
+	return d.res, d.err
+}
+
+type responder struct{ tr *trace }
+
+func (r responder) Respond(_ context.Context, _ *core.Request, res *mcp.CallToolResult) *mcp.CallToolResult {
+	r.tr.add("respond")
+	if res.Meta == nil {
+		res.Meta = mcp.Meta{}
+	}
+	res.Meta["seen"] = true
+	return res
+}
+
+type auditor struct {
+	tr       *trace
+	beginErr error
+	begun    []core.AuditRecord
+	finished []core.AuditRecord
+}
+
+func (a *auditor) Begin(rec *core.AuditRecord) error {
+	a.tr.add("journal")
+	if a.beginErr != nil {
+		return a.beginErr
+	}
+	rec.ID = int64(len(a.begun) + 1)
+	a.begun = append(a.begun, *rec)
+	return nil
+}
+
+func (a *auditor) Finish(rec *core.AuditRecord) error {
+	a.tr.add("audit")
+	a.finished = append(a.finished, *rec)
+	return nil
+}
+
+var (
+	allow = core.Verdict{Outcome: core.Allow, Reason: "allowed by a rule"}
+	ask   = core.Verdict{Outcome: core.Ask, Reason: "no rule matched"}
+)
+
+// parts are a full set of stages that let a call through.
+type parts struct {
+	tr    *trace
+	stg   pipeline.Stages
+	audit *auditor
+	appr  *approver
+}
+
+func newParts() *parts {
+	tr := &trace{}
+	p := &parts{tr: tr, audit: &auditor{tr: tr}, appr: &approver{tr: tr, out: core.ApprovalOutcome{Approved: true, Decision: core.DecisionApproved, By: "owner"}}}
+	p.stg = pipeline.Stages{
+		Route:    router{tr: tr},
+		Gate:     gate{tr: tr},
+		Policies: []pipeline.Policy{policy{tr: tr, v: core.Verdict{Outcome: core.Allow}}},
+		Decider:  decider{tr: tr, v: allow},
+		Approver: p.appr,
+		Dispatch: dispatcher{tr: tr},
+		Respond:  []pipeline.Responder{responder{tr: tr}},
+		Audit:    p.audit,
+	}
+	return p
+}
+
+func (p *parts) run(t *testing.T, kind string) (mcp.Result, error) {
+	t.Helper()
+	pl, err := pipeline.New(p.stg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl.Run(context.Background(), &core.Request{Kind: kind, Exposed: "srv__echo", Args: json.RawMessage(`{"message":"hi"}`)})
+}
+
+func TestStageOrder(t *testing.T) {
+	p := newParts()
+	pl, err := pipeline.New(p.stg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"route", "journal", "gate", "policy", "decide", "approve", "dispatch", "respond", "audit"}
+	if diff := cmp.Diff(want, pl.Names()); diff != "" {
+		t.Errorf("stage names (-want +got):\n%s", diff)
+	}
+	// An asked call passes every stage, in that order.
+	p.stg.Decider = decider{tr: p.tr, v: ask}
+	if _, err := p.run(t, core.KindToolCall); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, p.tr.steps); diff != "" {
+		t.Errorf("stages run (-want +got):\n%s", diff)
+	}
+}
+
+// Every missing or failing stage refuses the request before it is
+// dispatched, with a reason code.
+func TestFailsClosed(t *testing.T) {
+	tests := []struct {
+		name     string
+		change   func(p *parts)
+		code     string
+		decision string
+		ran      []string
+	}{
+		{"no gate", func(p *parts) { p.stg.Gate = nil }, core.EInternal, core.DecisionDenied,
+			[]string{"route", "journal", "respond", "audit"}},
+		{"gate refuses", func(p *parts) { p.stg.Gate = gate{tr: p.tr, err: core.Errorf("not_subscribed", "no grant")} }, "not_subscribed", core.DecisionDenied,
+			[]string{"route", "journal", "gate", "respond", "audit"}},
+		{"no router", func(p *parts) { p.stg.Route = nil }, core.EInternal, core.DecisionError,
+			[]string{"journal", "respond", "audit"}},
+		{"unknown target", func(p *parts) { p.stg.Route = router{tr: p.tr, err: core.Errorf("unknown_tool", "no such tool")} }, "unknown_tool", core.DecisionError,
+			[]string{"route", "journal", "respond", "audit"}},
+		{"policy denies", func(p *parts) {
+			p.stg.Policies = []pipeline.Policy{policy{tr: p.tr, v: core.Verdict{Outcome: core.Deny, Code: "command_denied", Reason: "rm -rf"}}}
+		}, "command_denied", core.DecisionDenied, []string{"route", "journal", "gate", "policy", "respond", "audit"}},
+		{"policy gives an unknown verdict", func(p *parts) {
+			p.stg.Policies = []pipeline.Policy{policy{tr: p.tr, v: core.Verdict{Outcome: "maybe"}}}
+		}, core.EInternal, core.DecisionDenied, []string{"route", "journal", "gate", "policy", "respond", "audit"}},
+		{"no approver for an asked call", func(p *parts) { p.stg.Decider, p.stg.Approver = decider{tr: p.tr, v: ask}, nil }, core.EDenied, core.DecisionDenied,
+			[]string{"route", "journal", "gate", "policy", "decide", "respond", "audit"}},
+		{"declined", func(p *parts) {
+			p.stg.Decider = decider{tr: p.tr, v: ask}
+			p.appr.out = core.ApprovalOutcome{Decision: core.DecisionDeclined, Code: core.EDenied, By: "owner", Reason: "not today"}
+		}, core.EDenied, core.DecisionDeclined, []string{"route", "journal", "gate", "policy", "decide", "approve", "respond", "audit"}},
+		{"timed out", func(p *parts) {
+			p.stg.Decider = decider{tr: p.tr, v: ask}
+			p.appr.out = core.ApprovalOutcome{Decision: core.DecisionTimeout, Code: core.EApprovalTimeout}
+		}, core.EApprovalTimeout, core.DecisionTimeout, []string{"route", "journal", "gate", "policy", "decide", "approve", "respond", "audit"}},
+		{"no auditor", func(p *parts) { p.stg.Audit = nil }, pipeline.EAuditUnavailable, "", []string{"route", "respond"}},
+		{"the record cannot be made durable", func(p *parts) { p.audit.beginErr = errors.New("write audit journal: no space left on device") },
+			pipeline.EAuditUnavailable, "", []string{"route", "journal", "respond"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newParts()
+			tt.change(p)
+			res, err := p.run(t, core.KindToolCall)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, _ := res.(*mcp.CallToolResult)
+			if tr == nil || !tr.IsError {
+				t.Fatalf("result = %+v, want a tool error", res)
+			}
+			e, _ := tr.Meta["airlock/error"].(*core.Error)
+			if e == nil || e.Code != tt.code {
+				t.Errorf("error = %+v, want code %s", tr.Meta["airlock/error"], tt.code)
+			}
+			if diff := cmp.Diff(tt.ran, p.tr.steps); diff != "" {
+				t.Errorf("stages run (-want +got):\n%s", diff)
+			}
+			if len(p.audit.finished) > 0 {
+				rec := p.audit.finished[0]
+				if rec.Decision != tt.decision || rec.ErrorCode != tt.code || rec.Status != core.StatusError {
+					t.Errorf("audit record: decision %q code %q status %q, want %q %q error", rec.Decision, rec.ErrorCode, rec.Status, tt.decision, tt.code)
+				}
+			}
+		})
+	}
+}
+
+// A policy that demands a person overrides an auto-approving rule, and the
+// approver learns that no rule may release the call.
+func TestPolicyForcesAsk(t *testing.T) {
+	p := newParts()
+	p.stg.Policies = []pipeline.Policy{policy{tr: p.tr, v: core.Verdict{Outcome: core.Ask, By: "builtin:shell-exec", Reason: "sudo is on the ask list"}}}
+	if _, err := p.run(t, core.KindToolCall); err != nil {
+		t.Fatal(err)
+	}
+	why := p.appr.why
+	if why == nil || !why.Forced || why.Outcome != core.Ask || !strings.Contains(why.Reason, "sudo is on the ask list") || !strings.Contains(why.Reason, "overrides allowed by a rule") {
+		t.Errorf("approver was asked with %+v, want a forced ask naming the policy and the rule it overrides", why)
+	}
+	rec := p.audit.finished[0]
+	if rec.Decision != core.DecisionApproved || rec.Status != core.StatusOK || rec.Approver != "owner" {
+		t.Errorf("audit record = %+v, want approved by owner and run", rec)
+	}
+}
+
+// A refused prompt or resource request is a JSON-RPC error carrying the
+// reason code; a source's own protocol error passes through as it is.
+func TestNonToolRequests(t *testing.T) {
+	p := newParts()
+	p.stg.Gate = gate{tr: p.tr, err: core.Errorf("not_subscribed", "no grant")}
+	_, err := p.run(t, core.KindPromptGet)
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) || wire.Code != pipeline.CodeRefused || !strings.Contains(wire.Message, "[not_subscribed]") {
+		t.Errorf("refused prompt: %v, want a JSON-RPC error with code %d naming not_subscribed", err, pipeline.CodeRefused)
+	}
+	p = newParts()
+	own := &jsonrpc.Error{Code: -32602, Message: "unknown prompt"}
+	p.stg.Dispatch = dispatcher{tr: p.tr, err: own}
+	_, err = p.run(t, core.KindPromptGet)
+	if !errors.As(err, &wire) || wire != own {
+		t.Errorf("source's own error: %v, want it passed through", err)
+	}
+	if rec := p.audit.finished[0]; rec.Kind != core.KindPromptGet || rec.Status != core.StatusError {
+		t.Errorf("audit record = %+v, want a failed prompts/get", rec)
+	}
+}
+
+// Every field of the audit record is bounded: a 4 MiB name or argument
+// cannot make the audit log (or Activity) huge.
+func TestAuditRecordIsBounded(t *testing.T) {
+	p := newParts()
+	p.stg.Route = router{tr: p.tr, err: core.Errorf("unknown_tool", "no tool named %s", strings.Repeat("x", 4<<20))}
+	pl, _ := pipeline.New(p.stg)
+	huge := strings.Repeat("n", 4<<20)
+	args, _ := json.Marshal(map[string]string{"blob": strings.Repeat("a", 4<<20)})
+	pl.Run(context.Background(), &core.Request{Kind: core.KindToolCall, Exposed: huge, Args: args,
+		Caller: core.Caller{AgentID: huge, Client: core.ClientInfo{Name: huge, Version: huge}}})
+	for _, rec := range [][]core.AuditRecord{p.audit.begun, p.audit.finished} {
+		b, _ := json.Marshal(rec)
+		if len(b) > pipeline.MaxAuditArgs+10*pipeline.MaxAuditName+2*pipeline.MaxAuditText+1024 {
+			t.Errorf("an audit record of a 4 MiB request is %d bytes", len(b))
+		}
+	}
+}
