@@ -127,7 +127,8 @@ func desktop(ctx context.Context, o airlock.Options, stdout, stderr io.Writer) e
 		return err
 	}
 	defer in.Close()
-	in.Hub.AddSink(app)
+	stopSink := in.Hub.AddSink(app)
+	defer stopSink()
 	printEndpoints(stdout, in)
 	return wails.Run(&options.App{
 		Title:            "Airlock",

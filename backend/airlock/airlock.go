@@ -28,6 +28,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/events"
 	"github.com/airlock-dev/airlock/backend/gateway"
 	"github.com/airlock-dev/airlock/backend/pins"
 	"github.com/airlock-dev/airlock/backend/pipeline"
@@ -68,7 +69,7 @@ type Options struct {
 // Instance is a running Airlock backend.
 type Instance struct {
 	API     *api.API
-	Hub     *api.Hub
+	Hub     *events.Hub
 	UIToken string
 	Addr    string // the address actually listened on
 	Info    api.Info
@@ -95,7 +96,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
 	}
-	in := &Instance{Hub: api.NewHub(), log: o.Logger}
+	in := &Instance{Hub: events.NewHub(), log: o.Logger}
 	defer func() {
 		if err != nil {
 			in.Close()

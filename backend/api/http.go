@@ -13,68 +13,11 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/events"
 )
-
-// Hub fans events out to every open event stream (and to any extra sink,
-// such as the desktop window). It never blocks the emitter: a client too slow
-// to keep up loses events rather than stalling the gateway.
-type Hub struct {
-	mu    sync.Mutex
-	subs  map[chan hubEvent]struct{}
-	extra []core.EventSink
-}
-
-type hubEvent struct {
-	name string
-	data []byte
-}
-
-// NewHub returns an empty hub.
-func NewHub() *Hub { return &Hub{subs: map[chan hubEvent]struct{}{}} }
-
-var _ core.EventSink = (*Hub)(nil)
-
-// AddSink forwards every event to s as well.
-func (h *Hub) AddSink(s core.EventSink) {
-	h.mu.Lock()
-	h.extra = append(h.extra, s)
-	h.mu.Unlock()
-}
-
-// Emit sends an event to every subscriber.
-func (h *Hub) Emit(name string, payload any) {
-	data, err := json.Marshal(payload)
-	if err != nil {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for ch := range h.subs {
-		select {
-		case ch <- hubEvent{name, data}:
-		default:
-		}
-	}
-	for _, s := range h.extra {
-		s.Emit(name, payload)
-	}
-}
-
-func (h *Hub) subscribe() (chan hubEvent, func()) {
-	ch := make(chan hubEvent, 256)
-	h.mu.Lock()
-	h.subs[ch] = struct{}{}
-	h.mu.Unlock()
-	return ch, func() {
-		h.mu.Lock()
-		delete(h.subs, ch)
-		h.mu.Unlock()
-	}
-}
 
 // Security is the guard on every HTTP endpoint: loopback Host names only
 // (DNS-rebinding protection), no cross-site Origin, and a token.
@@ -292,16 +235,23 @@ func RPCHandler(target any) http.Handler {
 
 func isExported(name string) bool { return name[0] >= 'A' && name[0] <= 'Z' }
 
-// EventsHandler streams hub events as server-sent events.
-func EventsHandler(h *Hub) http.Handler {
+// EventsHandler streams hub events as server-sent events. The query
+// parameter topics (comma-separated, e.g. topics=approval,activity) limits
+// the stream to what a screen shows. A stream that fell behind gets
+// events:lagged, and its page reloads what it shows.
+func EventsHandler(h *events.Hub) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fl, ok := w.(http.Flusher)
 		if !ok {
 			writeError(w, core.Errorf(core.EInternal, "streaming unsupported"))
 			return
 		}
-		ch, cancel := h.subscribe()
-		defer cancel()
+		var topics []string
+		if t := r.URL.Query().Get("topics"); t != "" {
+			topics = strings.Split(t, ",")
+		}
+		sub := h.Subscribe(topics)
+		defer sub.Close()
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
@@ -315,8 +265,13 @@ func EventsHandler(h *Hub) http.Handler {
 				return
 			case <-ping.C:
 				fmt.Fprint(w, ": ping\n\n")
-			case ev := <-ch:
-				fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.name, ev.data)
+			case ev := <-sub.C():
+				fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Name, ev.Data)
+				if len(sub.C()) == 0 {
+					if n := sub.Lagged(); n > 0 {
+						fmt.Fprintf(w, "event: %s\ndata: {\"dropped\":%d}\n\n", events.EventLagged, n)
+					}
+				}
 			}
 			fl.Flush()
 		}
@@ -358,7 +313,7 @@ func (s *Security) UIHandler(dist fs.FS) http.Handler {
 type Routes struct {
 	Security *Security
 	API      *API
-	Hub      *Hub
+	Hub      *events.Hub
 	MCP      http.Handler // Streamable HTTP, agent token checked inside
 	SSE      http.Handler // legacy SSE, agent token checked inside
 	UI       fs.FS        // nil: no UI (desktop mode serves it through Wails)
