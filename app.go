@@ -108,6 +108,16 @@ func (a *App) focus() {
 	}
 }
 
+// bindings are the facade's areas, bound to the window as
+// window.go.api.<Area>.<Method>.
+func bindings(f *api.Facade) []any {
+	var out []any
+	for _, a := range f.Areas() {
+		out = append(out, a.Value)
+	}
+	return out
+}
+
 func desktop(ctx context.Context, o airlock.Options, stdout, stderr io.Writer) error {
 	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	app := &App{log: o.Logger}
@@ -140,7 +150,7 @@ func desktop(ctx context.Context, o airlock.Options, stdout, stderr io.Writer) e
 		BackgroundColour: &options.RGBA{R: 250, G: 250, B: 251, A: 255},
 		OnStartup:        app.startup,
 		OnShutdown:       app.shutdown,
-		Bind:             []any{in.API},
+		Bind:             bindings(in.API),
 		ErrorFormatter:   func(err error) any { return api.ToError(err) },
 	})
 }

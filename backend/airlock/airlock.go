@@ -68,7 +68,7 @@ type Options struct {
 
 // Instance is a running Airlock backend.
 type Instance struct {
-	API     *api.API
+	API     *api.Facade
 	Hub     *events.Hub
 	UIToken string
 	Addr    string // the address actually listened on
@@ -196,7 +196,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		Version: Version, MCPURL: "http://" + base + "/mcp", SSEURL: "http://" + base + "/sse",
 		AgentToken: agentToken, DataDir: o.DataDir, ConfigPath: in.cfg.State().Path,
 	}
-	deps := api.Deps{Info: in.Info, Config: in.cfg, Catalog: in.cat, Audit: audit, DB: in.db, Pins: toolPins, Events: in.Hub}
+	deps := api.Deps{Info: in.Info, Config: in.cfg, Catalog: in.cat, Audit: audit, Recorder: recorder, DB: in.db, Pins: toolPins, Events: in.Hub}
 	hitlDeps.apply(&deps)
 	in.API = api.New(deps)
 

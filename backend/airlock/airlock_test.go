@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -90,7 +91,7 @@ func waitTool(t testing.TB, sess *mcp.ClientSession, name string) {
 
 func allowAll(t testing.TB, in *airlock.Instance) {
 	t.Helper()
-	if _, err := in.API.CreateRule(hitl.RuleInput{AutoApprove: true, Priority: 0}); err != nil {
+	if _, err := in.API.Rules.Create(hitl.RuleInput{AutoApprove: true, Priority: 0}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -120,7 +121,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if res := echo(t, sess, "through airlock"); res.IsError || !strings.Contains(textOf(res), "through airlock") {
 		t.Fatalf("echo = %q", textOf(res))
 	}
-	recs, err := in.API.ListActivity(core.ActivityFilter{Server: "everything"})
+	recs, err := in.API.Activity.List(core.ActivityFilter{Server: "everything"})
 	if err != nil || len(recs) != 1 || recs[0].Decision != core.DecisionAllow {
 		t.Fatalf("activity = %+v, %v; want one allowed call", recs, err)
 	}
@@ -139,20 +140,20 @@ func TestNoRuleMeansAsk(t *testing.T) {
 	go func() { done <- echo(t, sess, "needs a person") }()
 	var pending []hitl.Approval
 	testutil.Eventually(t, 10*time.Second, func() bool {
-		pending, _ = in.API.ListApprovals()
+		pending, _ = in.API.Approvals.Pending()
 		return len(pending) == 1
 	}, "the call never waited for approval")
 	if pending[0].ExposedName != "everything__echo" || pending[0].Server != "everything" {
 		t.Errorf("pending approval = %+v", pending[0])
 	}
-	if err := in.API.Approve(pending[0].ID); err != nil {
+	if err := in.API.Approvals.Approve(pending[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	res := <-done
 	if res.IsError || !strings.Contains(textOf(res), "needs a person") {
 		t.Fatalf("approved call result = %q", textOf(res))
 	}
-	if err := in.API.Approve(pending[0].ID); core.ErrorCode(err) == "" {
+	if err := in.API.Approvals.Approve(pending[0].ID); core.ErrorCode(err) == "" {
 		t.Error("approving the same call twice succeeded")
 	}
 }
@@ -189,17 +190,17 @@ func TestHTTPSecurity(t *testing.T) {
 		hdr    map[string]string
 		want   int
 	}{
-		{"rpc without token", "POST", "/api/rpc/ListServers", nil, 401},
-		{"rpc with UI token", "POST", "/api/rpc/ListServers", map[string]string{"Cookie": cookie}, 200},
-		{"rpc with agent token", "POST", "/api/rpc/ListServers", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}, 401},
-		{"rpc from another site", "POST", "/api/rpc/ListServers", map[string]string{"Cookie": cookie, "Origin": "http://evil.example"}, 403},
-		{"rebinding host", "POST", "/api/rpc/ListServers", map[string]string{"Cookie": cookie, "Host": "evil.example"}, 403},
+		{"rpc without token", "POST", "/api/rpc/Servers.List", nil, 401},
+		{"rpc with UI token", "POST", "/api/rpc/Servers.List", map[string]string{"Cookie": cookie}, 200},
+		{"rpc with agent token", "POST", "/api/rpc/Servers.List", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}, 401},
+		{"rpc from another site", "POST", "/api/rpc/Servers.List", map[string]string{"Cookie": cookie, "Origin": "http://evil.example"}, 403},
+		{"rebinding host", "POST", "/api/rpc/Servers.List", map[string]string{"Cookie": cookie, "Host": "evil.example"}, 403},
 		{"unknown method", "POST", "/api/rpc/NoSuch", map[string]string{"Cookie": cookie}, 404},
-		{"rpc body not JSON", "POST", "/api/rpc/RemoveServer", map[string]string{"Cookie": cookie, "Body": "{nope"}, 400},
-		{"rpc argument of the wrong type", "POST", "/api/rpc/RemoveServer", map[string]string{"Cookie": cookie, "Body": "[42]"}, 400},
-		{"rpc too many arguments", "POST", "/api/rpc/ListServers", map[string]string{"Cookie": cookie, "Body": "[1]"}, 400},
-		{"rpc unknown server", "POST", "/api/rpc/RemoveServer", map[string]string{"Cookie": cookie, "Body": `["ghost"]`}, 404},
-		{"rpc non-integer priority", "POST", "/api/rpc/CreateRule", map[string]string{"Cookie": cookie, "Body": `[{"priority":"high"}]`}, 400},
+		{"rpc body not JSON", "POST", "/api/rpc/Servers.Remove", map[string]string{"Cookie": cookie, "Body": "{nope"}, 400},
+		{"rpc argument of the wrong type", "POST", "/api/rpc/Servers.Remove", map[string]string{"Cookie": cookie, "Body": "[42]"}, 400},
+		{"rpc too many arguments", "POST", "/api/rpc/Servers.List", map[string]string{"Cookie": cookie, "Body": "[1]"}, 400},
+		{"rpc unknown server", "POST", "/api/rpc/Servers.Remove", map[string]string{"Cookie": cookie, "Body": `["ghost"]`}, 404},
+		{"rpc non-integer priority", "POST", "/api/rpc/Rules.Create", map[string]string{"Cookie": cookie, "Body": `[{"priority":"high"}]`}, 400},
 		{"mcp with UI token", "POST", "/mcp", map[string]string{"Authorization": "Bearer " + in.UIToken}, 401},
 		{"events without token", "GET", "/api/events", nil, 401},
 		{"ui without token", "GET", "/", nil, 401},
@@ -238,7 +239,7 @@ func TestBridgeOverStdio(t *testing.T) {
 		t.Fatalf("echo via bridge = %q", textOf(res))
 	}
 	// Server-initiated notifications reach the stdio client too.
-	if _, err := in.API.AddServer(testutil.EverythingServer(t, "second")); err != nil {
+	if _, err := in.API.Servers.Add(testutil.EverythingServer(t, "second")); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -291,7 +292,7 @@ func TestAuditSurvivesKill9(t *testing.T) {
 
 	// What the user sees in Activity after starting Airlock again.
 	in := start(t, dir)
-	recs, err := in.API.ListActivity(core.ActivityFilter{Tool: "echo"})
+	recs, err := in.API.Activity.List(core.ActivityFilter{Tool: "echo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +334,7 @@ func TestTokenRotationTakesEffect(t *testing.T) {
 	if status(old) != http.StatusUnauthorized || status(rotated) == http.StatusUnauthorized {
 		t.Fatal("after `airlock token --rotate` the running Airlock still takes the old token")
 	}
-	if info, _ := in.API.GetInfo(); info.AgentToken != rotated {
+	if info, _ := in.API.System.Info(); info.AgentToken != rotated {
 		t.Errorf("the UI's Connect dialog still shows the old token after a rotation")
 	}
 }
@@ -436,7 +437,7 @@ func TestAllowedHostsReachTheUI(t *testing.T) {
 	}
 	defer in.Close()
 	status := func(host string) int {
-		req, _ := http.NewRequest("POST", "http://"+in.Addr+"/api/rpc/ListServers", strings.NewReader("[]"))
+		req, _ := http.NewRequest("POST", "http://"+in.Addr+"/api/rpc/Servers.List", strings.NewReader("[]"))
 		req.Host = host
 		req.Header.Set("Cookie", api.UICookie(in.Addr)+"="+in.UIToken)
 		resp, err := http.DefaultClient.Do(req)
@@ -459,7 +460,7 @@ func TestExportActivity(t *testing.T) {
 	allowAll(t, in)
 	echo(t, sess, `one, "quoted"`)
 	echo(t, sess, "two")
-	js, err := in.API.ExportActivity(core.ActivityFilter{}, "json")
+	js, err := in.API.Activity.Export(core.ActivityFilter{}, "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,18 +468,22 @@ func TestExportActivity(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &recs); err != nil || len(recs) != 2 {
 		t.Fatalf("json export: %v, %d records, want 2", err, len(recs))
 	}
-	csvText, err := in.API.ExportActivity(core.ActivityFilter{Tool: "echo"}, "csv")
+	csvText, err := in.API.Activity.Export(core.ActivityFilter{Tool: "echo"}, "csv")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
-	if err != nil || len(rows) != 3 || rows[0][0] != "id" || rows[1][5] != "echo" {
+	col := func(name string) int { return slices.Index(rows[0], name) }
+	if err != nil || len(rows) != 3 || rows[0][0] != "id" || col("tool") < 0 || rows[1][col("tool")] != "echo" || rows[1][col("kind")] != core.KindToolCall {
 		t.Fatalf("csv export: %v, rows %q", err, rows)
 	}
-	if !strings.Contains(rows[2][16], `one, \"quoted\"`) {
-		t.Errorf("csv arguments column = %q, want the first call's arguments intact", rows[2][16])
+	if got := rows[2][col("arguments")]; !strings.Contains(got, `one, \"quoted\"`) {
+		t.Errorf("csv arguments column = %q, want the first call's arguments intact", got)
 	}
-	if _, err := in.API.ExportActivity(core.ActivityFilter{}, "xml"); core.ErrorCode(err) != core.EInvalid {
+	if rows[1][col("client")] != "test-agent" || rows[1][col("client_version")] != "1" {
+		t.Errorf("csv client columns = %q %q, want the client's name and version apart", rows[1][col("client")], rows[1][col("client_version")])
+	}
+	if _, err := in.API.Activity.Export(core.ActivityFilter{}, "xml"); core.ErrorCode(err) != core.EInvalid {
 		t.Errorf("unknown format: %v, want %s", err, core.EInvalid)
 	}
 }
@@ -487,11 +492,11 @@ func TestExportActivity(t *testing.T) {
 func TestTestRuleOverRPC(t *testing.T) {
 	in := start(t, t.TempDir())
 	server := "everything"
-	r, err := in.API.CreateRule(hitl.RuleInput{ServerID: &server, AutoApprove: true, Priority: 5})
+	r, err := in.API.Rules.Create(hitl.RuleInput{ServerID: &server, AutoApprove: true, Priority: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest("POST", "http://"+in.Addr+"/api/rpc/TestRule", strings.NewReader(`[{"serverId":"everything","toolName":"echo","arguments":"{\"message\":\"x\"}"}]`))
+	req, _ := http.NewRequest("POST", "http://"+in.Addr+"/api/rpc/Rules.Test", strings.NewReader(`[{"serverId":"everything","toolName":"echo","arguments":"{\"message\":\"x\"}"}]`))
 	req.Header.Set("Cookie", api.UICookie(in.Addr)+"="+in.UIToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -34,7 +34,7 @@ func startWith(t testing.TB, o airlock.Options) *airlock.Instance {
 // a channel with its result.
 func waitingCall(t *testing.T, in *airlock.Instance, sess *mcp.ClientSession, params *mcp.CallToolParams) (hitl.Approval, <-chan *mcp.CallToolResult) {
 	t.Helper()
-	before, _ := in.API.ListApprovals()
+	before, _ := in.API.Approvals.Pending()
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() {
 		res, err := sess.CallTool(context.Background(), params)
@@ -45,7 +45,7 @@ func waitingCall(t *testing.T, in *airlock.Instance, sess *mcp.ClientSession, pa
 	}()
 	var pending []hitl.Approval
 	testutil.Eventually(t, 10*time.Second, func() bool {
-		pending, _ = in.API.ListApprovals()
+		pending, _ = in.API.Approvals.Pending()
 		return len(pending) == len(before)+1
 	}, "the call never waited for approval")
 	return pending[len(pending)-1], done
@@ -70,7 +70,7 @@ func lastActivity(t *testing.T, in *airlock.Instance) core.AuditRecord {
 	t.Helper()
 	var recs []core.AuditRecord
 	testutil.Eventually(t, 5*time.Second, func() bool {
-		recs, _ = in.API.ListActivity(core.ActivityFilter{Limit: 1})
+		recs, _ = in.API.Activity.List(core.ActivityFilter{Limit: 1})
 		return len(recs) == 1
 	}, "no activity recorded")
 	return recs[0]
@@ -95,7 +95,7 @@ func TestDeclineWithReasonReachesAgent(t *testing.T) {
 	if a.Reason != hitl.NoMatchReason || a.Risk == "" {
 		t.Errorf("approval = %+v, want the no-match reason and a risk", a)
 	}
-	if err := in.API.Decline(a.ID, "not on a Friday"); err != nil {
+	if err := in.API.Approvals.Decline(a.ID, "not on a Friday"); err != nil {
 		t.Fatal(err)
 	}
 	res := result(t, done)
@@ -106,7 +106,7 @@ func TestDeclineWithReasonReachesAgent(t *testing.T) {
 	if rec.Decision != core.DecisionDeclined || rec.Approver == "" || !strings.Contains(rec.Error, "not on a Friday") {
 		t.Errorf("activity = %+v, want declined by a person with the reason", rec)
 	}
-	if err := in.API.Decline(a.ID, "again"); core.ErrorCode(err) != core.EConflict && core.ErrorCode(err) != core.ENotFound {
+	if err := in.API.Approvals.Decline(a.ID, "again"); core.ErrorCode(err) != core.EConflict && core.ErrorCode(err) != core.ENotFound {
 		t.Errorf("declining a decided call: %v, want a conflict or not-found error", err)
 	}
 }
@@ -130,14 +130,14 @@ func TestRuleChangeReleasesWaitingCall(t *testing.T) {
 	in, sess := setup(t, airlock.Options{})
 	_, done := waitingCall(t, in, sess, echoParams("released by a rule"))
 	server, tool := "everything", "echo"
-	if _, err := in.API.CreateRule(hitl.RuleInput{ServerID: &server, ToolName: &tool, AutoApprove: true, Priority: 10}); err != nil {
+	if _, err := in.API.Rules.Create(hitl.RuleInput{ServerID: &server, ToolName: &tool, AutoApprove: true, Priority: 10}); err != nil {
 		t.Fatal(err)
 	}
 	res := result(t, done)
 	if res.IsError || !strings.Contains(textOf(res), "released by a rule") {
 		t.Fatalf("call after a releasing rule = %q", textOf(res))
 	}
-	if p, _ := in.API.ListApprovals(); len(p) != 0 {
+	if p, _ := in.API.Approvals.Pending(); len(p) != 0 {
 		t.Errorf("%d approvals still pending", len(p))
 	}
 }
@@ -169,7 +169,7 @@ func TestProgressKeepsWaitingCallAlive(t *testing.T) {
 		t.Errorf("progress message %q does not say the call waits for approval", msgs[0])
 	}
 	mu.Unlock()
-	in.API.Approve(a.ID)
+	in.API.Approvals.Approve(a.ID)
 	if res := result(t, done); res.IsError {
 		t.Fatalf("approved call failed: %s", textOf(res))
 	}
@@ -178,7 +178,7 @@ func TestProgressKeepsWaitingCallAlive(t *testing.T) {
 func TestApproveAndAddRuleLetsNextCallThrough(t *testing.T) {
 	in, sess := setup(t, airlock.Options{})
 	a, done := waitingCall(t, in, sess, echoParams("first"))
-	if err := in.API.ApproveAndAddRule(a.ID, hitl.BreadthTool, "1h"); err != nil {
+	if err := in.API.Approvals.ApproveAndAddRule(a.ID, hitl.BreadthTool, "1h"); err != nil {
 		t.Fatal(err)
 	}
 	if res := result(t, done); res.IsError {
@@ -200,7 +200,7 @@ func TestApproveAndAddRuleLetsNextCallThrough(t *testing.T) {
 func TestEditingRuleChangesNextDecision(t *testing.T) {
 	in, sess := setup(t, airlock.Options{})
 	server := "everything"
-	r, err := in.API.CreateRule(hitl.RuleInput{ServerID: &server, AutoApprove: true})
+	r, err := in.API.Rules.Create(hitl.RuleInput{ServerID: &server, AutoApprove: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,27 +209,27 @@ func TestEditingRuleChangesNextDecision(t *testing.T) {
 	}
 	in2 := r.Input()
 	in2.AutoApprove = false
-	if _, err := in.API.UpdateRule(r.ID, in2); err != nil {
+	if _, err := in.API.Rules.Update(r.ID, in2); err != nil {
 		t.Fatal(err)
 	}
 	a, done := waitingCall(t, in, sess, echoParams("now asks"))
 	if a.RuleID != r.ID {
 		t.Errorf("approval names rule %q, want %q", a.RuleID, r.ID)
 	}
-	in.API.Decline(a.ID, "")
+	in.API.Approvals.Decline(a.ID, "")
 	result(t, done)
 }
 
 func TestBadRuleInputChangesNothing(t *testing.T) {
 	in, _ := setup(t, airlock.Options{})
 	bad := "["
-	if _, err := in.API.CreateRule(hitl.RuleInput{ToolPattern: &bad}); core.ErrorCode(err) != core.EInvalid {
+	if _, err := in.API.Rules.Create(hitl.RuleInput{ToolPattern: &bad}); core.ErrorCode(err) != core.EInvalid {
 		t.Errorf("invalid pattern: %v, want %s", err, core.EInvalid)
 	}
-	if _, err := in.API.CreateRule(hitl.RuleInput{Conditions: []hitl.Condition{{Path: "$.x", Op: "regex", Value: "("}}}); core.ErrorCode(err) != core.EInvalid {
+	if _, err := in.API.Rules.Create(hitl.RuleInput{Conditions: []hitl.Condition{{Path: "$.x", Op: "regex", Value: "("}}}); core.ErrorCode(err) != core.EInvalid {
 		t.Errorf("invalid regex condition: %v, want %s", err, core.EInvalid)
 	}
-	if err := in.API.Approve("no-such-approval"); core.ErrorCode(err) != core.ENotFound {
+	if err := in.API.Approvals.Approve("no-such-approval"); core.ErrorCode(err) != core.ENotFound {
 		t.Errorf("approving an unknown approval: %v, want %s", err, core.ENotFound)
 	}
 	if rules := toolRules(t, in); len(rules) != 0 {
@@ -264,7 +264,7 @@ func TestRestartWhileWaiting(t *testing.T) {
 	}()
 	testutil.Eventually(t, 10*time.Second, func() bool {
 		var pending []hitl.Approval
-		ch.rpc(t, "ListApprovals", &pending)
+		ch.rpc(t, "Approvals.Pending", &pending)
 		return len(pending) == 1
 	}, "the call never waited for approval in the child")
 	ch.kill()
@@ -278,10 +278,10 @@ func TestRestartWhileWaiting(t *testing.T) {
 	}
 
 	in := startWith(t, airlock.Options{DataDir: dir})
-	if p, _ := in.API.ListApprovals(); len(p) != 0 {
+	if p, _ := in.API.Approvals.Pending(); len(p) != 0 {
 		t.Errorf("after restart %d approvals are pending, want none", len(p))
 	}
-	recs, _ := in.API.ListActivity(core.ActivityFilter{Decision: core.DecisionExpired})
+	recs, _ := in.API.Activity.List(core.ActivityFilter{Decision: core.DecisionExpired})
 	if len(recs) != 1 || recs[0].Tool != "echo" || recs[0].ErrorCode != core.EExpired {
 		t.Fatalf("activity after restart = %+v, want the waiting call recorded as expired", recs)
 	}
@@ -296,14 +296,14 @@ func TestCancelWhileWaitingIsRecorded(t *testing.T) {
 		done <- err
 	}()
 	testutil.Eventually(t, 10*time.Second, func() bool {
-		p, _ := in.API.ListApprovals()
+		p, _ := in.API.Approvals.Pending()
 		return len(p) == 1
 	}, "the call never waited")
 	cancel()
 	<-done
 	testutil.Eventually(t, 10*time.Second, func() bool {
-		p, _ := in.API.ListApprovals()
-		recs, _ := in.API.ListActivity(core.ActivityFilter{})
+		p, _ := in.API.Approvals.Pending()
+		recs, _ := in.API.Activity.List(core.ActivityFilter{})
 		return len(p) == 0 && len(recs) == 1 && recs[0].ErrorCode == "cancelled"
 	}, "a call cancelled while waiting is not recorded as cancelled, or still waits")
 }
@@ -312,9 +312,9 @@ func TestMoveRuleLandsExactlyOnePlace(t *testing.T) {
 	in := startWith(t, airlock.Options{DataDir: t.TempDir()})
 	sp := func(s string) *string { return &s }
 	// The order the user reported: echo (0, tool name), GET-* (0, pattern), get-* (-5, pattern).
-	a, _ := in.API.CreateRule(hitl.RuleInput{ToolName: sp("echo")})
-	b, _ := in.API.CreateRule(hitl.RuleInput{ToolPattern: sp("GET-*")})
-	c, _ := in.API.CreateRule(hitl.RuleInput{ToolPattern: sp("get-*"), Priority: -5})
+	a, _ := in.API.Rules.Create(hitl.RuleInput{ToolName: sp("echo")})
+	b, _ := in.API.Rules.Create(hitl.RuleInput{ToolPattern: sp("GET-*")})
+	c, _ := in.API.Rules.Create(hitl.RuleInput{ToolPattern: sp("get-*"), Priority: -5})
 	order := func() []string {
 		var out []string
 		for _, r := range toolRules(t, in) {
@@ -336,14 +336,14 @@ func TestMoveRuleLandsExactlyOnePlace(t *testing.T) {
 		{a.ID, 1, []string{c.ID, a.ID, b.ID}},
 	}
 	for n, s := range steps {
-		if _, err := in.API.MoveRule(s.id, s.delta); err != nil {
+		if _, err := in.API.Rules.Move(s.id, s.delta); err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(s.want, order()); diff != "" {
 			t.Fatalf("after step %d (-want +got):\n%s", n+1, diff)
 		}
 	}
-	if _, err := in.API.MoveRule(c.ID, -1); core.ErrorCode(err) != core.EInvalid {
+	if _, err := in.API.Rules.Move(c.ID, -1); core.ErrorCode(err) != core.EInvalid {
 		t.Errorf("moving the first rule up: %v, want %s", err, core.EInvalid)
 	}
 }
@@ -352,7 +352,7 @@ func TestMoveRuleLandsExactlyOnePlace(t *testing.T) {
 // prompt and resource rules every Airlock starts with.
 func toolRules(t *testing.T, in *airlock.Instance) []hitl.Rule {
 	t.Helper()
-	rules, err := in.API.ListRules()
+	rules, err := in.API.Rules.List()
 	if err != nil {
 		t.Fatal(err)
 	}

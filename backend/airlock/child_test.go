@@ -39,7 +39,7 @@ func runChildIfAsked(allowAll bool) {
 		os.Exit(1)
 	}
 	if allowAll {
-		in.API.CreateRule(hitl.RuleInput{AutoApprove: true})
+		in.API.Rules.Create(hitl.RuleInput{AutoApprove: true})
 	}
 	fmt.Printf("READY %s %s %s\n", in.Info.MCPURL, in.Info.AgentToken, in.UIURL())
 	select {}

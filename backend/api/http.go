@@ -168,10 +168,14 @@ const maxRPCBody = 8 << 20
 
 var errorType = reflect.TypeFor[error]()
 
-// RPCHandler serves POST /api/rpc/<Method>: the body is a JSON array of the
-// method's arguments, the reply its result or a {code,message,hint} error.
-func RPCHandler(target any) http.Handler {
-	v := reflect.ValueOf(target)
+// RPCHandler serves POST /api/rpc/<Area>.<Method>: the body is a JSON
+// array of the method's arguments, the reply its result or a
+// {code,message,hint} error.
+func RPCHandler(areas []Area) http.Handler {
+	byName := map[string]reflect.Value{}
+	for _, a := range areas {
+		byName[a.Name] = reflect.ValueOf(a.Value)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
@@ -179,9 +183,14 @@ func RPCHandler(target any) http.Handler {
 			return
 		}
 		name := strings.TrimPrefix(r.URL.Path, "/api/rpc/")
-		m := v.MethodByName(name)
-		if name == "" || !m.IsValid() || !isExported(name) {
-			writeError(w, core.Errorf(core.ENotFound, "no method %q", name))
+		area, method, _ := strings.Cut(name, ".")
+		v, ok := byName[area]
+		var m reflect.Value
+		if ok && method != "" && isExported(method) {
+			m = v.MethodByName(method)
+		}
+		if !m.IsValid() {
+			writeError(w, core.Errorf(core.ENotFound, "no method %q (methods are Area.Method)", name))
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxRPCBody+1))
@@ -312,7 +321,7 @@ func (s *Security) UIHandler(dist fs.FS) http.Handler {
 // Routes are every HTTP endpoint of Airlock, in one place.
 type Routes struct {
 	Security *Security
-	API      *API
+	API      *Facade
 	Hub      *events.Hub
 	MCP      http.Handler // Streamable HTTP, agent token checked inside
 	SSE      http.Handler // legacy SSE, agent token checked inside
@@ -325,7 +334,7 @@ func (rt Routes) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", rt.MCP)
 	mux.Handle("/sse", rt.SSE)
-	mux.Handle("/api/rpc/", rt.Security.requireUI(RPCHandler(rt.API)))
+	mux.Handle("/api/rpc/", rt.Security.requireUI(RPCHandler(rt.API.Areas())))
 	mux.Handle("/api/events", rt.Security.requireUI(EventsHandler(rt.Hub)))
 	if rt.Focus != nil {
 		mux.Handle("/instance/focus", rt.Focus)

@@ -179,4 +179,6 @@ type ActivityFilter struct {
 	Decision string `json:"decision,omitempty"`
 	BeforeID int64  `json:"beforeId,omitempty"` // page backwards from this id
 	Limit    int    `json:"limit,omitempty"`
+	// Full returns whole records (exports); lists cut long arguments.
+	Full bool `json:"-"`
 }

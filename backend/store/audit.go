@@ -123,7 +123,10 @@ func (a *Audit) List(f core.ActivityFilter) ([]core.AuditRecord, error) {
 	}
 	limit = min(limit, MaxActivityPage)
 	var rows []auditRow
-	if err := q.Select(listColumns).Limit(limit).Find(&rows).Error; err != nil {
+	if !f.Full {
+		q = q.Select(listColumns)
+	}
+	if err := q.Limit(limit).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list audit records: %w", err)
 	}
 	out := make([]core.AuditRecord, len(rows))

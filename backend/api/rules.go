@@ -4,14 +4,20 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
 )
 
-// ListRules returns the rules in evaluation order.
-func (a *API) ListRules() ([]hitl.Rule, error) {
+// Rules is the Rules screen: the human-in-the-loop rules, their test panel
+// and import/export.
+type Rules struct{ d Deps }
+
+// Precedence says in which order rules are evaluated, for the screen.
+func (a *Rules) Precedence() (string, error) { return hitl.PrecedenceText, nil }
+
+// List returns the rules in evaluation order.
+func (a *Rules) List() ([]hitl.Rule, error) {
 	rules := a.d.Rules.List()
 	if rules == nil {
 		rules = []hitl.Rule{}
@@ -19,16 +25,16 @@ func (a *API) ListRules() ([]hitl.Rule, error) {
 	return rules, nil
 }
 
-// CreateRule adds a rule; it applies to connected agents at once.
-func (a *API) CreateRule(in hitl.RuleInput) (hitl.Rule, error) { return a.d.Rules.Create(in) }
+// Create adds a rule; it applies to connected agents at once.
+func (a *Rules) Create(in hitl.RuleInput) (hitl.Rule, error) { return a.d.Rules.Create(in) }
 
-// UpdateRule replaces a rule; it applies to connected agents at once.
-func (a *API) UpdateRule(id string, in hitl.RuleInput) (hitl.Rule, error) {
+// Update replaces a rule; it applies to connected agents at once.
+func (a *Rules) Update(id string, in hitl.RuleInput) (hitl.Rule, error) {
 	return a.d.Rules.Update(id, in)
 }
 
-// DeleteRule removes a rule.
-func (a *API) DeleteRule(id string) error { return a.d.Rules.Delete(id) }
+// Delete removes a rule.
+func (a *Rules) Delete(id string) error { return a.d.Rules.Delete(id) }
 
 // TestCall is a call to try against the rules on the settings page.
 type TestCall struct {
@@ -50,9 +56,9 @@ type TestResult struct {
 	Skipped  []hitl.SkippedRule `json:"skipped"`
 }
 
-// TestRule says which rule would decide a call and why the rules above it
+// Test says which rule would decide a call and why the rules above it
 // did not match — the same code as `airlock rules test`.
-func (a *API) TestRule(tc TestCall) (TestResult, error) {
+func (a *Rules) Test(tc TestCall) (TestResult, error) {
 	ex, err := a.explain(tc)
 	if err != nil {
 		return TestResult{}, err
@@ -63,7 +69,7 @@ func (a *API) TestRule(tc TestCall) (TestResult, error) {
 	return TestResult{Decision: ex.Verdict, Fired: ex.Fired, Skipped: ex.Skipped}, nil
 }
 
-func (a *API) explain(tc TestCall) (hitl.Explanation, error) {
+func (a *Rules) explain(tc TestCall) (hitl.Explanation, error) {
 	args := json.RawMessage(strings.TrimSpace(tc.Arguments))
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
@@ -82,8 +88,8 @@ func (a *API) explain(tc TestCall) (hitl.Explanation, error) {
 		Server: tc.ServerID, Name: tc.ToolName, Args: args}), nil
 }
 
-// ShadowedRules lists rules that can never fire.
-func (a *API) ShadowedRules() ([]hitl.ShadowInfo, error) {
+// Shadowed lists rules that can never fire.
+func (a *Rules) Shadowed() ([]hitl.ShadowInfo, error) {
 	s := a.d.Rules.Shadowed()
 	if s == nil {
 		s = []hitl.ShadowInfo{}
@@ -91,70 +97,20 @@ func (a *API) ShadowedRules() ([]hitl.ShadowInfo, error) {
 	return s, nil
 }
 
-// ExportRules returns every rule as a rules file.
-func (a *API) ExportRules() (string, error) {
+// Export returns every rule as a rules file.
+func (a *Rules) Export() (string, error) {
 	b, err := a.d.Rules.Export()
 	return string(b), err
 }
 
-// ImportRules loads a rules file, all or nothing; replace drops the others.
-func (a *API) ImportRules(text string, replace bool) (int, error) {
+// Import loads a rules file, all or nothing; replace drops the others.
+func (a *Rules) Import(text string, replace bool) (int, error) {
 	return a.d.Rules.Import([]byte(text), replace)
 }
 
-// ListApprovals returns the calls waiting for a person, oldest first.
-func (a *API) ListApprovals() ([]hitl.Approval, error) {
-	p := a.d.Broker.Pending()
-	if p == nil {
-		p = []hitl.Approval{}
-	}
-	return p, nil
-}
-
-// uiDecider names who decided in the UI, as the agent and Activity read it.
-const uiDecider = "the user in Airlock"
-
-// Approve lets a waiting call through, once.
-func (a *API) Approve(id string) error { return a.d.Broker.Approve(id, uiDecider) }
-
-// Decline refuses a waiting call; reason goes back to the agent.
-func (a *API) Decline(id, reason string) error { return a.d.Broker.Decline(id, reason, uiDecider) }
-
-// ApproveAndAddRule approves a waiting call and adds an auto-approve rule of
-// the given breadth (tool, tool_args, server) and expiry (none, 1h, 8h, 24h).
-func (a *API) ApproveAndAddRule(id, breadth, expiry string) error {
-	_, err := a.d.Broker.ApproveAndAddRule(id, breadth, expiry, uiDecider)
-	return err
-}
-
-// Settings are the user's preferences.
-type Settings struct {
-	ApprovalTimeoutSeconds int `json:"approvalTimeoutSeconds"`
-}
-
-// ApprovalTimeoutKey is where the approval timeout is stored.
-const ApprovalTimeoutKey = "approval_timeout"
-
-// GetSettings returns the settings.
-func (a *API) GetSettings() (Settings, error) {
-	return Settings{ApprovalTimeoutSeconds: int(a.d.Broker.Timeout() / time.Second)}, nil
-}
-
-// SetSettings stores and applies the settings.
-func (a *API) SetSettings(s Settings) error {
-	if s.ApprovalTimeoutSeconds < 5 || s.ApprovalTimeoutSeconds > 24*3600 {
-		return core.Errorf(core.EInvalid, "approval timeout must be between 5 seconds and 24 hours, got %d s", s.ApprovalTimeoutSeconds)
-	}
-	d := time.Duration(s.ApprovalTimeoutSeconds) * time.Second
-	if err := a.d.Broker.SetTimeout(d); err != nil {
-		return err
-	}
-	return a.d.DB.SetSetting(ApprovalTimeoutKey, d.String())
-}
-
-// GetRulesState returns the rule-set version and, when the rules file's last
+// State returns the rule-set version and, when the rules file's last
 // edit was rejected, why (the last good rules stay in force).
-func (a *API) GetRulesState() (hitl.RulesChanged, error) {
+func (a *Rules) State() (hitl.RulesChanged, error) {
 	st := hitl.RulesChanged{Version: a.d.Rules.Version()}
 	if err := a.d.Rules.FileError(); err != nil {
 		st.FileError = err.Error()
@@ -162,11 +118,11 @@ func (a *API) GetRulesState() (hitl.RulesChanged, error) {
 	return st, nil
 }
 
-// MoveRule moves a rule one place up (delta -1) or down (+1) in evaluation
+// Move moves a rule one place up (delta -1) or down (+1) in evaluation
 // order. It changes only that rule's priority when that is enough; when
 // equal priorities leave no room, it renumbers the rules (10 apart, in the
 // new order) so that the order is exactly the one asked for.
-func (a *API) MoveRule(id string, delta int) ([]hitl.Rule, error) {
+func (a *Rules) Move(id string, delta int) ([]hitl.Rule, error) {
 	if delta != -1 && delta != 1 {
 		return nil, core.Errorf(core.EInvalid, "move by -1 (up) or 1 (down), not %d", delta)
 	}

@@ -1,0 +1,24 @@
+package api
+
+import (
+	"github.com/airlock-dev/airlock/backend/activity"
+	"github.com/airlock-dev/airlock/backend/config"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/events"
+	"github.com/airlock-dev/airlock/backend/hitl"
+)
+
+// EventPayloads maps every event the UI receives to a value of its
+// payload type, for the TypeScript generator.
+func EventPayloads() map[string]any {
+	return map[string]any{
+		core.EventActivity:          []core.AuditRecord{},
+		core.EventAuditFailed:       activity.Failure{},
+		core.EventServerStatus:      core.ServerStatus{},
+		core.EventServersChanged:    config.State{},
+		core.EventApprovalRequested: hitl.Approval{},
+		core.EventApprovalResolved:  hitl.Approval{},
+		core.EventRulesChanged:      hitl.RulesChanged{},
+		events.EventLagged:          events.Lagged{},
+	}
+}
