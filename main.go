@@ -151,7 +151,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 				return err
 			}
 			defer db.Close()
-			return cli.RunRules(ctx, db, rest, stdout, stderr)
+			return cli.RunRules(ctx, db, cli.KnownServers(dataDir), rest, stdout, stderr)
 		}
 	case "version":
 		fmt.Fprintln(stdout, "airlock", airlock.Version)

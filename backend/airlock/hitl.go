@@ -31,6 +31,18 @@ func (in *Instance) startHITL(ctx context.Context, o Options, audit *store.Audit
 		Events:   in.Hub,
 		FilePath: filepath.Join(o.DataDir, "rules.json"),
 		Logger:   o.Logger,
+		KnownServers: func() []string {
+			var ids []string
+			for _, c := range in.cfg.List() {
+				ids = append(ids, c.ID)
+			}
+			for _, st := range in.cat.Status() {
+				if st.BuiltIn {
+					ids = append(ids, st.ID)
+				}
+			}
+			return ids
+		},
 	})
 	if err != nil {
 		return hitlParts{}, err

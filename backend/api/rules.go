@@ -33,6 +33,28 @@ func (a *Rules) Update(id string, in hitl.RuleInput) (hitl.Rule, error) {
 	return a.d.Rules.Update(id, in)
 }
 
+// RuleLint is what the rule form shows while a person writes a rule.
+type RuleLint struct {
+	// Input is the rule as it would be saved (a name written as agents see
+	// it, server__tool, split into server and tool).
+	Input    hitl.RuleInput `json:"input"`
+	Warnings []string       `json:"warnings"`
+}
+
+// Lint checks a rule being written: invalid input is an error (as Create
+// would give); what looks wrong but is allowed comes back as warnings
+// (an unknown server, a name written as agents see it).
+func (a *Rules) Lint(in hitl.RuleInput) (RuleLint, error) {
+	out, warnings, err := a.d.Rules.Lint(in)
+	if err != nil {
+		return RuleLint{}, err
+	}
+	if warnings == nil {
+		warnings = []string{}
+	}
+	return RuleLint{Input: out, Warnings: warnings}, nil
+}
+
 // Delete removes a rule.
 func (a *Rules) Delete(id string) error { return a.d.Rules.Delete(id) }
 

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/store"
@@ -53,7 +55,9 @@ rule flags:
 ` + hitl.PrecedenceText + "\n"
 
 // RunRules runs `airlock rules ...` against db.
-func RunRules(ctx context.Context, db *store.DB, args []string, stdout, stderr io.Writer) error {
+// knownServers lists the server ids a rule may name (the servers file's and
+// the built-in ones), so that warnings can name a typo.
+func RunRules(ctx context.Context, db *store.DB, knownServers func() []string, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, rulesUsage)
 		return core.Errorf(core.EInvalid, "airlock rules: missing command (list, add, update, rm, test, export, import)")
@@ -63,7 +67,7 @@ func RunRules(ctx context.Context, db *store.DB, args []string, stdout, stderr i
 		fmt.Fprint(stdout, rulesUsage)
 		return nil
 	}
-	rules, err := hitl.NewRules(store.NewRules(db), hitl.RulesOptions{})
+	rules, err := hitl.NewRules(store.NewRules(db), hitl.RulesOptions{KnownServers: knownServers})
 	if err != nil {
 		return fmt.Errorf("load rules: %w", err)
 	}
@@ -301,6 +305,7 @@ func rulesAdd(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error 
 	if err := rf.apply(&in, time.Now()); err != nil {
 		return err
 	}
+	warn(rules, in, stderr)
 	rule, err := rules.Create(in)
 	if err != nil {
 		return err
@@ -333,6 +338,7 @@ func rulesUpdate(rules *hitl.Rules, args []string, stdout, stderr io.Writer) err
 	if err := rf.apply(&in, time.Now()); err != nil {
 		return err
 	}
+	warn(rules, in, stderr)
 	rule, err := rules.Update(id, in)
 	if err != nil {
 		return err
@@ -474,4 +480,32 @@ func requestKind(kind string) string {
 		return core.KindResourceRead
 	}
 	return ""
+}
+
+// warn prints what Lint says of a rule about to be saved.
+func warn(rules *hitl.Rules, in hitl.RuleInput, stderr io.Writer) {
+	_, warnings, err := rules.Lint(in)
+	if err != nil {
+		return // Create or Update reports it
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+}
+
+// KnownServers lists the ids of the servers in dataDir's servers file and of
+// Airlock's own servers, for the rules' warnings. A servers file that cannot
+// be read knows none (the warnings then say so; nothing is refused).
+func KnownServers(dataDir string) func() []string {
+	return func() []string {
+		ids := []string{"airlock"}
+		st, err := config.New(filepath.Join(dataDir, "servers.json"), nil)
+		if err != nil {
+			return ids
+		}
+		for _, c := range st.List() {
+			ids = append(ids, c.ID)
+		}
+		return ids
+	}
 }

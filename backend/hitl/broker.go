@@ -35,7 +35,10 @@ const (
 	RiskDestructive = "destructive"
 	RiskOpenWorld   = "open_world"
 	RiskReadOnly    = "read_only"
-	RiskUnknown     = "unknown"
+	// RiskModifies: the tool changes data but, by its annotations, destroys
+	// nothing and stays on this machine.
+	RiskModifies = "modifies"
+	RiskUnknown  = "unknown"
 )
 
 // Approval is a waiting (or decided) call as the UI shows it.
@@ -309,7 +312,7 @@ func riskOf(kind string, ann *core.ToolAnnotations) (risk, warning string) {
 	case ann.OpenWorld == nil || *ann.OpenWorld:
 		return RiskOpenWorld, "This tool reaches outside this machine (the internet or other systems)."
 	}
-	return RiskUnknown, "This tool may change data, though the server says it does not destroy any."
+	return RiskModifies, "This tool may change data; the server says it destroys nothing and stays on this machine."
 }
 
 // Pending returns the waiting approvals, oldest first.

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,6 +55,11 @@ type RulesOptions struct {
 	Debounce     time.Duration // how long the file must be quiet before it is read; default 200ms
 	Now          func() time.Time
 	Logger       *slog.Logger
+	// KnownServers lists the ids of the servers Airlock knows (configured
+	// and built-in), so that a rule written with the name agents see
+	// (server__tool) is understood, and a rule naming an unknown server is
+	// flagged. Nil knows none.
+	KnownServers func() []string
 }
 
 // Rules is the rules service: the CRUD the UI, the API and the CLI use. Every
@@ -147,6 +154,7 @@ func (r *Rules) now() time.Time { return r.opts.Now().UTC().Truncate(time.Micros
 
 // Create validates in, stores the new rule and swaps it in.
 func (r *Rules) Create(in RuleInput) (Rule, error) {
+	in, _ = r.splitExposed(in)
 	rule, err := r.ruleFromInput(in, newID(), time.Time{})
 	if err != nil {
 		return Rule{}, err
@@ -168,12 +176,87 @@ func (r *Rules) Update(id string, in RuleInput) (Rule, error) {
 	if !ok {
 		return Rule{}, core.Errorf(core.ENotFound, "rule %s not found", id)
 	}
+	in, _ = r.splitExposed(in)
 	rule, err := r.ruleFromInput(in, id, old.CreatedAt)
 	if err != nil {
 		return Rule{}, err
 	}
 	err = r.change(func() error { return r.store.UpdateRule(rule) })
 	return rule, err
+}
+
+// Lint is what the rule form shows while a person writes a rule: the rule
+// as it would be saved (a name written as agents see it, server__tool,
+// split into its server and tool) and warnings about what looks wrong but
+// is allowed. Invalid input is an error, as Create would give.
+func (r *Rules) Lint(in RuleInput) (RuleInput, []string, error) {
+	out, warnings := r.splitExposed(in)
+	norm, err := out.normalize()
+	if err != nil {
+		return in, nil, err
+	}
+	known := r.knownServers()
+	if norm.ServerID != nil && !known[*norm.ServerID] {
+		warnings = append(warnings, fmt.Sprintf("no server named %q is configured (known: %s); the rule matches once one is",
+			*norm.ServerID, strings.Join(sortedKeys(known), ", ")))
+	}
+	for _, p := range []*string{norm.ToolName, norm.ToolPattern} {
+		if p != nil && strings.Contains(*p, core.NameSeparator) && norm.ServerID == nil {
+			warnings = append(warnings, fmt.Sprintf("%q looks like a name agents see (server%stool); a rule names the tool as its server does, with the server in its own field",
+				*p, core.NameSeparator))
+		}
+	}
+	if norm.ServerID == nil && norm.ToolName == nil && norm.ToolPattern == nil && len(norm.Conditions) == 0 && norm.AgentID == nil && norm.SessionID == nil {
+		verb := "asks about"
+		if norm.AutoApprove {
+			verb = "auto-approves"
+		}
+		warnings = append(warnings, fmt.Sprintf("this global rule %s every %s request no rule above it decides", verb, norm.Kind))
+	}
+	return out, warnings, nil
+}
+
+// splitExposed turns a name written as agents see it (server__tool, for a
+// known server) into the server and the tool, as rules name them.
+func (r *Rules) splitExposed(in RuleInput) (RuleInput, []string) {
+	known := r.knownServers()
+	var notes []string
+	for _, field := range []**string{&in.ToolName, &in.ToolPattern} {
+		p := *field
+		if p == nil {
+			continue
+		}
+		server, name, ok := core.SplitExposed(strings.TrimSpace(*p))
+		if !ok || name == "" || !known[server] || (in.ServerID != nil && strings.TrimSpace(*in.ServerID) != "" && strings.TrimSpace(*in.ServerID) != server) {
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%q is the name agents see: saved as server %s, %s %s", *p, server, map[bool]string{true: "tool", false: "pattern"}[field == &in.ToolName], name))
+		s, n := server, name
+		in.ServerID, *field = &s, &n
+	}
+	return in, notes
+}
+
+func (r *Rules) knownServers() map[string]bool {
+	out := map[string]bool{}
+	if r.opts.KnownServers != nil {
+		for _, id := range r.opts.KnownServers() {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return []string{"none"}
+	}
+	return out
 }
 
 // Delete removes rule id.

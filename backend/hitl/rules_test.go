@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -452,5 +453,45 @@ func TestDefaultRules(t *testing.T) {
 	}
 	if _, err := r.Create(hitl.RuleInput{Kind: "sampling"}); core.ErrorCode(err) != core.EInvalid {
 		t.Errorf("unknown kind: %v, want %s", err, core.EInvalid)
+	}
+}
+
+// A rule written with the name agents see is understood; one naming an
+// unknown server is accepted with a warning the form shows.
+func TestLintAndExposedNames(t *testing.T) {
+	r, err := hitl.NewRules(store.NewRules(withoutDefaults(t, openDB(t, filepath.Join(t.TempDir(), store.FileName)))),
+		hitl.RulesOptions{KnownServers: func() []string { return []string{"everything", "fs"} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := mustCreate(t, r, hitl.RuleInput{ToolName: sp("everything__echo"), AutoApprove: true})
+	if rule.ServerID == nil || *rule.ServerID != "everything" || *rule.ToolName != "echo" {
+		t.Fatalf("rule = %+v, want server everything and tool echo", rule)
+	}
+	if d := r.Decide(hitl.Call{Server: "everything", Tool: "echo"}.Request()); d.RuleID != rule.ID {
+		t.Errorf("the rule written with the exposed name does not decide everything__echo: %+v", d)
+	}
+	// A tool of another server that happens to contain "__" is left alone.
+	other := mustCreate(t, r, hitl.RuleInput{ServerID: sp("fs"), ToolName: sp("everything__echo")})
+	if *other.ServerID != "fs" || *other.ToolName != "everything__echo" {
+		t.Errorf("a name with __ on another server was rewritten: %+v", other)
+	}
+	tests := []struct {
+		in   hitl.RuleInput
+		want string
+	}{
+		{hitl.RuleInput{ServerID: sp("nope")}, `no server named "nope" is configured (known: everything, fs)`},
+		{hitl.RuleInput{ToolPattern: sp("everything__read_*")}, `is the name agents see: saved as server everything, pattern read_*`},
+		{hitl.RuleInput{ToolName: sp("x__y")}, `looks like a name agents see`},
+		{hitl.RuleInput{AutoApprove: true}, `this global rule auto-approves every tool request`},
+	}
+	for _, tt := range tests {
+		_, warnings, err := r.Lint(tt.in)
+		if err != nil || !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, tt.want) }) {
+			t.Errorf("Lint(%+v) = %q, %v; want a warning containing %q", tt.in, warnings, err, tt.want)
+		}
+	}
+	if _, _, err := r.Lint(hitl.RuleInput{ToolPattern: sp("a?")}); core.ErrorCode(err) != core.EInvalid {
+		t.Errorf("Lint of an invalid rule: %v, want %s", err, core.EInvalid)
 	}
 }

@@ -142,6 +142,12 @@ export interface RuleInput {
   expiresAt: string | null;
 }
 
+/** Go: api.RuleLint */
+export interface RuleLint {
+  input: RuleInput;
+  warnings: string[];
+}
+
 /** Go: hitl.RulesChanged */
 export interface RulesChanged {
   version: number;
@@ -332,6 +338,10 @@ export function createClient(call: Call) {
       export: (): Promise<string> => call('Rules.Export', []) as Promise<string>,
       /** Import loads a rules file, all or nothing; replace drops the others. */
       import: (text: string, replace: boolean): Promise<number> => call('Rules.Import', [text, replace]) as Promise<number>,
+      /** Lint checks a rule being written: invalid input is an error (as Create
+       * would give); what looks wrong but is allowed comes back as warnings
+       * (an unknown server, a name written as agents see it). */
+      lint: (in_: RuleInput): Promise<RuleLint> => call('Rules.Lint', [in_]) as Promise<RuleLint>,
       /** List returns the rules in evaluation order. */
       list: (): Promise<Rule[]> => call('Rules.List', []) as Promise<Rule[]>,
       /** Move moves a rule one place up (delta -1) or down (+1) in evaluation
