@@ -230,9 +230,12 @@ func (in *Instance) Close() {
 	if in.cancel != nil {
 		in.cancel()
 	}
+	if in.gw != nil {
+		in.gw.Close() // ends the agents' event streams
+	}
 	if in.srv != nil {
-		// Shutdown waits for requests to finish, but event streams (SSE,
-		// standalone MCP streams) never do: close whatever is left.
+		// Shutdown waits for requests to finish, but event streams (the
+		// UI's SSE) never do: close whatever is left.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		if err := in.srv.Shutdown(ctx); err != nil {
 			in.srv.Close()

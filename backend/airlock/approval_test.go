@@ -79,7 +79,9 @@ func lastActivity(t *testing.T, in *airlock.Instance) core.AuditRecord {
 func setup(t *testing.T, o airlock.Options) (*airlock.Instance, *mcp.ClientSession) {
 	t.Helper()
 	o.DataDir = t.TempDir()
-	writeServers(t, o.DataDir, testutil.EverythingServer(t, "everything"))
+	// An in-process test server under the id the tests name: it starts in
+	// microseconds, where server-everything from npm takes a second.
+	o.InProcess = map[string]*mcp.Server{"everything": testutil.NewTestServer().Server}
 	in := startWith(t, o)
 	sess := connect(t, in)
 	waitTool(t, sess, "everything__echo")

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,6 +25,10 @@ import (
 // childEnv names the data directory of an Airlock that a test runs in a
 // child process, so that it can kill it with SIGKILL.
 const childEnv = "AIRLOCK_TEST_CHILD_DIR"
+
+// childFsizeEnv limits the size of the files the child may write once it
+// is ready (RLIMIT_FSIZE), in bytes.
+const childFsizeEnv = "AIRLOCK_TEST_CHILD_FSIZE"
 
 // runChildIfAsked makes this test binary an Airlock server when started by
 // startChild: it starts, prints READY <mcp-url> <token>, and runs until killed.
@@ -41,6 +46,15 @@ func runChildIfAsked(allowAll bool) {
 	if allowAll {
 		in.API.Rules.Create(hitl.RuleInput{AutoApprove: true})
 	}
+	if v := os.Getenv(childFsizeEnv); v != "" {
+		// From now on no file of this process may grow past v bytes: a
+		// full disk, for the audit log, without needing one.
+		n, _ := strconv.ParseUint(v, 10, 64)
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(1)
+		}
+	}
 	fmt.Printf("READY %s %s %s\n", in.Info.MCPURL, in.Info.AgentToken, in.UIURL())
 	select {}
 }
@@ -55,10 +69,10 @@ type child struct {
 // startChild runs the test named test again in a child process, as an
 // Airlock on dir (with the in-process test server "test"), and returns it
 // once it is ready.
-func startChild(t *testing.T, test, dir string) child {
+func startChild(t *testing.T, test, dir string, env ...string) child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run", "^"+test+"$")
-	cmd.Env = append(os.Environ(), childEnv+"="+dir)
+	cmd.Env = append(append(os.Environ(), childEnv+"="+dir), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/fsutil"
 )
 
 // The data directory lock file also tells a second launch how to reach the
@@ -33,10 +34,15 @@ type dataDirLock struct{ f *os.File }
 // Airlock processes never run the same servers or write the same audit
 // journal. The kernel releases it when the process dies, however it dies.
 func lockDataDir(dir string) (*dataDirLock, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(dir, fsutil.DirMode); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, 0o600)
+	// It holds the audit log, tokens and rules: the user's alone, also when
+	// it existed before (made by hand, or by an older version).
+	if err := os.Chmod(dir, fsutil.DirMode); err != nil {
+		return nil, fmt.Errorf("protect data dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, fsutil.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("open data dir lock: %w", err)
 	}

@@ -387,3 +387,19 @@ func (g *Gateway) requestContext(ctx context.Context, req mcp.Request) (context.
 	stop := context.AfterFunc(post.(context.Context), cancel)
 	return ctx, func() { stop(); cancel() }
 }
+
+// Close ends every agent session, so that their event streams end and an
+// HTTP shutdown waits only for requests in flight.
+func (g *Gateway) Close() {
+	g.mu.Lock()
+	all := make([]*session, 0, len(g.sessions))
+	for _, s := range g.sessions {
+		all = append(all, s)
+	}
+	g.mu.Unlock()
+	for _, s := range all {
+		for ss := range s.server.Sessions() {
+			ss.Close()
+		}
+	}
+}

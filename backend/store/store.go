@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/airlock-dev/airlock/backend/fsutil"
 	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -36,8 +37,26 @@ func DSN(path string) string {
 // Open opens (creating if needed) the SQLite database at path and migrates it
 // to the newest schema.
 func Open(path string) (*DB, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), fsutil.DirMode); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	// The database holds the audit log and token hashes: the user's alone.
+	// SQLite creates it (and its -wal and -shm files, which copy the main
+	// file's mode) with the umask's 0644; create it 0600 first, and tighten
+	// one made by an older version.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, fsutil.FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("open db %s: %w", path, err)
+	}
+	if err := f.Chmod(fsutil.FileMode); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open db %s: %w", path, err)
+	}
+	f.Close()
+	for _, side := range []string{path + "-wal", path + "-shm"} {
+		if err := os.Chmod(side, fsutil.FileMode); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("open db %s: %w", path, err)
+		}
 	}
 	gdb, err := gorm.Open(sqlite.Open(DSN(path)), &gorm.Config{
 		TranslateError: true,

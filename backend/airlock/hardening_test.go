@@ -1,0 +1,238 @@
+package airlock_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/airlock"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/pipeline"
+	"github.com/airlock-dev/airlock/backend/store"
+	"github.com/airlock-dev/airlock/backend/testutil"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Every file Airlock keeps in its data directory is the user's alone (0600,
+// the directory 0700): they hold the audit log, tokens and rules.
+func TestDataDirFilesArePrivate(t *testing.T) {
+	in, sess := setup(t, airlock.Options{})
+	allowAll(t, in)
+	if res := echo(t, sess, "hello"); res.IsError {
+		t.Fatal(textOf(res))
+	}
+	dir := in.Info.DataDir
+	in.Close()
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := d.Info()
+		want := fs.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s has mode %o, want %o", path, fi.Mode().Perm(), want)
+		}
+		return nil
+	})
+	for _, f := range []string{store.FileName, store.JournalFileName, "airlock.lock"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("expected %s in the data directory: %v", f, err)
+		}
+	}
+}
+
+// A request whose audit record cannot be made durable is refused
+// (audit_unavailable): on a "full disk" no call runs without a record, and
+// Airlock says why.
+func TestAuditFailsClosed(t *testing.T) {
+	runChildIfAsked(true)
+	dir := t.TempDir()
+	ch := startChild(t, "TestAuditFailsClosed", dir, childFsizeEnv+"=65536")
+	c := mcp.NewClient(&mcp.Implementation{Name: "a", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ch.url, HTTPClient: &http.Client{Transport: bearer{ch.token}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTool(t, sess, "test__echo")
+	var answered []string
+	refused := 0
+	for i := range 200 {
+		msg := fmt.Sprintf("call %03d %s", i, strings.Repeat("x", 300))
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": msg}})
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		switch {
+		case !res.IsError:
+			answered = append(answered, fmt.Sprintf("call %03d ", i))
+		case strings.Contains(textOf(res), "["+pipeline.EAuditUnavailable+"]") && strings.Contains(textOf(res), "Hint:"):
+			refused++
+		default:
+			t.Fatalf("call %d: unexpected tool error %s", i, textOf(res))
+		}
+	}
+	if refused == 0 || len(answered) == 0 {
+		t.Fatalf("%d calls answered, %d refused: the limit did not bite, or nothing ran", len(answered), refused)
+	}
+	var status struct {
+		LastFailure *struct{ Error string } `json:"lastFailure"`
+	}
+	ch.rpc(t, "System.AuditStatus", &status)
+	if status.LastFailure == nil || !strings.Contains(status.LastFailure.Error, "audit journal") {
+		t.Errorf("AuditStatus = %+v, want the failing write named for the UI", status.LastFailure)
+	}
+	ch.kill()
+
+	// With room again, Activity shows every call an agent got an answer to.
+	in := start(t, dir)
+	recs, err := in.API.Activity.Export(core.ActivityFilter{Tool: "echo"}, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range answered {
+		if !strings.Contains(recs, prefix) {
+			t.Errorf("%q was answered but has no audit record", prefix)
+		}
+	}
+	t.Logf("%d calls answered and recorded, %d refused for want of an audit record", len(answered), refused)
+}
+
+// However big a request, its audit record is bounded: Activity stays small
+// and fast.
+func TestAuditIsBounded(t *testing.T) {
+	in, sess := setup(t, airlock.Options{})
+	huge := strings.Repeat("n", 3<<20)
+	for range 5 {
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: huge, Arguments: map[string]any{"blob": strings.Repeat("a", 512<<10)}})
+		if err != nil || !res.IsError {
+			t.Fatalf("a call to an unknown 3 MiB name: %v %+v", err, res)
+		}
+	}
+	recs, err := in.API.Activity.List(core.ActivityFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(recs)
+	if len(recs) != 5 || len(b) > 64<<10 {
+		t.Errorf("Activity returned %d records in %d bytes, want 5 records in at most 64 KiB", len(recs), len(b))
+	}
+	full, err := in.API.Activity.Get(recs[0].ID)
+	if err != nil || len(full.Tool) > pipeline.MaxAuditName+16 || len(full.Arguments) > pipeline.MaxAuditArgs+16 {
+		t.Errorf("a whole record has a %d-byte tool and %d-byte arguments: %v", len(full.Tool), len(full.Arguments), err)
+	}
+	in.Close()
+	fi, err := os.Stat(filepath.Join(in.Info.DataDir, store.FileName))
+	if err != nil || fi.Size() > 4<<20 {
+		t.Errorf("airlock.db is %d bytes after 5 huge requests (%v), want it small", fi.Size(), err)
+	}
+}
+
+// After a crash every call that was waiting for approval is recorded as
+// expired — however many there were — each in its own audit record.
+func TestRecoveryCoversEveryWaitingCall(t *testing.T) {
+	dir := t.TempDir()
+	const waiting = 1100
+	db, err := store.Open(filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit, err := store.OpenAuditLog(db, filepath.Join(dir, store.JournalFileName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approvals := store.NewApprovals(db)
+	now := time.Now().UTC()
+	for i := range waiting {
+		rec := &core.AuditRecord{Time: now, Kind: core.KindToolCall, Agent: "agent", Server: "everything", Tool: "echo", Status: core.StatusRunning}
+		if err := audit.Begin(rec); err != nil {
+			t.Fatal(err)
+		}
+		a := hitl.Approval{ID: fmt.Sprintf("a%04d", i), AuditID: rec.ID, Kind: core.KindToolCall, Agent: "agent", Server: "everything",
+			Tool: "echo", Arguments: json.RawMessage(`{}`), Status: hitl.StatusPending, CreatedAt: now, Deadline: now.Add(time.Minute)}
+		if err := approvals.SaveApproval(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A crash: the journal is not closed cleanly (Close would flush it; the
+	// records also stay in the journal file, which the next start replays).
+	db.Close()
+
+	in := start(t, dir)
+	expired, err := in.API.Activity.Export(core.ActivityFilter{Decision: core.DecisionExpired}, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []core.AuditRecord
+	json.Unmarshal([]byte(expired), &recs)
+	if len(recs) != waiting {
+		t.Fatalf("%d calls recorded as expired after the crash, want all %d", len(recs), waiting)
+	}
+	running, _ := in.API.Activity.List(core.ActivityFilter{Limit: 10})
+	for _, r := range running {
+		if r.Status == core.StatusRunning {
+			t.Errorf("record %d still running after recovery", r.ID)
+		}
+	}
+	if p, _ := in.API.Approvals.Pending(); len(p) != 0 {
+		t.Errorf("%d approvals still pending", len(p))
+	}
+}
+
+// A call whose client hung up leaves the approval queue (and never runs
+// if someone approves it later).
+func TestHungUpClientLeavesQueue(t *testing.T) {
+	in, _ := setup(t, airlock.Options{})
+	// A raw client, so that the test hangs up exactly like a killed agent:
+	// the connection closes with the call outstanding.
+	post := func(ctx context.Context, sid, body string) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, "POST", in.Info.MCPURL, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+in.Info.AgentToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		return http.DefaultClient.Do(req)
+	}
+	resp, err := post(context.Background(), "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := resp.Header.Get("Mcp-Session-Id")
+	resp.Body.Close()
+	if r, err := post(context.Background(), sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err == nil {
+		r.Body.Close()
+	}
+	ctx, hangUp := context.WithCancel(context.Background())
+	go func() {
+		if r, err := post(ctx, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"everything__echo","arguments":{"message":"are you there?"}}}`); err == nil {
+			r.Body.Close()
+		}
+	}()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		p, _ := in.API.Approvals.Pending()
+		return len(p) == 1
+	}, "the call never waited for approval")
+	hangUp()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		p, _ := in.API.Approvals.Pending()
+		return len(p) == 0
+	}, "the call of a client that hung up stayed in the approval queue")
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		recs, _ := in.API.Activity.List(core.ActivityFilter{Tool: "echo"})
+		return len(recs) == 1 && recs[0].ErrorCode == pipeline.ECancelled
+	}, "the abandoned call is not recorded as cancelled")
+}
