@@ -404,7 +404,7 @@ func TestRisk(t *testing.T) {
 		{&core.ToolAnnotations{ReadOnly: &tr}, hitl.RiskReadOnly},
 		{&core.ToolAnnotations{}, hitl.RiskDestructive}, // MCP default: destructive
 		{&core.ToolAnnotations{Destructive: &tr}, hitl.RiskDestructive},
-		{&core.ToolAnnotations{Destructive: &fa}, hitl.RiskOpenWorld}, // MCP default: open world
+		{&core.ToolAnnotations{Destructive: &fa}, hitl.RiskOpenWorld},                // MCP default: open world
 		{&core.ToolAnnotations{Destructive: &fa, OpenWorld: &fa}, hitl.RiskModifies}, // annotated non-destructive and closed-world: not "unknown"
 	}
 	for _, tt := range tests {
