@@ -18,6 +18,7 @@ func migrations() []*gormigrate.Migration {
 		m0002HITL(),
 		m0003ToolPins(),
 		m0004Client(),
+		m0006Agents(),
 	}
 }
 
