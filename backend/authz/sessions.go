@@ -582,4 +582,3 @@ func (s *Service) findProject(ref string) (Project, error) {
 	}
 	return Project{}, core.Errorf(core.ENotFound, "Project not found: %s", ref)
 }
-
