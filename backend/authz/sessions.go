@@ -232,20 +232,26 @@ const (
 // (see Limits).
 func (s *Service) Authenticate(agentRef, passkey, projectRef, purpose string) (Session, error) {
 	now := s.now()
-	if w := s.limiter.wait(agentRef, now); w > 0 {
-		return Session{}, core.Errorf(ETooManyAttempts, "Too many failed authentication attempts; try again in %s", w.Round(time.Second)).
-			WithHint("check agent_id and passkey before trying again")
-	}
 	if purpose == "" {
 		purpose = core.PurposeTask
 	}
 	if purpose != core.PurposeTask && purpose != core.PurposeChat {
 		return Session{}, core.Errorf(core.EInvalid, "Invalid purpose: %s. Valid values: task, chat", purpose)
 	}
+	// Failures count per agent (by id, however it was named) and overall;
+	// while a delay runs, even the right passkey is refused unchecked.
 	a, err := s.findAgent(agentRef)
+	key := agentRef
+	if err == nil {
+		key = a.ID
+	}
+	if w := s.limiter.wait(key, now); w > 0 {
+		return Session{}, core.Errorf(ETooManyAttempts, "Too many failed authentication attempts; try again in %s", w.Round(time.Second)).
+			WithHint("check agent_id and passkey before trying again")
+	}
 	if err != nil {
 		if core.ErrorCode(err) == core.ENotFound {
-			s.limiter.fail(agentRef, now)
+			s.limiter.fail(key, now)
 			return Session{}, core.Errorf(EAgentNotFound, "Agent not found: %s", agentRef)
 		}
 		return Session{}, err
@@ -255,10 +261,10 @@ func (s *Service) Authenticate(agentRef, passkey, projectRef, purpose string) (S
 		return Session{}, err
 	}
 	if hash == ([32]byte{}) || !SecretMatches(hash, passkey) {
-		s.limiter.fail(agentRef, now)
+		s.limiter.fail(key, now)
 		return Session{}, core.Errorf(core.EUnauthorized, errCredentials).WithHint(errCredentialsHintPasskey)
 	}
-	s.limiter.succeed(agentRef)
+	s.limiter.succeed(key)
 	if a.Status != StatusActive {
 		return Session{}, accountErr(a)
 	}

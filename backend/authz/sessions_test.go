@@ -311,9 +311,10 @@ func TestAuthenticateSlowsDownGuessing(t *testing.T) {
 		_, err := tm.svc.Authenticate(agent, passkey, "", "")
 		return core.ErrorCode(err)
 	}
-	// Two free failures, then one second, two, four, eight (the cap).
-	for i := 0; i < 2; i++ {
-		if got := try("wrk", "alp_wrong"); got != core.EUnauthorized {
+	// Two free failures (naming the agent by name or by id counts the
+	// same), then one second, two, four, eight (the cap).
+	for i, ref := range []string{"wrk", tm.wrk.id()} {
+		if got := try(ref, "alp_wrong"); got != core.EUnauthorized {
 			t.Fatalf("failure %d: %s", i, got)
 		}
 	}

@@ -138,8 +138,8 @@ func (r *Registry) Register(d ToolDef) error {
 	if old, ok := r.byName[d.Name]; ok {
 		if old.Level != d.Level || old.Compact != d.Compact {
 			r.mu.Unlock()
-			return core.Errorf(core.EConflict, "tool %s is declared with level %s in the authorization table; a new definition cannot change it to %s",
-				d.Name, old.Level, d.Level)
+			return core.Errorf(core.EConflict, "tool %s is declared with level %s (compact-only %v) in the authorization table; a new definition cannot change that",
+				d.Name, old.Level, old.Compact)
 		}
 	} else {
 		r.order = append(r.order, d.Name)
