@@ -175,6 +175,13 @@ func TestManagementHappyPath(t *testing.T) {
 	if _, err := tm.svc.UpdateAgent("mgr", authz.AgentUpdate{Parent: strp("wrk")}); err != nil {
 		t.Errorf("mgr under wrk once wrk left mgr: %v", err)
 	}
+	// Unassigning ends nothing but the assignment.
+	if a, err := tm.svc.Unassign("wrk", "alpha"); err != nil || len(a.Projects) != 0 {
+		t.Errorf("unassign: %+v %v", a, err)
+	}
+	if _, err := tm.svc.Authenticate("wrk", tm.wrk.Passkey, "alpha", ""); core.ErrorCode(err) != authz.EAgentNotAssigned {
+		t.Errorf("authenticate into a project after unassign: %v", err)
+	}
 	// Deleting an agent ends its sessions and token.
 	sess, err := tm.svc.Authenticate("solo", c.Passkey, "", "")
 	if err != nil {
