@@ -23,22 +23,28 @@ const (
 // Authorize implements pipeline.Gate: it refuses a request its caller may
 // not make, for every request kind, with the reason Check gives.
 func (s *Service) Authorize(_ context.Context, r *core.Request) error {
-	if err := s.Check(&r.Caller, r.Target()); err != nil {
-		return err
-	}
-	return nil
+	return s.Check(&r.Caller, r.Target())
 }
 
 // Check decides whether caller may use target now: nil when it may, else
-// the refusal with its reason code and a hint. The gateway filters
-// listings with it and the gate refuses calls with it, so a target hidden
-// from a listing and called by name is refused for the same reason; help
-// reads it too. Airlock's own tools are core.Target{Server: Server}.
+// the refusal, a *core.Error with its reason code and a hint. The gateway
+// filters listings with it and the gate refuses calls with it, so a target
+// hidden from a listing and called by name is refused for the same reason;
+// help reads it too. Airlock's own tools are core.Target{Server: Server}.
+func (s *Service) Check(caller *core.Caller, t core.Target) error {
+	if err := s.Refusal(caller, t); err != nil {
+		return err
+	}
+	return nil // never a typed nil in an error
+}
+
+// Refusal is Check with the refusal's concrete type: nil when caller may
+// use target.
 //
 // Decisions for an identified agent are computed once per target and
 // session purpose and kept in the agent's cache entry until it expires or
 // a change invalidates it.
-func (s *Service) Check(caller *core.Caller, t core.Target) *core.Error {
+func (s *Service) Refusal(caller *core.Caller, t core.Target) *core.Error {
 	if t.Kind == "" {
 		t.Kind = core.KindToolCall
 	}
@@ -81,7 +87,7 @@ func (s *Service) Check(caller *core.Caller, t core.Target) *core.Error {
 // Allowed reports whether caller may use target now (Check without the
 // reason, for listings).
 func (s *Service) Allowed(caller *core.Caller, t core.Target) bool {
-	return s.Check(caller, t) == nil
+	return s.Refusal(caller, t) == nil
 }
 
 // maxDecisions bounds the memoised decisions of one agent.

@@ -41,7 +41,7 @@ type Denial struct {
 func (s *Service) CheckBatch(caller *core.Caller, calls []core.Target) []Denial {
 	var out []Denial
 	for _, t := range calls {
-		if err := s.Check(caller, t); err != nil {
+		if err := s.Refusal(caller, t); err != nil {
 			out = append(out, Denial{Tool: t.Server + ":" + t.Name, Reason: err.Code, Message: err.Message, Hint: err.Hint})
 		}
 	}
@@ -93,7 +93,7 @@ func (s *Service) ModuleTools(caller *core.Caller, module string, tools []core.T
 		if t.Server != module {
 			continue
 		}
-		err := s.Check(caller, t)
+		err := s.Refusal(caller, t)
 		if err == nil {
 			allowed = append(allowed, t)
 		} else if first == nil {
@@ -104,7 +104,7 @@ func (s *Service) ModuleTools(caller *core.Caller, module string, tools []core.T
 		return allowed, nil
 	}
 	if first == nil {
-		first = s.Check(caller, core.Target{Kind: core.KindPromptGet, Server: module, Name: ""})
+		first = s.Refusal(caller, core.Target{Kind: core.KindPromptGet, Server: module, Name: ""})
 	}
 	e := &core.Error{Code: core.EForbidden, Message: "no access to module: " + module}
 	if first != nil {

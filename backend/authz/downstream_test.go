@@ -93,17 +93,17 @@ func TestDownstreamMatrix(t *testing.T) {
 									Hint: "switch it on: " + link("tools", "Tools")}
 							}
 						}
-						if diff := cmp.Diff(wantTool, e.svc.Check(&caller, toolTarget(srv, tool))); diff != "" {
+						if diff := cmp.Diff(wantTool, e.svc.Refusal(&caller, toolTarget(srv, tool))); diff != "" {
 							t.Errorf("%s: tool (-want +got):\n%s", name, diff)
 						}
 						for _, kind := range []string{core.KindPromptGet, core.KindResourceRead} {
-							got := e.svc.Check(&caller, core.Target{Kind: kind, Server: srv, Name: tool})
+							got := e.svc.Refusal(&caller, core.Target{Kind: kind, Server: srv, Name: tool})
 							if diff := cmp.Diff(wantOther, got); diff != "" {
 								t.Errorf("%s: %s (-want +got):\n%s", name, kind, diff)
 							}
 						}
 						// Another tool of the server: no permission, no toggle.
-						other := e.svc.Check(&caller, toolTarget(srv, "list_issues"))
+						other := e.svc.Refusal(&caller, toolTarget(srv, "list_issues"))
 						if diff := cmp.Diff(wantOther, other); diff != "" {
 							t.Errorf("%s: untouched tool (-want +got):\n%s", name, diff)
 						}
@@ -117,21 +117,21 @@ func TestDownstreamMatrix(t *testing.T) {
 func TestDownstreamUnauthenticatedAndUnknown(t *testing.T) {
 	e := newEnv(t)
 	anon := mustResolve(t, e, "anon", "", "")
-	got := e.svc.Check(&anon, toolTarget("github", "x"))
+	got := e.svc.Refusal(&anon, toolTarget("github", "x"))
 	if diff := cmp.Diff(&errSummary{core.EUnauthorized, "Tool 'x' of server 'github' requires authentication. Call authenticate first."}, summarize(got)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	got = e.svc.Check(&anon, core.Target{Kind: core.KindResourceRead, Server: "fs", Name: "file:///etc/passwd"})
+	got = e.svc.Refusal(&anon, core.Target{Kind: core.KindResourceRead, Server: "fs", Name: "file:///etc/passwd"})
 	if got == nil || got.Code != core.EUnauthorized {
 		t.Errorf("resource for anon: %v", got)
 	}
 	ghost := core.Caller{AgentID: "ag_ghost", Session: "m"}
-	if got := e.svc.Check(&ghost, toolTarget("github", "x")); got == nil || got.Code != core.EUnauthorized {
+	if got := e.svc.Refusal(&ghost, toolTarget("github", "x")); got == nil || got.Code != core.EUnauthorized {
 		t.Errorf("unknown agent: %v", got)
 	}
 	def := mustResolve(t, e, "m2", "", "")
 	def.AgentID = authz.DefaultAgentID
-	if got := e.svc.Check(&def, core.Target{Kind: "sampling/createMessage", Server: "github", Name: "x"}); got == nil || got.Code != core.EInvalid {
+	if got := e.svc.Refusal(&def, core.Target{Kind: "sampling/createMessage", Server: "github", Name: "x"}); got == nil || got.Code != core.EInvalid {
 		t.Errorf("unknown kind: %v", got)
 	}
 }
@@ -146,29 +146,29 @@ func TestCacheTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	caller := mustResolve(t, e, "m", w.Token, "")
-	if err := e.svc.Check(&caller, toolTarget("github", "x")); err != nil {
+	if err := e.svc.Refusal(&caller, toolTarget("github", "x")); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.db.Exec("DELETE FROM role_server_grants").Error; err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(authz.DefaultCacheTTL - time.Nanosecond)
-	if err := e.svc.Check(&caller, toolTarget("github", "x")); err != nil {
+	if err := e.svc.Refusal(&caller, toolTarget("github", "x")); err != nil {
 		t.Errorf("before the TTL the cached decision holds; got %v", err)
 	}
 	e.clock.Advance(time.Nanosecond)
-	if err := e.svc.Check(&caller, toolTarget("github", "x")); err == nil || err.Code != authz.ReasonNotSubscribed {
+	if err := e.svc.Refusal(&caller, toolTarget("github", "x")); err == nil || err.Code != authz.ReasonNotSubscribed {
 		t.Errorf("after the TTL: %v; want not_subscribed", err)
 	}
 	// InvalidateAll on demand.
 	if err := e.db.Exec("INSERT INTO role_server_grants (role_name, server_id) VALUES ('default', 'github')").Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := e.svc.Check(&caller, toolTarget("github", "x")); err == nil {
+	if err := e.svc.Refusal(&caller, toolTarget("github", "x")); err == nil {
 		t.Error("the re-grant showed before invalidation")
 	}
 	e.svc.InvalidateAll()
-	if err := e.svc.Check(&caller, toolTarget("github", "x")); err != nil {
+	if err := e.svc.Refusal(&caller, toolTarget("github", "x")); err != nil {
 		t.Errorf("after InvalidateAll: %v", err)
 	}
 }
@@ -184,7 +184,7 @@ func TestInvalidationOnEveryChange(t *testing.T) {
 	var heard [][]string
 	e.svc.OnChange(func(ids []string) { heard = append(heard, ids) })
 	caller := mustResolve(t, e, "m", bob.Token, "")
-	check := func() *core.Error { return e.svc.Check(&caller, toolTarget("github", "x")) }
+	check := func() *core.Error { return e.svc.Refusal(&caller, toolTarget("github", "x")) }
 	code := func(err *core.Error) string {
 		if err == nil {
 			return "allowed"
@@ -256,7 +256,7 @@ func TestReloadSeesOtherProcess(t *testing.T) {
 	e := newEnv(t)
 	bob := e.agent(t, authz.AgentInput{Name: "bob", Role: authz.RoleSuperuser})
 	caller := mustResolve(t, e, "m", bob.Token, "")
-	if err := e.svc.Check(&caller, toolTarget("github", "x")); err != nil {
+	if err := e.svc.Refusal(&caller, toolTarget("github", "x")); err != nil {
 		t.Fatal(err)
 	}
 	var heard []string
@@ -271,7 +271,7 @@ func TestReloadSeesOtherProcess(t *testing.T) {
 	if changed, err := e.svc.Reload(); err != nil || !changed {
 		t.Fatalf("reload after the CLI's change: %v %v", changed, err)
 	}
-	if err := e.svc.Check(&caller, toolTarget("github", "x")); err == nil || err.Code != authz.ReasonSuspended {
+	if err := e.svc.Refusal(&caller, toolTarget("github", "x")); err == nil || err.Code != authz.ReasonSuspended {
 		t.Errorf("after reload: %v", err)
 	}
 	if !containsStr(heard, bob.id()) {
@@ -337,7 +337,7 @@ func TestBatchAllOrNothing(t *testing.T) {
 		t.Error("bob is in compact mode")
 	}
 	for _, mt := range []string{"get_module_schema", "call", "batch"} {
-		if err := e.svc.Check(&caller, own(mt)); err != nil {
+		if err := e.svc.Refusal(&caller, own(mt)); err != nil {
 			t.Errorf("%s in compact mode: %v", mt, err)
 		}
 	}

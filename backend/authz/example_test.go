@@ -36,8 +36,8 @@ func Example() {
 
 	call := &core.Request{Kind: core.KindToolCall, Caller: caller, Server: "github", Name: "create_issue"}
 	fmt.Println(svc.Authorize(context.Background(), call))
-	fmt.Println(svc.Check(&caller, core.Target{Kind: core.KindToolCall, Server: "notion", Name: "search"}).Code)
-	fmt.Println(svc.Check(&caller, core.Target{Kind: core.KindToolCall, Server: authz.Server, Name: "respond_chat"}).Message)
+	fmt.Println(svc.Refusal(&caller, core.Target{Kind: core.KindToolCall, Server: "notion", Name: "search"}).Code)
+	fmt.Println(svc.Refusal(&caller, core.Target{Kind: core.KindToolCall, Server: authz.Server, Name: "respond_chat"}).Message)
 	// Output:
 	// bob worker task
 	// <nil>

@@ -91,7 +91,7 @@ func (s *Service) HelpList(caller *core.Caller) HelpListing {
 	var order []string
 	first := map[string]*core.Error{}
 	for _, def := range s.reg.Tools() {
-		err := s.Check(caller, core.Target{Kind: core.KindToolCall, Server: Server, Name: def.Name})
+		err := s.Refusal(caller, core.Target{Kind: core.KindToolCall, Server: Server, Name: def.Name})
 		if err == nil {
 			out.AvailableTools = append(out.AvailableTools, HelpTool{Name: def.Name, Description: def.Description, Category: string(def.Level)})
 			continue
@@ -171,7 +171,7 @@ func (s *Service) HelpFor(caller *core.Caller, name string) (HelpDetail, error) 
 		return HelpDetail{}, notRegistered(core.Target{Kind: core.KindToolCall, Server: Server, Name: name})
 	}
 	d := HelpDetail{Name: def.Name, Description: def.Description, Category: string(def.Level)}
-	if err := s.Check(caller, core.Target{Kind: core.KindToolCall, Server: Server, Name: def.Name}); err != nil {
+	if err := s.Refusal(caller, core.Target{Kind: core.KindToolCall, Server: Server, Name: def.Name}); err != nil {
 		d.Reason, d.Code, d.Hint = err.Message, err.Code, err.Hint
 		return d, nil
 	}

@@ -78,7 +78,7 @@ func TestExistingSetupKeepsWorking(t *testing.T) {
 		{Kind: core.KindPromptGet, Server: "everything", Name: "simple_prompt"},
 		{Kind: core.KindResourceRead, Server: "everything", Name: "test://static/resource/1"},
 	} {
-		if err := svc.Check(&caller, target); err != nil {
+		if err := svc.Refusal(&caller, target); err != nil {
 			t.Errorf("%+v: %v", target, err)
 		}
 	}

@@ -328,7 +328,7 @@ func TestLevelMatrix(t *testing.T) {
 			if f := levelExpect[d.Level][ck.name]; f != "" {
 				want = &errSummary{Code: codeOf(f), Message: fmt.Sprintf(f, d.Name)}
 			}
-			if diff := cmp.Diff(want, summarize(w.svc.Check(&caller, own(d.Name)))); diff != "" {
+			if diff := cmp.Diff(want, summarize(w.svc.Refusal(&caller, own(d.Name)))); diff != "" {
 				t.Errorf("%s × %s (-want +got):\n%s", d.Level, ck.name, diff)
 			}
 		}
@@ -403,7 +403,7 @@ func TestHelpShapes(t *testing.T) {
 	if _, err := w.svc.HelpFor(&anon, "no_such_tool"); core.ErrorCode(err) != core.ENotFound {
 		t.Errorf("help for an unknown tool: %v", err)
 	}
-	if err := w.svc.Check(&anon, own("no_such_tool")); err == nil || err.Message != "Tool 'no_such_tool' is not registered in authorization system" {
+	if err := w.svc.Refusal(&anon, own("no_such_tool")); err == nil || err.Message != "Tool 'no_such_tool' is not registered in authorization system" {
 		t.Errorf("gate for an unknown tool: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -118,6 +119,73 @@ func (s *Service) IdentifyToken(tok string) (Identity, error) {
 	}
 	return Identity{}, core.Errorf(core.EUnauthorized, "Unknown token").
 		WithHint("present an agent token (alk_…) or a session token (als_…) from authenticate")
+}
+
+// Key names the identity an MCP session belongs to: a request on a session
+// with another Key is refused. It is the agent (any token of the same
+// agent is the same identity), "" for a connection without credentials.
+func (id Identity) Key() string {
+	if id.AgentID == "" {
+		return ""
+	}
+	return "agent:" + id.AgentID
+}
+
+// IdentifyRequest identifies an HTTP request to the MCP endpoint (gate 1):
+// its "Authorization: Bearer" token, and for an agent token the
+// connection's ?purpose=task|chat and ?project=ID-or-name, which MCP
+// clients can put in the URL of their config files. No Authorization
+// header is the zero Identity (unauthenticated). A bad header, token,
+// purpose or project is a *core.Error; a suspended agent's token is the
+// refusal together with the identity, as IdentifyToken returns it.
+func (s *Service) IdentifyRequest(r *http.Request) (Identity, error) {
+	raw := r.Header.Get("Authorization")
+	q := r.URL.Query()
+	purpose, project := q.Get("purpose"), q.Get("project")
+	if raw == "" {
+		if purpose != "" || project != "" {
+			return Identity{}, core.Errorf(core.EUnauthorized, "?purpose and ?project need an agent token").
+				WithHint("send Authorization: Bearer <agent token>, or call authenticate with purpose and project_id")
+		}
+		return Identity{}, nil
+	}
+	tok, ok := strings.CutPrefix(raw, "Bearer ")
+	if !ok {
+		return Identity{}, core.Errorf(core.EUnauthorized, "the Authorization header is not a bearer token").
+			WithHint("send Authorization: Bearer <token>")
+	}
+	id, err := s.IdentifyToken(strings.TrimSpace(tok))
+	if err != nil {
+		return id, err
+	}
+	if id.Via == ViaSessionToken {
+		if (purpose != "" && purpose != id.Purpose) || (project != "" && project != id.ProjectID) {
+			return Identity{}, core.Errorf(core.EInvalid, "a session token carries its own purpose (%s) and project; the URL cannot change them", id.Purpose).
+				WithHint("authenticate again with the purpose and project you need")
+		}
+		return id, nil
+	}
+	if purpose != "" {
+		if purpose != core.PurposeTask && purpose != core.PurposeChat {
+			return Identity{}, core.Errorf(core.EInvalid, "Invalid purpose: %s. Valid values: task, chat", purpose)
+		}
+		id.Purpose = purpose
+	}
+	if project != "" {
+		e, cerr := s.entry(id.AgentID)
+		if cerr != nil {
+			return Identity{}, cerr
+		}
+		pid, ok := e.projects[project]
+		if !ok {
+			if _, err := s.findProject(project); err != nil {
+				return Identity{}, core.Errorf(EProjectNotFound, "Project not found: %s", project)
+			}
+			return Identity{}, notAssigned(e.agent, project)
+		}
+		id.ProjectID = pid
+	}
+	return id, nil
 }
 
 // sessionByToken finds the live session of a session token.

@@ -208,7 +208,7 @@ func TestLogoutEndsOnlyThatSession(t *testing.T) {
 	if _, err := tm.svc.IdentifyToken(a.Token); core.ErrorCode(err) != core.EUnauthorized {
 		t.Errorf("the ended session's token: %v", err)
 	}
-	if err := tm.svc.Check(&caller, own("help")); err == nil || err.Code != core.EUnauthorized {
+	if err := tm.svc.Refusal(&caller, own("help")); err == nil || err.Code != core.EUnauthorized {
 		t.Errorf("a caller resolved before logout: %v", err)
 	}
 	if got, err := tm.svc.Resolve("m1", authz.Identity{}, ""); err != nil || got.Authenticated() {

@@ -93,7 +93,7 @@ func TestConcurrentChecks(t *testing.T) {
 					return
 				default:
 				}
-				if err := e.svc.Check(&caller, toolTarget("github", "x")); err != nil && err.Code != authz.ReasonSuspended {
+				if err := e.svc.Refusal(&caller, toolTarget("github", "x")); err != nil && err.Code != authz.ReasonSuspended {
 					t.Errorf("unexpected refusal %v", err)
 					return
 				}
@@ -104,13 +104,13 @@ func TestConcurrentChecks(t *testing.T) {
 		if _, err := e.svc.Suspend("bob"); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.svc.Check(&caller, toolTarget("github", "x")); err == nil || err.Code != authz.ReasonSuspended {
+		if err := e.svc.Refusal(&caller, toolTarget("github", "x")); err == nil || err.Code != authz.ReasonSuspended {
 			t.Fatalf("right after suspend: %v", err)
 		}
 		if _, err := e.svc.Resume("bob"); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.svc.Check(&caller, toolTarget("github", "x")); err != nil {
+		if err := e.svc.Refusal(&caller, toolTarget("github", "x")); err != nil {
 			t.Fatalf("right after resume: %v", err)
 		}
 	}
