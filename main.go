@@ -61,6 +61,8 @@ Usage:
   airlock token [--rotate]                           print the agent connection token
   airlock servers list|add|rm|import|export          manage downstream MCP servers
   airlock rules list|add|update|rm|test|export|import  manage approval rules
+  airlock agents list|add|update|rm|suspend|resume|token|passkey  manage agents
+  airlock roles list|add|grant|revoke|default|rm      manage permission roles
   airlock version
 
 Environment: AIRLOCK_DATA_DIR, AIRLOCK_ADDR, AIRLOCK_TOKEN (bridge), AIRLOCK_URL (bridge).
@@ -133,7 +135,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		b := &bridge.Bridge{URL: *url, Token: *token}
 		return b.Run(ctx, stdin, stdout)
-	case "token", "servers", "rules":
+	case "token", "servers", "rules", "agents", "roles":
 		// These take --data-dir anywhere among their own arguments.
 		dataDirArg, rest := extractDataDir(args)
 		dataDir, err := cli.ResolveDataDir(dataDirArg, getenv)
@@ -151,6 +153,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 				return err
 			}
 			defer db.Close()
+			switch cmd {
+			case "agents":
+				return cli.RunAgents(ctx, db, rest, stdout, stderr)
+			case "roles":
+				return cli.RunRoles(ctx, db, rest, stdout, stderr)
+			}
 			return cli.RunRules(ctx, db, cli.KnownServers(dataDir), rest, stdout, stderr)
 		}
 	case "version":

@@ -19,6 +19,7 @@ func migrations() []*gormigrate.Migration {
 		m0003ToolPins(),
 		m0004Client(),
 		m0005Requests(),
+		m0006Agents(),
 	}
 }
 

@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/store"
+)
+
+type dbCommand func(context.Context, *store.DB, []string, io.Writer, io.Writer) error
+
+var (
+	agentsCmd dbCommand = RunAgents
+	rolesCmd  dbCommand = RunRoles
+)
+
+func runCmd(t *testing.T, run dbCommand, db *store.DB, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), db, args, &out, &errOut)
+	return out.String(), err
+}
+
+func mustRun(t *testing.T, run dbCommand, db *store.DB, args ...string) string {
+	t.Helper()
+	out, err := runCmd(t, run, db, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+func TestAgentsCLI(t *testing.T) {
+	db := rulesDB(t)
+	mustRun(t, rolesCmd, db, "add", "dev", "--grant", "github", "--description", "developers")
+	out := mustRun(t, agentsCmd, db, "add", "mgr", "--kind", "manager", "--role", "dev")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "id: ag_") || !strings.HasPrefix(lines[1], "token: alk_") || !strings.HasPrefix(lines[2], "passkey: alp_") {
+		t.Fatalf("add printed:\n%s", out)
+	}
+	mgrID := strings.TrimPrefix(lines[0], "id: ")
+	token := strings.TrimPrefix(lines[1], "token: ")
+
+	// The printed token is the agent's: a running Airlock (another service
+	// on the same database) identifies it.
+	svc, err := authz.New(store.NewAgents(db), authz.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := svc.IdentifyToken(token); err != nil || id.AgentID != mgrID || id.AgentName != "mgr" {
+		t.Fatalf("identify the printed token: %+v %v", id, err)
+	}
+
+	var created authz.CreatedAgent
+	if err := json.Unmarshal([]byte(mustRun(t, agentsCmd, db, "add", "wrk", "--parent", "mgr", "--json")), &created); err != nil {
+		t.Fatal(err)
+	}
+	if created.Agent.ParentID != mgrID || created.Agent.Role != authz.RoleDefault || created.Token == "" || created.Passkey == "" {
+		t.Errorf("add --json: %+v", created)
+	}
+
+	mustRun(t, agentsCmd, db, "update", "wrk", "--role", "dev", "--compact=true", "--disable-tool", "github/delete_repo")
+	mustRun(t, agentsCmd, db, "suspend", "mgr")
+	var list []authz.Agent
+	if err := json.Unmarshal([]byte(mustRun(t, agentsCmd, db, "list", "--json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	type short struct {
+		Name, Kind, Status, Role string
+		Compact                  bool
+		Off                      []authz.ToolRef
+	}
+	var got []short
+	for _, a := range list {
+		got = append(got, short{a.Name, a.Kind, a.Status, a.Role, a.Compact, a.DisabledTools})
+	}
+	want := []short{
+		{"owner", "owner", "active", "superuser", false, []authz.ToolRef{}},
+		{"default", "manager", "active", "superuser", false, []authz.ToolRef{}},
+		{"mgr", "manager", "suspended", "dev", false, []authz.ToolRef{}},
+		{"wrk", "worker", "active", "dev", true, []authz.ToolRef{{Server: "github", Tool: "delete_repo"}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("list --json (-want +got):\n%s", diff)
+	}
+	text := mustRun(t, agentsCmd, db, "list")
+	for _, s := range []string{"mgr", "suspended", "off: github/delete_repo", "compact"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("list lacks %q:\n%s", s, text)
+		}
+	}
+	if _, err := svc.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.IdentifyToken(token); core.ErrorCode(err) != authz.ReasonSuspended {
+		t.Errorf("token of the suspended agent: %v", err)
+	}
+	mustRun(t, agentsCmd, db, "resume", "mgr")
+
+	// token: the list shows no secret; --rotate prints a new one, the old stops.
+	if out := mustRun(t, agentsCmd, db, "token", "mgr"); strings.Contains(out, token) || !strings.Contains(out, token[:10]) {
+		t.Errorf("token list:\n%s", out)
+	}
+	newTok := strings.TrimSpace(mustRun(t, agentsCmd, db, "token", "mgr", "--rotate"))
+	if _, err := svc.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.IdentifyToken(token); core.ErrorCode(err) != core.EUnauthorized {
+		t.Errorf("old token after rotate: %v", err)
+	}
+	if id, err := svc.IdentifyToken(newTok); err != nil || id.AgentID != mgrID {
+		t.Errorf("new token: %+v %v", id, err)
+	}
+	pk := strings.TrimSpace(mustRun(t, agentsCmd, db, "passkey", "wrk"))
+	if _, err := svc.Authenticate("wrk", pk, "", ""); err != nil {
+		t.Errorf("the new passkey: %v", err)
+	}
+
+	// Errors carry codes; nothing is deleted when one name is wrong.
+	for _, c := range []struct {
+		args []string
+		code string
+	}{
+		{[]string{"rm", "mgr"}, core.EConflict},          // has a child
+		{[]string{"rm", "wrk", "ghost"}, core.ENotFound}, // checked before deleting wrk
+		{[]string{"update", "mgr", "--parent", "wrk"}, core.EInvalid},
+		{[]string{"add", "x", "--kind", "boss"}, core.EInvalid},
+		{[]string{"add"}, core.EInvalid},
+		{[]string{"update", "wrk", "--compact", "maybe"}, core.EInvalid},
+		{[]string{"frobnicate"}, core.EInvalid},
+	} {
+		if _, err := runCmd(t, agentsCmd, db, c.args...); core.ErrorCode(err) != c.code {
+			t.Errorf("agents %s: %v; want code %s", strings.Join(c.args, " "), err, c.code)
+		}
+	}
+	mustRun(t, agentsCmd, db, "rm", "wrk")
+	mustRun(t, agentsCmd, db, "rm", "mgr")
+	if out := mustRun(t, agentsCmd, db, "list"); strings.Contains(out, "wrk") {
+		t.Errorf("after rm:\n%s", out)
+	}
+	if out := mustRun(t, agentsCmd, db, "-h"); !strings.Contains(out, "usage: airlock agents") {
+		t.Errorf("help:\n%s", out)
+	}
+}
+
+func TestRolesCLI(t *testing.T) {
+	db := rulesDB(t)
+	mustRun(t, rolesCmd, db, "add", "dev", "--grant", "github", "--grant", "jira")
+	mustRun(t, rolesCmd, db, "grant", "dev", "notion")
+	mustRun(t, rolesCmd, db, "revoke", "dev", "jira")
+	mustRun(t, rolesCmd, db, "revoke", "dev", "github", "--tool", "delete_repo")
+	mustRun(t, rolesCmd, db, "grant", "dev", "slack", "--tool", "post")
+	mustRun(t, rolesCmd, db, "default", "dev")
+	var roles []authz.Role
+	if err := json.Unmarshal([]byte(mustRun(t, rolesCmd, db, "list", "--json")), &roles); err != nil {
+		t.Fatal(err)
+	}
+	var dev authz.Role
+	for _, r := range roles {
+		if r.Name == "dev" {
+			dev = r
+		}
+		if r.Name == authz.RoleDefault && r.IsDefault {
+			t.Error("the old default role is still default")
+		}
+	}
+	if diff := cmp.Diff([]string{"github", "notion"}, dev.Servers); diff != "" || !dev.IsDefault {
+		t.Errorf("dev servers (-want +got):\n%s (default %v)", diff, dev.IsDefault)
+	}
+	wantTools := []authz.ToolPermission{{Server: "github", Tool: "delete_repo", Allowed: false}, {Server: "slack", Tool: "post", Allowed: true}}
+	if diff := cmp.Diff(wantTools, dev.Tools); diff != "" {
+		t.Errorf("dev tools (-want +got):\n%s", diff)
+	}
+	text := mustRun(t, rolesCmd, db, "list")
+	for _, s := range []string{"github,notion", "-github/delete_repo", "+slack/post", "superuser"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("list lacks %q:\n%s", s, text)
+		}
+	}
+	// A new agent gets the new default role.
+	var created authz.CreatedAgent
+	if err := json.Unmarshal([]byte(mustRun(t, agentsCmd, db, "add", "bob", "--json")), &created); err != nil {
+		t.Fatal(err)
+	}
+	if created.Agent.Role != "dev" {
+		t.Errorf("new agent's role %q", created.Agent.Role)
+	}
+	for _, c := range []struct {
+		args []string
+		code string
+	}{
+		{[]string{"add", "dev"}, core.EConflict},
+		{[]string{"grant", "nope", "github"}, core.ENotFound},
+		{[]string{"revoke", "dev", "jira"}, core.ENotFound},
+		{[]string{"grant", "dev"}, core.EInvalid},
+		{[]string{"rm", "dev"}, core.EConflict},
+		{[]string{"rm", "superuser"}, core.EConflict},
+	} {
+		if _, err := runCmd(t, rolesCmd, db, c.args...); core.ErrorCode(err) != c.code {
+			t.Errorf("roles %s: %v; want code %s", strings.Join(c.args, " "), err, c.code)
+		}
+	}
+	mustRun(t, rolesCmd, db, "add", "temp")
+	mustRun(t, rolesCmd, db, "rm", "temp")
+}
