@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/api"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/instance"
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
@@ -127,7 +128,7 @@ func desktop(ctx context.Context, o airlock.Options, stdout, stderr io.Writer) e
 	if core.ErrorCode(err) == core.EConflict && strings.Contains(err.Error(), "already running") {
 		// A second launch on the same data directory: show the first
 		// instead of starting a second gateway.
-		if ferr := airlock.FocusRunning(dataDir); ferr != nil {
+		if ferr := instance.FocusRunning(dataDir); ferr != nil {
 			return fmt.Errorf("%w (and it could not be brought to the front: %v)", err, ferr)
 		}
 		fmt.Fprintln(stdout, "Airlock is already running on", dataDir, "- brought its window to the front.")

@@ -21,7 +21,9 @@ import (
 	"github.com/airlock-dev/airlock/backend/airlock"
 	"github.com/airlock-dev/airlock/backend/bridge"
 	"github.com/airlock-dev/airlock/backend/cli"
+	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/instance"
 	"github.com/airlock-dev/airlock/backend/store"
 )
 
@@ -118,7 +120,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if *url == "" {
 			// The Airlock running on this data directory says where it is;
 			// otherwise the configured or default address.
-			if u, ok := airlock.RunningURL(dataDir); ok {
+			if u, ok := instance.RunningURL(dataDir); ok {
 				*url = u
 			} else {
 				addr := getenv("AIRLOCK_ADDR")
@@ -142,25 +144,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if err != nil {
 			return err
 		}
-		switch cmd {
-		case "token":
-			return cli.TokenCmd(dataDir, rest, stdout)
-		case "servers":
-			return cli.Servers(ctx, dataDir, rest, stdin, stdout, stderr)
-		default:
-			db, err := store.Open(filepath.Join(dataDir, store.FileName))
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			switch cmd {
-			case "agents":
-				return cli.RunAgents(ctx, db, rest, stdout, stderr)
-			case "roles":
-				return cli.RunRoles(ctx, db, rest, stdout, stderr)
-			}
-			return cli.RunRules(ctx, db, cli.KnownServers(dataDir), rest, stdout, stderr)
+		if dataDirArg == "" && getenv(config.DataDirEnv) == "" && !isHelp(rest) {
+			fmt.Fprintf(stderr, "airlock: data directory %s (change it with --data-dir or $%s)\n", dataDir, config.DataDirEnv)
 		}
+		if err := admin(ctx, cmd, dataDir, rest, stdin, stdout, stderr); err != nil {
+			return err
+		}
+		// A running Airlock reads the change before the command returns:
+		// a rotated token or a suspended agent is refused at its next request.
+		if err := instance.NotifyChanged(dataDir); err != nil {
+			fmt.Fprintf(stderr, "airlock: warning: the running Airlock did not confirm the change (%v); it picks it up within a second\n", core.ErrorMessage(err))
+		}
+		return nil
 	case "version":
 		fmt.Fprintln(stdout, "airlock", airlock.Version)
 		return nil
@@ -237,4 +232,36 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// admin runs one of the admin subcommands on dataDir.
+func admin(ctx context.Context, cmd, dataDir string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	switch cmd {
+	case "token":
+		return cli.TokenCmd(dataDir, args, stdout)
+	case "servers":
+		return cli.Servers(ctx, dataDir, args, stdin, stdout, stderr)
+	}
+	db, err := store.Open(filepath.Join(dataDir, store.FileName))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	switch cmd {
+	case "agents":
+		return cli.RunAgents(ctx, db, args, stdout, stderr)
+	case "roles":
+		return cli.RunRoles(ctx, db, args, stdout, stderr)
+	}
+	return cli.RunRules(ctx, db, cli.KnownServers(dataDir), args, stdout, stderr)
+}
+
+// isHelp reports whether args ask for a command's help.
+func isHelp(args []string) bool {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" || a == "help" {
+			return true
+		}
+	}
+	return false
 }

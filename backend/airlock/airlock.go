@@ -18,18 +18,20 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/activity"
 	"github.com/airlock-dev/airlock/backend/api"
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/events"
 	"github.com/airlock-dev/airlock/backend/gateway"
+	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/instance"
 	"github.com/airlock-dev/airlock/backend/pins"
 	"github.com/airlock-dev/airlock/backend/pipeline"
 	"github.com/airlock-dev/airlock/backend/store"
@@ -79,6 +81,8 @@ type Instance struct {
 	cfg     *config.Store
 	cat     *catalog.Catalog
 	gw      *gateway.Gateway
+	authz   *authz.Service
+	rules   *hitl.Rules
 	srv     *http.Server
 	cancel  context.CancelFunc
 	log     *slog.Logger
@@ -104,11 +108,11 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	}()
 	ctx, in.cancel = context.WithCancel(ctx)
 
-	lock, err := lockDataDir(o.DataDir)
+	lock, err := instance.Acquire(o.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	in.closers = append(in.closers, lock.release)
+	in.closers = append(in.closers, lock.Release)
 
 	in.db, err = store.Open(filepath.Join(o.DataDir, store.FileName))
 	if err != nil {
@@ -146,13 +150,25 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	in.closers = append(in.closers, in.cat.Close)
 	in.cat.OnChange(func(ch catalog.Change) { in.Hub.Emit(core.EventServerStatus, toolPins.Annotate(ch.Status)) })
 
+	in.authz, err = authz.New(store.NewAgents(in.db), authz.Options{Logger: o.Logger})
+	if err != nil {
+		return nil, err
+	}
+	// The token of earlier versions stays the agent "default"'s.
+	if err := in.authz.AdoptLegacyToken(agentToken); err != nil {
+		return nil, err
+	}
+	go in.authz.Watch(ctx)
+	in.cat.AddInProcess(authz.Server, ownServer(in.authz), true)
+
 	hitlDeps, err := in.startHITL(ctx, o, audit)
 	if err != nil {
 		return nil, err
 	}
+	in.rules = hitlDeps.rules
 	pipe, err := pipeline.New(pipeline.Stages{
 		Route:    in.cat,
-		Gate:     authenticatedOnly{},
+		Gate:     in.authz,
 		Policies: []pipeline.Policy{pinPolicy{toolPins}},
 		Decider:  hitlDeps.rules,
 		Approver: hitlDeps.broker,
@@ -163,8 +179,12 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if err != nil {
 		return nil, err
 	}
-	in.gw = gateway.New(in.cat, pipe, newTokenAuth(o.DataDir, agentToken), authenticatedOnly{},
-		gateway.Options{Version: Version, Logger: o.Logger, Audit: recorder})
+	in.gw = gateway.New(in.cat, pipe, identifier{in.authz}, in.authz,
+		gateway.Options{Version: Version, Logger: o.Logger, Audit: recorder, Compact: in.authz})
+	// A change of an agent, its role, grants or toggles changes what its
+	// sessions may see: they get list_changed at once (a suspended agent's
+	// list empties).
+	in.authz.OnChange(func([]string) { in.gw.Sync() })
 
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -200,16 +220,16 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	hitlDeps.apply(&deps)
 	in.API = api.New(deps)
 
-	focusToken := randomToken()
+	localToken := randomToken()
 	routes := api.Routes{Security: sec, API: in.API, Hub: in.Hub, MCP: in.gw.StreamableHandler(), SSE: in.gw.SSEHandler(), UI: o.UI,
-		Focus: focusHandler(focusToken, o.OnFocus)}
+		Instance: instance.Handler(localToken, o.OnFocus, in.reload)}
 	in.srv = &http.Server{Handler: routes.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	// A second launch runs on this machine: give it a loopback address.
 	focusAddr := in.Addr
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		focusAddr = net.JoinHostPort("127.0.0.1", port)
 	}
-	if err := lock.publish(lockInfo{PID: os.Getpid(), Addr: focusAddr, FocusToken: focusToken}); err != nil {
+	if err := lock.Publish(instance.Info{PID: os.Getpid(), Addr: focusAddr, Token: localToken}); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("write lock file: %w", err)
 	}
@@ -248,88 +268,16 @@ func (in *Instance) Close() {
 	in.closers = nil
 }
 
-// tokenAuth is the gateway's identifier until agents have identities of
-// their own: every holder of the data directory's agent token is the agent
-// "agent", and a connection without a token is unauthenticated. Every
-// request checks whether the token file was replaced, so that
-// `airlock token --rotate` takes effect in a running Airlock at once: the
-// old token's next request is refused.
-type tokenAuth struct {
-	dataDir string
-
-	mu   sync.Mutex
-	hash [32]byte
-	file os.FileInfo // the token file the hash was read from
-}
-
-func newTokenAuth(dataDir, token string) *tokenAuth {
-	a := &tokenAuth{dataDir: dataDir, hash: cli.HashToken(token)}
-	a.file, _ = os.Stat(filepath.Join(dataDir, cli.TokenFile))
-	return a
-}
-
-// current returns the hash of the token in force, rereading the file when
-// it was replaced (a rename gives it a new inode) or rewritten.
-func (a *tokenAuth) current() [32]byte {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	fi, err := os.Stat(filepath.Join(a.dataDir, cli.TokenFile))
-	if err != nil || (a.file != nil && os.SameFile(fi, a.file) && fi.ModTime().Equal(a.file.ModTime()) && fi.Size() == a.file.Size()) {
-		return a.hash
+// reload reads again what another process (the CLI) changed in the
+// database, before that process's command returns (see
+// instance.NotifyChanged).
+func (in *Instance) reload() {
+	if _, err := in.authz.Reload(); err != nil {
+		in.log.Warn("reload agents", "err", err)
 	}
-	if t, err := cli.AgentToken(a.dataDir, false); err == nil {
-		a.hash, a.file = cli.HashToken(t), fi
+	if _, err := in.rules.Reload(); err != nil {
+		in.log.Warn("reload rules", "err", err)
 	}
-	return a.hash
-}
-
-const legacyAgent = "agent"
-
-// Identify compares the bearer token in constant time.
-func (a *tokenAuth) Identify(r *http.Request) (gateway.Connection, error) {
-	raw := r.Header.Get("Authorization")
-	if raw == "" {
-		return gateway.Connection{}, nil
-	}
-	tok, ok := strings.CutPrefix(raw, "Bearer ")
-	if !ok {
-		return gateway.Connection{}, core.Errorf(core.EUnauthorized, "the Authorization header is not a bearer token").
-			WithHint("send Authorization: Bearer <token>; `airlock token` prints it")
-	}
-	tok = strings.TrimSpace(tok)
-	h := a.current()
-	if !cli.TokenMatches(h, tok) {
-		return gateway.Connection{}, core.Errorf(core.EUnauthorized, "missing or invalid agent token").
-			WithHint("send Authorization: Bearer <token>; `airlock token` prints it")
-	}
-	return gateway.Connection{Key: fmt.Sprintf("%x", h), Ref: legacyAgent}, nil
-}
-
-// Resolve names the holder of the token the agent "agent" in a task session.
-func (a *tokenAuth) Resolve(_ string, conn gateway.Connection, _ string) (core.Caller, error) {
-	if conn.Ref != legacyAgent {
-		return core.Caller{}, nil
-	}
-	return core.Caller{AgentID: legacyAgent, AgentName: legacyAgent, Purpose: core.PurposeTask}, nil
-}
-
-// Ended forgets nothing: the token holds no per-session state.
-func (a *tokenAuth) Ended(string) {}
-
-// authenticatedOnly is the authorization stage until agents have roles of
-// their own: an identified agent may use every target, nobody else any.
-type authenticatedOnly struct{}
-
-func (authenticatedOnly) Authorize(_ context.Context, r *core.Request) error {
-	return authenticatedOnly{}.Check(&r.Caller, r.Target())
-}
-
-func (authenticatedOnly) Check(c *core.Caller, _ core.Target) error {
-	if c.Authenticated() {
-		return nil
-	}
-	return (&core.Error{Code: core.EUnauthorized, Message: "this request needs an agent identity"}).
-		WithHint("connect with Authorization: Bearer <agent token>; `airlock token` prints it")
 }
 
 func randomToken() string {

@@ -1,6 +1,7 @@
 package airlock_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -22,6 +23,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/instance"
 	"github.com/airlock-dev/airlock/backend/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -326,8 +328,14 @@ func TestTokenRotationTakesEffect(t *testing.T) {
 	if status(old) == http.StatusUnauthorized {
 		t.Fatal("the current token was refused")
 	}
-	rotated, err := cli.RotateToken(dir)
-	if err != nil {
+	// What `airlock token --rotate` does: a new token in the file and the
+	// database, then the running Airlock is told.
+	var out bytes.Buffer
+	if err := cli.TokenCmd(dir, []string{"--rotate"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	rotated := strings.TrimSpace(out.String())
+	if err := instance.NotifyChanged(dir); err != nil {
 		t.Fatal(err)
 	}
 	// At once: the very next request with the old token is refused.
@@ -356,7 +364,7 @@ func TestSecondLaunchFocusesTheFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	if err := airlock.FocusRunning(dir); err != nil {
+	if err := instance.FocusRunning(dir); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -91,7 +91,7 @@ func setup(t *testing.T, o airlock.Options) (*airlock.Instance, *mcp.ClientSessi
 func TestDeclineWithReasonReachesAgent(t *testing.T) {
 	in, sess := setup(t, airlock.Options{})
 	a, done := waitingCall(t, in, sess, echoParams("rm everything"))
-	if a.Client != "test-agent" || a.ClientVersion != "1" || a.Agent != "agent" {
+	if a.Client != "test-agent" || a.ClientVersion != "1" || a.Agent != "default" {
 		t.Errorf("approval agent %q, client %q version %q; want the agent and the MCP client's name and version apart", a.Agent, a.Client, a.ClientVersion)
 	}
 	if a.Reason != hitl.NoMatchReason || a.Risk == "" {

@@ -326,7 +326,7 @@ type Routes struct {
 	MCP      http.Handler // Streamable HTTP, agent token checked inside
 	SSE      http.Handler // legacy SSE, agent token checked inside
 	UI       fs.FS        // nil: no UI (desktop mode serves it through Wails)
-	Focus    http.Handler // POST /instance/focus, its own token checked inside
+	Instance http.Handler // POST /instance/*, its own token checked inside
 }
 
 // Handler assembles the routes behind the Host/Origin guard.
@@ -336,8 +336,8 @@ func (rt Routes) Handler() http.Handler {
 	mux.Handle("/sse", rt.SSE)
 	mux.Handle("/api/rpc/", rt.Security.requireUI(RPCHandler(rt.API.Areas())))
 	mux.Handle("/api/events", rt.Security.requireUI(EventsHandler(rt.Hub)))
-	if rt.Focus != nil {
-		mux.Handle("/instance/focus", rt.Focus)
+	if rt.Instance != nil {
+		mux.Handle("/instance/", rt.Instance)
 	}
 	if rt.UI != nil {
 		mux.Handle("/", rt.Security.UIHandler(rt.UI))

@@ -65,7 +65,8 @@ type Snapshot struct {
 	Resources []Resource
 	Templates []Template
 
-	tools     map[string]int // exposed name → index in Tools
+	tools     map[string]int    // exposed name → index in Tools
+	byOrigin  map[[2]string]int // server, name → index in Tools
 	prompts   map[string]int
 	resources map[string]int // URI → index in Resources
 	warnings  map[string][]string
@@ -95,6 +96,15 @@ type Template struct {
 // Tool returns the tool agents know as exposed.
 func (s *Snapshot) Tool(exposed string) (core.ToolInfo, bool) {
 	i, ok := s.tools[exposed]
+	if !ok {
+		return core.ToolInfo{}, false
+	}
+	return s.Tools[i], true
+}
+
+// ToolOf returns the tool named name at server, under the name agents see.
+func (s *Snapshot) ToolOf(server, name string) (core.ToolInfo, bool) {
+	i, ok := s.byOrigin[[2]string{server, name}]
 	if !ok {
 		return core.ToolInfo{}, false
 	}
@@ -203,8 +213,10 @@ func (c *Catalog) rebuild() {
 		}
 	}
 	sort.Slice(s.Tools, func(i, j int) bool { return s.Tools[i].ExposedName < s.Tools[j].ExposedName })
+	s.byOrigin = make(map[[2]string]int, len(s.Tools))
 	for i, t := range s.Tools {
 		s.tools[t.ExposedName] = i
+		s.byOrigin[[2]string{t.ServerID, t.Name}] = i
 	}
 	c.snap.Store(s)
 }

@@ -13,8 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/store"
 )
 
 // TokenFile is the name of the agent token file in the data directory.
@@ -118,6 +120,9 @@ func TokenCmd(dataDir string, args []string, stdout io.Writer) error {
 	var tok string
 	if *rotate {
 		tok, err = RotateToken(dataDir)
+		if err == nil {
+			err = adoptToken(dataDir, tok)
+		}
 	} else {
 		tok, err = AgentToken(dataDir, true)
 	}
@@ -202,4 +207,19 @@ func writeExclusive(path, tok string) error {
 		return fmt.Errorf("write agent token: %w", err)
 	}
 	return nil
+}
+
+// adoptToken makes tok the token of the agent "default" in the database,
+// so that the old one stops working (main then tells a running Airlock).
+func adoptToken(dataDir, tok string) error {
+	db, err := store.Open(filepath.Join(dataDir, store.FileName))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc, err := authz.New(store.NewAgents(db), authz.Options{})
+	if err != nil {
+		return err
+	}
+	return svc.AdoptLegacyToken(tok)
 }

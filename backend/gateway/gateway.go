@@ -34,6 +34,9 @@ type Connection struct {
 	// Ref is the identifier's own view of the credential, handed back to
 	// Resolve.
 	Ref any
+	// Label names who the credential belongs to, for the audit log of a
+	// refused connection ("" when nobody is known).
+	Label string
 }
 
 // Identifier tells who is calling.
@@ -68,8 +71,12 @@ type Options struct {
 	Version string
 	Logger  *slog.Logger
 	// Audit records requests the gateway refuses before the pipeline (a
-	// session used with another credential).
+	// session used with another credential, a suspended agent).
 	Audit pipeline.Auditor
+	// Compact, when set, gives agents in compact mode (seed 003) the
+	// meta-tools get_module_schema, call and batch instead of every
+	// downstream tool.
+	Compact Compactor
 }
 
 // Gateway serves agents over Streamable HTTP and legacy SSE. Every session
@@ -153,8 +160,13 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		conn, err := g.ids.Identify(r)
 		if err != nil {
 			status := http.StatusUnauthorized
-			if core.ErrorCode(err) == core.EForbidden {
+			switch core.ErrorCode(err) {
+			case core.EUnauthorized, core.EInvalid:
+			default: // a known credential that may not be used now
 				status = http.StatusForbidden
+			}
+			if conn.Label != "" {
+				g.refuseConnection(r, conn, err)
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
 			writeJSONError(w, status, asCoreError(err))
@@ -195,6 +207,21 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// refuseConnection records a request refused at the door although its
+// credential is known (a suspended agent's), so that Activity shows it.
+func (g *Gateway) refuseConnection(r *http.Request, conn Connection, err error) {
+	if g.opts.Audit == nil {
+		return
+	}
+	rec := &core.AuditRecord{Time: time.Now().UTC(), Kind: "session", Agent: conn.Label, Session: r.Header.Get("Mcp-Session-Id"),
+		Tool: r.Method + " " + r.URL.Path, Decision: core.DecisionDenied, Status: core.StatusError,
+		ErrorCode: core.ErrorCode(err), Error: core.ErrorMessage(err), Reason: core.ErrorMessage(err)}
+	pipeline.ClipRecord(rec)
+	if g.opts.Audit.Begin(rec) == nil {
+		g.opts.Audit.Finish(rec)
+	}
 }
 
 // refuseForeign records a request made on a session with another

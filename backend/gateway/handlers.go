@@ -64,11 +64,8 @@ func (g *Gateway) listTools(s *session) (*mcp.ListToolsResult, error) {
 	if !ok {
 		return res, nil
 	}
-	v := g.views.get(g.cat.Snapshot())
-	for i, t := range v.snap.Tools {
-		if g.visible(&c, core.Target{Kind: core.KindToolCall, Server: t.ServerID, Name: t.Name}) {
-			res.Tools = append(res.Tools, v.tools[i])
-		}
+	if tools, _ := g.visibleTools(&c, g.views.get(g.cat.Snapshot())); tools != nil {
+		res.Tools = tools
 	}
 	return res, nil
 }
@@ -152,6 +149,11 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (mc
 	if !ok {
 		return nil, pipeline.RPCError(core.Errorf(core.EInvalid, "tools/call without parameters"))
 	}
+	if isMeta(p.Name) && g.opts.Compact != nil {
+		if c, err := g.caller(s, p.Arguments); err == nil && g.compact(&c) {
+			return g.runMeta(ctx, s, req, c, p)
+		}
+	}
 	r := &core.Request{Kind: core.KindToolCall, Exposed: p.Name, Args: p.Arguments}
 	if tok := p.GetProgressToken(); tok != nil {
 		ss, _ := req.GetSession().(*mcp.ServerSession)
@@ -219,9 +221,12 @@ func (g *Gateway) announce(s *session, notify bool) {
 	if ok {
 		v := g.views.get(snap)
 		h := fnv.New64a()
-		for i, t := range snap.Tools {
+		tools, defs := g.visibleTools(&c, v)
+		for i := range tools {
+			h.Write(defs[i])
+		}
+		for _, t := range snap.Tools {
 			if g.visible(&c, core.Target{Kind: core.KindToolCall, Server: t.ServerID, Name: t.Name}) {
-				h.Write(v.defs[i])
 				servers[t.ServerID] = true
 			}
 		}

@@ -1,0 +1,166 @@
+// Package instance is how Airlock processes on one machine find each other
+// through the data directory: the lock that keeps one Airlock per data
+// directory, and the loopback endpoint a second launch or a CLI command uses
+// to reach the running one (bring its window to the front; make it reload
+// what the command changed, so that the change applies before the command
+// returns).
+//
+// It imports core and fsutil.
+package instance
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/fsutil"
+)
+
+// The data directory lock file also tells other processes how to reach the
+// running instance: its address and a token that allows two things only,
+// bringing its window to the front and making it reload its state. The file
+// is readable by the user alone.
+const lockFileName = "airlock.lock"
+
+// Info is what the lock file publishes.
+type Info struct {
+	PID   int    `json:"pid"`
+	Addr  string `json:"addr"`
+	Token string `json:"token"`
+}
+
+// Lock is the held lock of a data directory.
+type Lock struct{ f *os.File }
+
+// Acquire takes an exclusive lock on the data directory, so that two
+// Airlock processes never run the same servers or write the same audit
+// journal. The kernel releases it when the process dies, however it dies.
+func Acquire(dir string) (*Lock, error) {
+	if err := os.MkdirAll(dir, fsutil.DirMode); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	// It holds the audit log, tokens and rules: the user's alone, also when
+	// it existed before (made by hand, or by an older version).
+	if err := os.Chmod(dir, fsutil.DirMode); err != nil {
+		return nil, fmt.Errorf("protect data dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, fsutil.FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("open data dir lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, (&core.Error{Code: core.EConflict, Message: "another Airlock is already running on the data directory " + dir}).
+			WithHint("use that one, or give this one its own --data-dir")
+	}
+	return &Lock{f: f}, nil
+}
+
+// Publish records how other processes reach this instance.
+func (l *Lock) Publish(info Info) error {
+	b, _ := json.Marshal(info)
+	if err := l.f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := l.f.WriteAt(b, 0)
+	return err
+}
+
+// Release forgets the published address and unlocks.
+func (l *Lock) Release() {
+	l.f.Truncate(0)
+	l.f.Close()
+}
+
+// Handler serves the instance endpoint for the holder of token:
+// POST /instance/focus calls focus (the desktop app raises its window);
+// POST /instance/reload calls reload (the state a CLI command changed is
+// read again before the command returns).
+func Handler(token string, focus, reload func()) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := sha256.Sum256([]byte(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")))
+		if r.Method != http.MethodPost || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var fn func()
+		switch r.URL.Path {
+		case "/instance/focus":
+			fn = focus
+		case "/instance/reload":
+			fn = reload
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		if fn != nil {
+			fn()
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+func readInfo(dataDir string) (Info, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, lockFileName))
+	if err != nil {
+		return Info{}, core.Errorf(core.EUnavailable, "no Airlock is running on %s", dataDir)
+	}
+	var info Info
+	if err := json.Unmarshal(b, &info); err != nil || info.Addr == "" {
+		return Info{}, core.Errorf(core.EUnavailable, "no Airlock has published its address on %s", dataDir)
+	}
+	return info, nil
+}
+
+func post(dataDir, path string) error {
+	info, err := readInfo(dataDir)
+	if err != nil {
+		return err
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+info.Addr+path, nil)
+	req.Header.Set("Authorization", "Bearer "+info.Token)
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		return core.Errorf(core.EUnavailable, "the running Airlock does not answer at %s: %v", info.Addr, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return core.Errorf(core.EUnavailable, "the running Airlock refused %s (HTTP %d)", path, resp.StatusCode)
+	}
+	return nil
+}
+
+// FocusRunning asks the Airlock running on dataDir to bring its window to
+// the front. It fails when none is running there.
+func FocusRunning(dataDir string) error { return post(dataDir, "/instance/focus") }
+
+// NotifyChanged tells the Airlock running on dataDir (if any) that another
+// process changed its database, and returns once it has read the change: a
+// CLI command that rotates a token or suspends an agent takes effect before
+// it returns. No running Airlock is not an error.
+func NotifyChanged(dataDir string) error {
+	if _, err := readInfo(dataDir); err != nil {
+		return nil
+	}
+	return post(dataDir, "/instance/reload")
+}
+
+// RunningURL returns the MCP endpoint of the Airlock running on dataDir, as
+// its lock file says; ok is false when none has published one.
+func RunningURL(dataDir string) (url string, ok bool) {
+	info, err := readInfo(dataDir)
+	if err != nil {
+		return "", false
+	}
+	return "http://" + info.Addr + "/mcp", true
+}
