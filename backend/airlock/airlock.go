@@ -184,7 +184,13 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	// A change of an agent, its role, grants or toggles changes what its
 	// sessions may see: they get list_changed at once (a suspended agent's
 	// list empties).
-	in.authz.OnChange(func([]string) { in.gw.Sync() })
+	in.authz.OnChange(func(ids []string) {
+		in.gw.Sync()
+		if ids == nil {
+			ids = []string{}
+		}
+		in.Hub.Emit(core.EventAgentsChanged, core.AgentsChanged{AgentIDs: ids})
+	})
 
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -214,9 +220,9 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 
 	in.Info = api.Info{
 		Version: Version, MCPURL: "http://" + base + "/mcp", SSEURL: "http://" + base + "/sse",
-		AgentToken: agentToken, DataDir: o.DataDir, ConfigPath: in.cfg.State().Path,
+		AgentToken: agentToken, DataDir: o.DataDir, ConfigPath: in.cfg.State().Path, Binary: executable(),
 	}
-	deps := api.Deps{Info: in.Info, Config: in.cfg, Catalog: in.cat, Audit: audit, Recorder: recorder, DB: in.db, Pins: toolPins, Events: in.Hub}
+	deps := api.Deps{Info: in.Info, Config: in.cfg, Catalog: in.cat, Audit: audit, Recorder: recorder, DB: in.db, Pins: toolPins, Authz: in.authz, Events: in.Hub}
 	hitlDeps.apply(&deps)
 	in.API = api.New(deps)
 
@@ -318,4 +324,13 @@ func (p pinPolicy) Check(_ context.Context, r *core.Request) core.Verdict {
 		reason = fmt.Sprintf("%s is a tool %s added after you first connected it — accept it on the Servers screen to stop this", r.Exposed, r.Server)
 	}
 	return core.Verdict{Outcome: core.Ask, By: "pins", Reason: reason}
+}
+
+// executable is the path of the running binary ("airlock" when unknown).
+func executable() string {
+	p, err := os.Executable()
+	if err != nil {
+		return "airlock"
+	}
+	return p
 }

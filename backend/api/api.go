@@ -14,6 +14,7 @@ package api
 
 import (
 	"github.com/airlock-dev/airlock/backend/activity"
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
@@ -33,6 +34,7 @@ type Deps struct {
 	Rules    *hitl.Rules
 	Broker   *hitl.Broker
 	Pins     *pins.Pins
+	Authz    *authz.Service
 	Events   core.EventSink
 }
 
@@ -43,6 +45,7 @@ type Facade struct {
 	Rules     *Rules
 	Approvals *Approvals
 	Activity  *Activity
+	Agents    *Agents
 }
 
 // New returns the facade over d.
@@ -53,6 +56,7 @@ func New(d Deps) *Facade {
 		Rules:     &Rules{d: d},
 		Approvals: &Approvals{d: d},
 		Activity:  &Activity{d: d},
+		Agents:    &Agents{d: d},
 	}
 }
 
@@ -71,5 +75,6 @@ func (f *Facade) Areas() []Area {
 		{"Rules", f.Rules},
 		{"Approvals", f.Approvals},
 		{"Activity", f.Activity},
+		{"Agents", f.Agents},
 	}
 }

@@ -19,6 +19,7 @@ func EventPayloads() map[string]any {
 		core.EventApprovalRequested: hitl.Approval{},
 		core.EventApprovalResolved:  hitl.Approval{},
 		core.EventRulesChanged:      hitl.RulesChanged{},
+		core.EventAgentsChanged:     core.AgentsChanged{},
 		events.EventLagged:          events.Lagged{},
 	}
 }

@@ -16,6 +16,9 @@ type Info struct {
 	AgentToken string `json:"agentToken"`
 	DataDir    string `json:"dataDir"`
 	ConfigPath string `json:"configPath"`
+	// Binary is the path of the running airlock binary, for snippets that
+	// start `airlock bridge`.
+	Binary string `json:"binary"`
 }
 
 // System is what is not one screen's: where agents connect, the settings,

@@ -395,6 +395,8 @@ func (s *Service) Logout(authSessionID string) error {
 		}
 	}
 	s.sessMu.Unlock()
+	// The connections it was bound to fall back to what they carry.
+	s.notify([]string{ls.rec.AgentID})
 	return nil
 }
 
@@ -421,16 +423,22 @@ func (s *Service) Bind(mcpSessionID, authSessionID string) error {
 	st.bound = authSessionID
 	st.lastSeen.Store(s.now().UnixNano())
 	s.sessMu.Unlock()
+	// The MCP session is now another identity: what it may see changed.
+	s.notify([]string{ls.rec.AgentID})
 	return nil
 }
 
 // Unbind removes the agent session bound to mcpSessionID, if any.
 func (s *Service) Unbind(mcpSessionID string) {
 	s.sessMu.Lock()
-	if st := s.mcp[mcpSessionID]; st != nil {
-		st.bound = ""
+	changed := false
+	if st := s.mcp[mcpSessionID]; st != nil && st.bound != "" {
+		st.bound, changed = "", true
 	}
 	s.sessMu.Unlock()
+	if changed {
+		s.notify([]string{""}) // someone's session became unauthenticated
+	}
 }
 
 // SessionEnded forgets the MCP session: its owner, binding and client.

@@ -10,6 +10,7 @@ const (
 	EventApprovalRequested = "approval:requested" // payload: Approval
 	EventApprovalResolved  = "approval:resolved"  // payload: Approval
 	EventRulesChanged      = "rules:changed"      // payload: RulesChanged
+	EventAgentsChanged     = "agents:changed"     // payload: AgentsChanged
 )
 
 // EventSink receives events for the UI. The desktop app forwards them to
@@ -26,3 +27,9 @@ func (f EventSinkFunc) Emit(name string, payload any) { f(name, payload) }
 
 // Discard is an EventSink that drops everything.
 var Discard EventSink = EventSinkFunc(func(string, any) {})
+
+// AgentsChanged says which agents changed (their status, role, grants,
+// toggles, hierarchy or projects); empty means possibly all of them.
+type AgentsChanged struct {
+	AgentIDs []string `json:"agentIds"`
+}

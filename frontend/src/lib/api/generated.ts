@@ -15,6 +15,67 @@ export interface ActivityFilter {
   limit?: number;
 }
 
+/** Go: authz.Agent */
+export interface Agent {
+  id: string;
+  name: string;
+  kind: string;
+  human: boolean;
+  parentId?: string;
+  status: string;
+  role: string;
+  compact: boolean;
+  projects: string[];
+  disabledTools: ToolRef[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Go: authz.AgentInput */
+export interface AgentInput {
+  name: string;
+  kind: string;
+  human: boolean;
+  parent: string;
+  role: string;
+  projects: string[];
+  compact: boolean;
+}
+
+/** Go: authz.AgentUpdate */
+export interface AgentUpdate {
+  name?: string | null;
+  kind?: string | null;
+  human?: boolean | null;
+  parent?: string | null;
+  role?: string | null;
+  status?: string | null;
+  projects?: string[] | null;
+  compact?: boolean | null;
+}
+
+/** Go: api.AgentView */
+export interface AgentView {
+  id: string;
+  name: string;
+  kind: string;
+  human: boolean;
+  parentId?: string;
+  status: string;
+  role: string;
+  compact: boolean;
+  projects: string[];
+  disabledTools: ToolRef[];
+  createdAt: string;
+  updatedAt: string;
+  tokens: TokenRecord[];
+}
+
+/** Go: core.AgentsChanged */
+export interface AgentsChanged {
+  agentIds: string[];
+}
+
 /** Go: hitl.Approval */
 export interface Approval {
   id: string;
@@ -84,6 +145,13 @@ export interface Condition {
   value: string;
 }
 
+/** Go: authz.CreatedAgent */
+export interface CreatedAgent {
+  agent: Agent;
+  token: string;
+  passkey: string;
+}
+
 /** Go: activity.Failure */
 export interface Failure {
   error: string;
@@ -104,11 +172,42 @@ export interface Info {
   agentToken: string;
   dataDir: string;
   configPath: string;
+  binary: string;
 }
 
 /** Go: events.Lagged */
 export interface Lagged {
   dropped: number;
+}
+
+/** Go: authz.Project */
+export interface Project {
+  id: string;
+  name: string;
+  description: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Go: authz.Role */
+export interface Role {
+  name: string;
+  description: string;
+  isDefault: boolean;
+  isSuperuser: boolean;
+  servers: string[];
+  tools: ToolPermission[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Go: authz.RoleInput */
+export interface RoleInput {
+  name: string;
+  description: string;
+  superuser: boolean;
+  default: boolean;
+  servers: string[];
 }
 
 /** Go: hitl.Rule */
@@ -214,6 +313,13 @@ export interface SkippedRule {
   why: string;
 }
 
+/** Go: api.Snippet */
+export interface Snippet {
+  client: string;
+  where: string;
+  text: string;
+}
+
 /** Go: config.State */
 export interface State {
   path: string;
@@ -236,6 +342,15 @@ export interface TestResult {
   decision: Verdict;
   fired: Rule | null;
   skipped: SkippedRule[];
+}
+
+/** Go: authz.TokenRecord */
+export interface TokenRecord {
+  id: string;
+  agentId: string;
+  prefix: string;
+  legacy: boolean;
+  createdAt: string;
 }
 
 /** Go: core.ToolAnnotations */
@@ -267,6 +382,19 @@ export interface ToolInfo {
   changed?: ToolChange | null;
 }
 
+/** Go: authz.ToolPermission */
+export interface ToolPermission {
+  server: string;
+  tool: string;
+  allowed: boolean;
+}
+
+/** Go: authz.ToolRef */
+export interface ToolRef {
+  server: string;
+  tool: string;
+}
+
 /** Go: core.Verdict */
 export interface Verdict {
   outcome: string;
@@ -282,6 +410,7 @@ export interface Verdict {
 /** Every backend event with the type of its payload. */
 export interface EventMap {
   'activity:new': AuditRecord[];
+  'agents:changed': AgentsChanged;
   'approval:requested': Approval;
   'approval:resolved': Approval;
   'audit:failed': Failure;
@@ -382,6 +511,62 @@ export function createClient(call: Call) {
       /** List returns audit records matching f, newest first: at most 500, each
        * with its arguments cut to 2 KiB (Get returns a whole record). */
       list: (f: ActivityFilter): Promise<AuditRecord[]> => call('Activity.List', [f]) as Promise<AuditRecord[]>,
+    },
+    agents: {
+      /** Assign puts an agent on a project. */
+      assign: (agent: string, project: string): Promise<Agent> => call('Agents.Assign', [agent, project]) as Promise<Agent>,
+      /** Create adds an agent and returns it with its token and passkey, shown
+       * this once. */
+      create: (in_: AgentInput): Promise<CreatedAgent> => call('Agents.Create', [in_]) as Promise<CreatedAgent>,
+      /** CreateProject adds a project. */
+      createProject: (name: string, description: string): Promise<Project> => call('Agents.CreateProject', [name, description]) as Promise<Project>,
+      /** CreateRole adds a role. */
+      createRole: (in_: RoleInput): Promise<Role> => call('Agents.CreateRole', [in_]) as Promise<Role>,
+      /** Delete removes an agent (one with agents under it is refused). */
+      delete: (id: string): Promise<void> => call('Agents.Delete', [id]) as Promise<void>,
+      /** DeleteProject removes a project. */
+      deleteProject: (id: string): Promise<void> => call('Agents.DeleteProject', [id]) as Promise<void>,
+      /** DeleteRole removes a role no agent has. */
+      deleteRole: (name: string): Promise<void> => call('Agents.DeleteRole', [name]) as Promise<void>,
+      /** Grant lets a role use a server's tools, prompts and resources. */
+      grant: (role: string, server: string): Promise<Role> => call('Agents.Grant', [role, server]) as Promise<Role>,
+      /** List returns every agent, the owner first. */
+      list: (): Promise<AgentView[]> => call('Agents.List', []) as Promise<AgentView[]>,
+      /** Projects returns every project. */
+      projects: (): Promise<Project[]> => call('Agents.Projects', []) as Promise<Project[]>,
+      /** Resume lets a suspended agent in again. */
+      resume: (id: string): Promise<Agent> => call('Agents.Resume', [id]) as Promise<Agent>,
+      /** Revoke takes a server away from a role. */
+      revoke: (role: string, server: string): Promise<Role> => call('Agents.Revoke', [role, server]) as Promise<Role>,
+      /** Roles returns every role with its grants. */
+      roles: (): Promise<Role[]> => call('Agents.Roles', []) as Promise<Role[]>,
+      /** RotatePasskey replaces the passkey authenticate takes, shown this once. */
+      rotatePasskey: (id: string): Promise<string> => call('Agents.RotatePasskey', [id]) as Promise<string>,
+      /** RotateToken replaces an agent's connection token and returns the new one,
+       * shown this once; the old one stops working at once. */
+      rotateToken: (id: string): Promise<string> => call('Agents.RotateToken', [id]) as Promise<string>,
+      /** SetCompact turns compact mode (the meta-tools instead of every tool) on
+       * or off for an agent. */
+      setCompact: (id: string, on: boolean): Promise<Agent> => call('Agents.SetCompact', [id, on]) as Promise<Agent>,
+      /** SetDefaultRole makes a role the one new agents get. */
+      setDefaultRole: (name: string): Promise<Role> => call('Agents.SetDefaultRole', [name]) as Promise<Role>,
+      /** SetRoleTool allows or denies one tool for a role (nil: follow the
+       * server's grant). */
+      setRoleTool: (role: string, server: string, tool: string, allowed: boolean | null): Promise<Role> => call('Agents.SetRoleTool', [role, server, tool, allowed]) as Promise<Role>,
+      /** SetToolEnabled switches one tool off (or on again) for one agent. */
+      setToolEnabled: (id: string, server: string, tool: string, enabled: boolean): Promise<Agent> => call('Agents.SetToolEnabled', [id, server, tool, enabled]) as Promise<Agent>,
+      /** Snippets returns the ways to connect with token (an agent token just
+       * made or rotated), for Claude Code, Claude Desktop (through airlock
+       * bridge), Cursor, Codex CLI and Gemini CLI. purpose is "task" or "chat"
+       * ("" is a task session). */
+      snippets: (token: string, purpose: string): Promise<Snippet[]> => call('Agents.Snippets', [token, purpose]) as Promise<Snippet[]>,
+      /** Suspend cuts an agent off at once: its sessions lose their tools and its
+       * next request is refused. */
+      suspend: (id: string): Promise<Agent> => call('Agents.Suspend', [id]) as Promise<Agent>,
+      /** Unassign takes an agent off a project. */
+      unassign: (agent: string, project: string): Promise<Agent> => call('Agents.Unassign', [agent, project]) as Promise<Agent>,
+      /** Update changes the given fields of an agent. */
+      update: (id: string, up: AgentUpdate): Promise<Agent> => call('Agents.Update', [id, up]) as Promise<Agent>,
     },
   };
 }

@@ -1,0 +1,306 @@
+package airlock_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/airlock"
+	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/testutil"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// team is an Airlock with two in-process servers ("everything", "work"),
+// a role "readers" granted only "everything", and agents alice (readers)
+// and bob (the default role, which grants nothing).
+type team struct {
+	in          *airlock.Instance
+	everything  *testutil.TestServer
+	work        *testutil.TestServer
+	alice, bob  authz.CreatedAgent
+	projectName string
+}
+
+func newTeam(t *testing.T) *team {
+	t.Helper()
+	tm := &team{everything: testutil.NewTestServer(), work: testutil.NewTestServer(), projectName: "apollo"}
+	tm.in = startWith(t, airlock.Options{DataDir: t.TempDir(), InProcess: map[string]*mcp.Server{"everything": tm.everything.Server, "work": tm.work.Server}})
+	allowAll(t, tm.in)
+	if _, err := tm.in.API.Agents.CreateRole(authz.RoleInput{Name: "readers", Servers: []string{"everything"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tm.in.API.Agents.CreateProject(tm.projectName, "the test project"); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if tm.alice, err = tm.in.API.Agents.Create(authz.AgentInput{Name: "alice", Kind: authz.KindWorker, Role: "readers", Projects: []string{tm.projectName}}); err != nil {
+		t.Fatal(err)
+	}
+	if tm.bob, err = tm.in.API.Agents.Create(authz.AgentInput{Name: "bob", Kind: authz.KindWorker, Projects: []string{tm.projectName}}); err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
+
+// connectWith opens an MCP session with token ("" for none) at url's query.
+func (tm *team) connectWith(t *testing.T, token, query string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, opts)
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: tm.in.Info.MCPURL + query, HTTPClient: &http.Client{Transport: bearer{token}},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	return sess
+}
+
+func names(t *testing.T, sess *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := sess.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tl := range res.Tools {
+		out = append(out, tl.Name)
+	}
+	return out
+}
+
+func code(res *mcp.CallToolResult) string {
+	e, _ := res.Meta["airlock/error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+func call(t *testing.T, sess *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+// Two agents with different roles, connected at once, see different tools;
+// a tool an agent cannot see, called by name, is refused for the reason it
+// was hidden, with a hint that names the setting.
+func TestTwoAgentsSeeDifferentTools(t *testing.T) {
+	tm := newTeam(t)
+	alice := tm.connectWith(t, tm.alice.Token, "", nil)
+	bob := tm.connectWith(t, tm.bob.Token, "", nil)
+	a, b := names(t, alice), names(t, bob)
+	if !slices.Contains(a, "everything__echo") || slices.Contains(a, "work__echo") {
+		t.Errorf("alice (readers) sees %v, want everything__* and not work__*", a)
+	}
+	if slices.ContainsFunc(b, func(n string) bool { return strings.Contains(n, "__") }) {
+		t.Errorf("bob (no grants) sees downstream tools: %v", b)
+	}
+	for _, own := range []string{"help", "logout"} {
+		if !slices.Contains(a, own) || !slices.Contains(b, own) {
+			t.Errorf("%s is missing: alice %v, bob %v", own, a, b)
+		}
+	}
+	res := call(t, bob, "everything__echo", map[string]any{"message": "x"})
+	if !res.IsError || code(res) != "not_subscribed" || !strings.Contains(textOf(res), "#/agents/") {
+		t.Errorf("bob calling everything__echo = %q (code %q), want not_subscribed with a link to the setting", textOf(res), code(res))
+	}
+	if res := call(t, alice, "everything__echo", map[string]any{"message": "hi"}); res.IsError {
+		t.Errorf("alice's granted call failed: %s", textOf(res))
+	}
+	if got := tm.everything.Started(); !slices.Equal(got, []string{"echo"}) {
+		t.Errorf("the server ran %v, want only alice's echo", got)
+	}
+	// help agrees with what each may call.
+	var listing authz.HelpListing
+	res = call(t, bob, "help", nil)
+	if err := json.Unmarshal([]byte(textOf(res)), &listing); err != nil {
+		t.Fatalf("help: %v %s", err, textOf(res))
+	}
+	if listing.Context.AgentID != tm.bob.Agent.ID {
+		t.Errorf("help context = %+v, want bob", listing.Context)
+	}
+}
+
+// Suspending an agent in the UI cuts it off within one call: its sessions
+// get list_changed and lose their tools, its next call is refused, and a
+// new connection is refused at the door (and recorded).
+func TestSuspendCutsOffAtOnce(t *testing.T) {
+	tm := newTeam(t)
+	changed := make(chan struct{}, 10)
+	alice := tm.connectWith(t, tm.alice.Token, "", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	if res := call(t, alice, "everything__echo", map[string]any{"message": "before"}); res.IsError {
+		t.Fatal(textOf(res))
+	}
+	if _, err := tm.in.API.Agents.Suspend(tm.alice.Agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list_changed after the agent was suspended")
+	}
+	res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "after"}})
+	if err == nil && !res.IsError {
+		t.Fatalf("a suspended agent's call ran: %s", textOf(res))
+	}
+	req, _ := http.NewRequest("POST", tm.in.Info.MCPURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	req.Header.Set("Authorization", "Bearer "+tm.alice.Token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body core.Error
+	json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || body.Code != "suspended" {
+		t.Errorf("a new connection of a suspended agent: %d %+v, want 403 suspended", resp.StatusCode, body)
+	}
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		recs, _ := tm.in.API.Activity.List(core.ActivityFilter{Agent: "alice", Decision: core.DecisionDenied})
+		return len(recs) >= 1
+	}, "the suspended agent's refused requests are not in Activity")
+	if _, err := tm.in.API.Agents.Resume(tm.alice.Agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	again := tm.connectWith(t, tm.alice.Token, "", nil)
+	if res := call(t, again, "everything__echo", map[string]any{"message": "back"}); res.IsError {
+		t.Errorf("after resume: %s", textOf(res))
+	}
+}
+
+// authenticate within a connection changes who the session is (seed 000):
+// the list follows at once, and logout ends only that session.
+func TestAuthenticateWithinAConnection(t *testing.T) {
+	tm := newTeam(t)
+	changed := make(chan struct{}, 10)
+	anon := tm.connectWith(t, "", "", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	if got := names(t, anon); !slices.Contains(got, "authenticate") || !slices.Contains(got, "help") || slices.Contains(got, "everything__echo") {
+		t.Fatalf("an unauthenticated session sees %v, want authenticate and help only", got)
+	}
+	res := call(t, anon, "authenticate", map[string]any{"agent_id": tm.alice.Agent.ID, "passkey": "wrong", "project_id": tm.projectName, "purpose": "task"})
+	if !res.IsError || !strings.Contains(textOf(res), "Invalid agent_id or passkey") {
+		t.Errorf("a wrong passkey: %s", textOf(res))
+	}
+	res = call(t, anon, "authenticate", map[string]any{"agent_id": tm.alice.Agent.ID, "passkey": tm.alice.Passkey, "project_id": tm.projectName, "purpose": "chat"})
+	var auth authz.AuthenticateResult
+	if res.IsError || json.Unmarshal([]byte(textOf(res)), &auth) != nil || !auth.Success || !auth.Bound || auth.Purpose != "chat" {
+		t.Fatalf("authenticate = %s", textOf(res))
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list_changed after authenticate")
+	}
+	if got := names(t, anon); !slices.Contains(got, "everything__echo") {
+		t.Errorf("after authenticate the session sees %v, want alice's tools", got)
+	}
+	if res := call(t, anon, "everything__whoami", nil); !strings.HasPrefix(textOf(res), "caller: "+tm.alice.Agent.ID) {
+		t.Errorf("whoami after authenticate = %q", textOf(res))
+	}
+	// The session token also works as a bearer token elsewhere.
+	other := tm.connectWith(t, auth.SessionToken, "", nil)
+	if res := call(t, other, "everything__echo", map[string]any{"message": "via the session token"}); res.IsError {
+		t.Errorf("the session token as a bearer token: %s", textOf(res))
+	}
+	if res := call(t, anon, "logout", nil); res.IsError {
+		t.Fatalf("logout: %s", textOf(res))
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return !slices.Contains(names(t, anon), "everything__echo") },
+		"after logout the session still sees alice's tools")
+}
+
+// Another agent's credential cannot use a session (to call tools in it,
+// ride its rules, or end it); the owner is unaffected.
+func TestAnotherAgentCannotUseASession(t *testing.T) {
+	tm := newTeam(t)
+	alice := tm.connectWith(t, tm.alice.Token, "", nil)
+	req, _ := http.NewRequest("POST", tm.in.Info.MCPURL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"everything__echo","arguments":{"message":"as alice"}}}`))
+	req.Header.Set("Authorization", "Bearer "+tm.bob.Token)
+	req.Header.Set("Mcp-Session-Id", alice.ID())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("bob on alice's session: HTTP %d, want 403", resp.StatusCode)
+	}
+	if len(tm.everything.Started()) != 0 {
+		t.Errorf("bob's call ran in alice's session: %v", tm.everything.Started())
+	}
+	if res := call(t, alice, "everything__echo", map[string]any{"message": "mine"}); res.IsError {
+		t.Errorf("alice's session was affected: %s", textOf(res))
+	}
+}
+
+// Compact mode (seed 003): the agent sees the meta-tools instead of every
+// tool; get_module_schema refuses a module with no allowed tool; call runs
+// the inner call through the whole pipeline; batch is all or nothing.
+func TestCompactMode(t *testing.T) {
+	tm := newTeam(t)
+	if _, err := tm.in.API.Agents.SetCompact(tm.alice.Agent.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	alice := tm.connectWith(t, tm.alice.Token, "", nil)
+	got := names(t, alice)
+	for _, want := range []string{"get_module_schema", "call", "batch", "help"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("compact tools/list lacks %s: %v", want, got)
+		}
+	}
+	if slices.Contains(got, "everything__echo") {
+		t.Errorf("compact mode still lists downstream tools: %v", got)
+	}
+	res := call(t, alice, "get_module_schema", map[string]any{"module": "everything"})
+	if res.IsError || !strings.Contains(textOf(res), `"name": "echo"`) {
+		t.Errorf("get_module_schema everything = %s", textOf(res))
+	}
+	res = call(t, alice, "get_module_schema", map[string]any{"module": "work"})
+	if !res.IsError || !strings.Contains(textOf(res), "no access to module: work") {
+		t.Errorf("get_module_schema work = %s, want no access", textOf(res))
+	}
+	res = call(t, alice, "call", map[string]any{"module": "everything", "tool_name": "echo", "params": map[string]any{"message": "compact"}})
+	if res.IsError || !strings.Contains(textOf(res), "Echo: compact") {
+		t.Errorf("call = %s", textOf(res))
+	}
+	recs, _ := tm.in.API.Activity.List(core.ActivityFilter{Server: "everything", Tool: "echo"})
+	if len(recs) != 1 || recs[0].Agent != "alice" || recs[0].Decision != core.DecisionAllow {
+		t.Errorf("the inner call's audit record = %+v, want alice's echo, decided by the rules", recs)
+	}
+	before := len(tm.everything.Started())
+	res = call(t, alice, "batch", map[string]any{"calls": []any{
+		map[string]any{"module": "everything", "tool_name": "echo", "params": map[string]any{"message": "one"}},
+		map[string]any{"module": "work", "tool_name": "echo", "params": map[string]any{"message": "two"}},
+	}})
+	if !res.IsError || !strings.Contains(textOf(res), `"message": "1 tool(s) not permitted"`) || !strings.Contains(textOf(res), `"tool": "work:echo"`) {
+		t.Errorf("a batch with a denied call = %s", textOf(res))
+	}
+	if len(tm.everything.Started()) != before || len(tm.work.Started()) != 0 {
+		t.Error("a refused batch ran some of its calls")
+	}
+	res = call(t, alice, "batch", map[string]any{"calls": []any{
+		map[string]any{"module": "everything", "tool_name": "echo", "params": map[string]any{"message": "one"}},
+		map[string]any{"module": "everything", "tool_name": "add", "params": map[string]any{"a": 1, "b": 2}},
+	}})
+	if res.IsError || !strings.Contains(textOf(res), "Echo: one") || !strings.Contains(textOf(res), `"sum": 3`) {
+		t.Errorf("an allowed batch = %s", textOf(res))
+	}
+}

@@ -1,0 +1,194 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/core"
+)
+
+// Agents is the Agents screen: the hierarchy of agents, their status,
+// roles, projects and tokens; the roles with their server grants; and the
+// snippets that connect an agent.
+type Agents struct{ d Deps }
+
+// AgentView is an agent with what the screen shows beside it.
+type AgentView struct {
+	authz.Agent
+	// Tokens are the agent's connection tokens (their first characters
+	// only: a token is shown whole once, when it is made).
+	Tokens []authz.TokenRecord `json:"tokens"`
+}
+
+// List returns every agent, the owner first.
+func (a *Agents) List() ([]AgentView, error) {
+	list, err := a.d.Authz.Agents()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AgentView, 0, len(list))
+	for _, ag := range list {
+		toks, err := a.d.Authz.Tokens(ag.ID)
+		if err != nil {
+			return nil, err
+		}
+		if toks == nil {
+			toks = []authz.TokenRecord{}
+		}
+		out = append(out, AgentView{Agent: ag, Tokens: toks})
+	}
+	return out, nil
+}
+
+// Create adds an agent and returns it with its token and passkey, shown
+// this once.
+func (a *Agents) Create(in authz.AgentInput) (authz.CreatedAgent, error) { return a.d.Authz.CreateAgent(in) }
+
+// Update changes the given fields of an agent.
+func (a *Agents) Update(id string, up authz.AgentUpdate) (authz.Agent, error) {
+	return a.d.Authz.UpdateAgent(id, up)
+}
+
+// Delete removes an agent (one with agents under it is refused).
+func (a *Agents) Delete(id string) error { return a.d.Authz.DeleteAgent(id) }
+
+// Suspend cuts an agent off at once: its sessions lose their tools and its
+// next request is refused.
+func (a *Agents) Suspend(id string) (authz.Agent, error) { return a.d.Authz.Suspend(id) }
+
+// Resume lets a suspended agent in again.
+func (a *Agents) Resume(id string) (authz.Agent, error) { return a.d.Authz.Resume(id) }
+
+// RotateToken replaces an agent's connection token and returns the new one,
+// shown this once; the old one stops working at once.
+func (a *Agents) RotateToken(id string) (string, error) { return a.d.Authz.RotateToken(id) }
+
+// RotatePasskey replaces the passkey authenticate takes, shown this once.
+func (a *Agents) RotatePasskey(id string) (string, error) { return a.d.Authz.RotatePasskey(id) }
+
+// SetCompact turns compact mode (the meta-tools instead of every tool) on
+// or off for an agent.
+func (a *Agents) SetCompact(id string, on bool) (authz.Agent, error) { return a.d.Authz.SetCompact(id, on) }
+
+// SetToolEnabled switches one tool off (or on again) for one agent.
+func (a *Agents) SetToolEnabled(id, server, tool string, enabled bool) (authz.Agent, error) {
+	return a.d.Authz.SetToolEnabled(id, server, tool, enabled)
+}
+
+// Projects returns every project.
+func (a *Agents) Projects() ([]authz.Project, error) { return nonNil(a.d.Authz.Projects()) }
+
+// CreateProject adds a project.
+func (a *Agents) CreateProject(name, description string) (authz.Project, error) {
+	return a.d.Authz.CreateProject(name, description)
+}
+
+// DeleteProject removes a project.
+func (a *Agents) DeleteProject(id string) error { return a.d.Authz.DeleteProject(id) }
+
+// Assign puts an agent on a project.
+func (a *Agents) Assign(agent, project string) (authz.Agent, error) { return a.d.Authz.Assign(agent, project) }
+
+// Unassign takes an agent off a project.
+func (a *Agents) Unassign(agent, project string) (authz.Agent, error) {
+	return a.d.Authz.Unassign(agent, project)
+}
+
+// Roles returns every role with its grants.
+func (a *Agents) Roles() ([]authz.Role, error) { return nonNil(a.d.Authz.Roles()) }
+
+// CreateRole adds a role.
+func (a *Agents) CreateRole(in authz.RoleInput) (authz.Role, error) { return a.d.Authz.CreateRole(in) }
+
+// DeleteRole removes a role no agent has.
+func (a *Agents) DeleteRole(name string) error { return a.d.Authz.DeleteRole(name) }
+
+// Grant lets a role use a server's tools, prompts and resources.
+func (a *Agents) Grant(role, server string) (authz.Role, error) { return a.d.Authz.GrantServer(role, server) }
+
+// Revoke takes a server away from a role.
+func (a *Agents) Revoke(role, server string) (authz.Role, error) {
+	return a.d.Authz.RevokeServer(role, server)
+}
+
+// SetRoleTool allows or denies one tool for a role (nil: follow the
+// server's grant).
+func (a *Agents) SetRoleTool(role, server, tool string, allowed *bool) (authz.Role, error) {
+	return a.d.Authz.SetRoleTool(role, server, tool, allowed)
+}
+
+// SetDefaultRole makes a role the one new agents get.
+func (a *Agents) SetDefaultRole(name string) (authz.Role, error) { return a.d.Authz.SetDefaultRole(name) }
+
+func nonNil[T any](list []T, err error) ([]T, error) {
+	if list == nil {
+		list = []T{}
+	}
+	return list, err
+}
+
+// Snippet is how one MCP client connects an agent to Airlock.
+type Snippet struct {
+	Client string `json:"client"` // "Claude Code", "Cursor", ...
+	// Where says where the text goes: a command to run, or a file.
+	Where string `json:"where"`
+	Text  string `json:"text"`
+}
+
+// Snippets returns the ways to connect with token (an agent token just
+// made or rotated), for Claude Code, Claude Desktop (through airlock
+// bridge), Cursor, Codex CLI and Gemini CLI. purpose is "task" or "chat"
+// ("" is a task session).
+func (a *Agents) Snippets(token, purpose string) ([]Snippet, error) {
+	if !strings.HasPrefix(token, authz.TokenPrefix) {
+		return nil, core.Errorf(core.EInvalid, "that is not an agent token (they start with %s)", authz.TokenPrefix)
+	}
+	url := a.d.Info.MCPURL
+	switch purpose {
+	case "", core.PurposeTask:
+	case core.PurposeChat:
+		url += "?purpose=chat"
+	default:
+		return nil, core.Errorf(core.EInvalid, "purpose is task or chat, not %q", purpose)
+	}
+	bin := a.d.Info.Binary
+	if bin == "" {
+		bin = "airlock"
+	}
+	return []Snippet{
+		{Client: "Claude Code", Where: "run in a terminal",
+			Text: fmt.Sprintf("claude mcp add --transport http airlock %s \\\n  --header \"Authorization: Bearer %s\"", url, token)},
+		{Client: "Claude Desktop", Where: "claude_desktop_config.json (it starts only stdio servers: airlock bridge relays)",
+			Text: fmt.Sprintf(`{
+  "mcpServers": {
+    "airlock": {
+      "command": %q,
+      "args": ["bridge", "--url", %q, "--token", %q]
+    }
+  }
+}`, bin, url, token)},
+		{Client: "Cursor", Where: "~/.cursor/mcp.json",
+			Text: fmt.Sprintf(`{
+  "mcpServers": {
+    "airlock": {
+      "url": %q,
+      "headers": { "Authorization": "Bearer %s" }
+    }
+  }
+}`, url, token)},
+		{Client: "Codex CLI", Where: "~/.codex/config.toml",
+			Text: fmt.Sprintf(`[mcp_servers.airlock]
+url = %q
+http_headers = { "Authorization" = "Bearer %s" }`, url, token)},
+		{Client: "Gemini CLI", Where: "~/.gemini/settings.json",
+			Text: fmt.Sprintf(`{
+  "mcpServers": {
+    "airlock": {
+      "httpUrl": %q,
+      "headers": { "Authorization": "Bearer %s" }
+    }
+  }
+}`, url, token)},
+	}, nil
+}
