@@ -156,11 +156,13 @@ func orchestrate(ctx context.Context, c *config, stdout, stderr io.Writer) error
 
 	report := renderReport(c, res)
 	if c.Append != "" {
-		extra, err := os.ReadFile(c.Append)
-		if err != nil {
-			return fmt.Errorf("append: %w", err)
+		// The in-process report is written by an earlier step that may
+		// have failed; say so rather than lose this run's figures.
+		if extra, err := os.ReadFile(c.Append); err != nil {
+			report += fmt.Sprintf("\n## In-process benchmarks\n\nNot available: %v\n", err)
+		} else {
+			report += "\n" + demoteHeadings(string(extra))
 		}
-		report += "\n" + demoteHeadings(string(extra))
 	}
 	if err := os.MkdirAll(filepath.Dir(c.Out), 0o755); err != nil {
 		return err
