@@ -55,7 +55,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 // config is everything a run needs, from flags and their -quick defaults.
 type config struct {
 	Airlock  string // the airlock binary measured
-	Baseline string // optional second airlock binary, measured as its own column
+	Headless string // optional: the headless build, measured as its own column
+	Baseline string // optional: another airlock build (an older commit), measured as its own column
 	Out      string
 	Append   string // a Markdown file appended to the report (the go test -bench report)
 	Quick    bool
@@ -90,13 +91,17 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 		return nil, err
 	}
 	c := &config{Root: root}
-	defAirlock := getenv("AIRLOCK_BIN")
+	// The desktop build is the one users run; with both builds at hand the
+	// headless one becomes an extra column (its RSS and start-up differ:
+	// no GTK/WebKit libraries to map).
+	defAirlock, defHeadless := getenv("AIRLOCK_BIN"), getenv("AIRLOCK_HEADLESS_BIN")
 	if defAirlock == "" {
-		defAirlock = getenv("AIRLOCK_HEADLESS_BIN")
+		defAirlock, defHeadless = defHeadless, ""
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Airlock, "airlock", defAirlock, "airlock binary to measure (default $AIRLOCK_BIN, else $AIRLOCK_HEADLESS_BIN)")
+	fs.StringVar(&c.Headless, "headless", defHeadless, "the headless airlock build, measured as an extra column (default $AIRLOCK_HEADLESS_BIN when $AIRLOCK_BIN is set; empty: none)")
 	fs.StringVar(&c.Baseline, "baseline", "", "a second airlock binary (e.g. a build of an older commit) measured in the same rounds as its own column")
 	fs.StringVar(&c.Out, "out", filepath.Join(root, "build", "bench-report.md"), "Markdown report to write")
 	fs.StringVar(&c.Append, "append", "", "Markdown file to append to the report (the in-process go test -bench report)")
@@ -157,15 +162,20 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	if c.Airlock == "" {
 		return nil, errors.New("no airlock binary: pass -airlock or set AIRLOCK_BIN (go tool task bench does)")
 	}
-	for _, p := range []*string{&c.Airlock, &c.Baseline} {
+	for _, p := range []*string{&c.Airlock, &c.Headless, &c.Baseline} {
 		if *p != "" {
 			if *p, err = filepath.Abs(*p); err != nil {
 				return nil, err
 			}
+			if _, err := os.Stat(*p); err != nil {
+				return nil, fmt.Errorf("%v: build it with `go tool task build` or `go tool task build:headless`", err)
+			}
 		}
 	}
+	if c.Headless == c.Airlock {
+		c.Headless = ""
+	}
 	for _, chk := range []struct{ path, fix string }{
-		{c.Airlock, "build it with `go tool task build` or `go tool task build:headless`"},
 		{c.Everything, "run `go tool task deps:npm`"},
 		{c.Supergateway, "run `npm ci --no-audit --no-fund` in build/bench (go tool task bench does)"},
 	} {

@@ -24,6 +24,7 @@ import (
 const (
 	keyDirect   = "direct"
 	keyAirlock  = "airlock"
+	keyHeadless = "headless"
 	keyBaseline = "baseline"
 	keySG       = "supergateway"
 )
@@ -31,6 +32,7 @@ const (
 // target is one path to server-everything's echo.
 type target struct {
 	Key, Name string
+	Bin       string // the airlock binary, for airlock targets
 	EP        endpoint
 	Tool      string
 	GW        *gateway // the gateway process; nil for direct stdio
@@ -81,27 +83,26 @@ func orchestrate(ctx context.Context, c *config, stdout, stderr io.Writer) error
 	}
 	defer os.RemoveAll(work)
 
-	res := &results{Machine: describeMachine(ctx, c), Rounds: map[string][]roundResult{},
+	res := &results{Rounds: map[string][]roundResult{},
 		PeakKB: map[string]int{}, TreeKB: map[string]int{}, Idle: map[string]idleResult{}}
 	everything := []string{c.Node, c.Everything, "stdio"}
 	res.Targets = append(res.Targets, &target{Key: keyDirect, Name: "direct stdio", EP: endpoint{Command: everything}, Tool: "echo"})
 
-	logf("starting airlock serve (%s)", c.Airlock)
-	al, err := startAirlock(ctx, c, c.Airlock, filepath.Join(work, "airlock"))
-	if err != nil {
-		return err
-	}
-	defer al.close()
-	res.Targets = append(res.Targets, &target{Key: keyAirlock, Name: "Airlock", EP: al.ep, Tool: c.Tool, GW: al, Load: true, Airlock: true})
-	if c.Baseline != "" {
-		logf("starting the baseline airlock serve (%s)", c.Baseline)
-		bl, err := startAirlock(ctx, c, c.Baseline, filepath.Join(work, "baseline"))
-		if err != nil {
-			return fmt.Errorf("baseline: %w", err)
+	for _, a := range []struct{ key, name, bin string }{
+		{keyAirlock, "Airlock", c.Airlock}, {keyHeadless, "Airlock (headless build)", c.Headless}, {keyBaseline, "Airlock baseline", c.Baseline},
+	} {
+		if a.bin == "" {
+			continue
 		}
-		defer bl.close()
-		res.Targets = append(res.Targets, &target{Key: keyBaseline, Name: "Airlock baseline", EP: bl.ep, Tool: c.Tool, GW: bl, Load: true, Airlock: true})
+		logf("starting %s: airlock serve (%s)", a.name, a.bin)
+		g, err := startAirlock(ctx, c, a.bin, filepath.Join(work, a.key))
+		if err != nil {
+			return fmt.Errorf("%s: %w", a.name, err)
+		}
+		defer g.close()
+		res.Targets = append(res.Targets, &target{Key: a.key, Name: a.name, Bin: a.bin, EP: g.ep, Tool: c.Tool, GW: g, Load: true, Airlock: true})
 	}
+	al := res.Targets[1].GW // the measured build (-airlock is required), after direct
 	logf("starting supergateway")
 	sg, err := startSupergateway(ctx, c, filepath.Join(work, "supergateway.log"))
 	if err != nil {
@@ -110,6 +111,7 @@ func orchestrate(ctx context.Context, c *config, stdout, stderr io.Writer) error
 	defer sg.close()
 	res.Targets = append(res.Targets, &target{Key: keySG, Name: "supergateway", EP: sg.ep, Tool: "echo", GW: sg, Load: c.LoadPeers})
 
+	res.Machine = describeMachine(ctx, c, res.Targets)
 	if _, err := readTotalAlloc(ctx, al, c.MemstatsPath); err != nil {
 		res.AllocNote = fmt.Sprintf("Airlock does not expose its allocated bytes (GET %s: %v)", c.MemstatsPath, err)
 	}
@@ -230,7 +232,7 @@ func measureTarget(ctx context.Context, c *config, t *target, nonce string, logf
 		logf("%s: airlock bridge, %d calls", t.Name, c.BridgeCalls)
 		s = spec
 		s.Kind, s.Calls, s.Sessions, s.Nonce = kindBridge, c.BridgeCalls, 1, nonce+"-bridge"
-		s.Target = endpoint{Command: []string{t.GW.bin, "bridge", "--url", t.EP.URL, "--token", t.EP.Token}}
+		s.Target = endpoint{Command: []string{t.Bin, "bridge", "--url", t.EP.URL, "--token", t.EP.Token}}
 		b, err := runClientProcess(ctx, s)
 		if err != nil {
 			return rr, err
@@ -271,7 +273,6 @@ func runClientProcess(ctx context.Context, spec clientSpec) (clientResult, error
 // gateway is a gateway process the bench started.
 type gateway struct {
 	name string
-	bin  string // the airlock binary (for `airlock bridge`)
 	cmd  *exec.Cmd
 	ep   endpoint
 	done chan struct{} // closed when the process has exited
@@ -348,7 +349,7 @@ func startAirlock(ctx context.Context, c *config, bin, dir string) (*gateway, er
 	if err != nil {
 		return nil, err
 	}
-	g := &gateway{name: "airlock serve", bin: bin, sig: os.Interrupt,
+	g := &gateway{name: "airlock serve", sig: os.Interrupt,
 		cmd: exec.Command(bin, "serve", "--data-dir", dir, "--addr", addr),
 		ep:  endpoint{URL: "http://" + addr + "/mcp", Token: strings.TrimSpace(tok)}}
 	if err := g.start(dir + ".log"); err != nil {
@@ -584,11 +585,11 @@ type machine struct {
 	CPUModel, Kernel, Go, Node         string
 	CPUs                               int
 	Date                               time.Time
-	Airlock, Baseline                  string
+	Binaries                           [][2]string // target name, "version (path)"
 	EverythingVersion, SupergatewayVer string
 }
 
-func describeMachine(ctx context.Context, c *config) machine {
+func describeMachine(ctx context.Context, c *config, ts []*target) machine {
 	m := machine{CPUs: runtimeCPUs(), Go: goVersion(), Date: time.Now().UTC(), CPUModel: "unknown", Kernel: "unknown"}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
@@ -609,9 +610,10 @@ func describeMachine(ctx context.Context, c *config) machine {
 		return strings.TrimSpace(string(b))
 	}
 	m.Node = out(c.Node, "--version")
-	m.Airlock = out(c.Airlock, "version") + " (" + c.Airlock + ")"
-	if c.Baseline != "" {
-		m.Baseline = out(c.Baseline, "version") + " (" + c.Baseline + ")"
+	for _, t := range ts {
+		if t.Bin != "" {
+			m.Binaries = append(m.Binaries, [2]string{t.Name, out(t.Bin, "version") + " (" + t.Bin + ")"})
+		}
 	}
 	m.EverythingVersion = packageVersion(filepath.Join(filepath.Dir(c.Everything), "..", "package.json"))
 	m.SupergatewayVer = packageVersion(filepath.Join(filepath.Dir(c.Supergateway), "..", "package.json"))

@@ -171,9 +171,8 @@ func renderReport(c *config, res *results) string {
 	p("| date (UTC) | %s |\n", m.Date.Format("2006-01-02 15:04"))
 	p("| CPU | %s |\n| cores (as Go sees them) | %d |\n| OS | %s |\n", m.CPUModel, m.CPUs, m.Kernel)
 	p("| Go (bench) | %s |\n| node | %s |\n", m.Go, m.Node)
-	p("| Airlock | %s |\n", m.Airlock)
-	if m.Baseline != "" {
-		p("| Airlock baseline | %s |\n", m.Baseline)
+	for _, b := range m.Binaries {
+		p("| %s | %s |\n", b[0], b[1])
 	}
 	p("| server-everything | %s |\n| supergateway | %s (stateful Streamable HTTP) |\n\n", m.EverythingVersion, m.SupergatewayVer)
 	p("Reproduce with `%s` (`go tool task bench` runs it after building and installing everything).\n\n", strings.Join(c.Command, " "))
