@@ -185,3 +185,11 @@ func TestQuickRun(t *testing.T) {
 		}
 	}
 }
+
+func TestDemoteHeadings(t *testing.T) {
+	in := "# Benchmark report\n\n| a |\n## pkg\ntext # not a heading\n"
+	want := "## In-process benchmarks (`go test -bench`: gateway and clients share one process)\n\n| a |\n### pkg\ntext # not a heading\n"
+	if diff := cmp.Diff(want, demoteHeadings(in)); diff != "" {
+		t.Errorf("demoteHeadings (-want +got):\n%s", diff)
+	}
+}

@@ -632,11 +632,15 @@ func packageVersion(path string) string {
 	return p.Version
 }
 
-// demoteHeadings nests an appended Markdown document one level deeper.
+// demoteHeadings nests an appended Markdown document (the go test -bench
+// report) one level deeper, under a title that says what it measures.
 func demoteHeadings(md string) string {
 	lines := strings.Split(md, "\n")
 	for i, l := range lines {
-		if strings.HasPrefix(l, "#") {
+		switch {
+		case i == 0 && strings.HasPrefix(l, "# "):
+			lines[i] = "## In-process benchmarks (`go test -bench`: gateway and clients share one process)"
+		case strings.HasPrefix(l, "#"):
 			lines[i] = "#" + l
 		}
 	}
