@@ -43,6 +43,9 @@ type Outcome struct {
 	Passed       int  // checks with status SUCCESS
 	Failed       int  // checks with status FAILURE
 	FirstFailure string
+	// ToolErrors holds, by check id, the text of tool results with isError
+	// set that passing checks were judged on (see Row.Masked).
+	ToolErrors map[string]string `json:",omitempty"`
 }
 
 // OK is the suite's own verdict: a scenario passes when it ran and none of
@@ -65,6 +68,30 @@ type Row struct {
 	Direct   Outcome // the suite against everything-server
 	Control  Outcome // the same, through the header-adding proxy
 	Airlock  Outcome // through the proxy and airlock serve
+	// Masked is set when the suite passed a check through Airlock on a tool
+	// result that is an error where the direct result was not (or a
+	// different error): some scenarios only look for content, and a
+	// gateway's refusal has text content too.
+	Masked string
+}
+
+// AirlockOK is whether the scenario passes through Airlock, masked passes
+// counted as failures.
+func (r Row) AirlockOK() bool { return r.Airlock.OK() && r.Masked == "" }
+
+// masked compares the tool errors behind passing checks.
+func masked(direct, through Outcome) string {
+	ids := make([]string, 0, len(through.ToolErrors))
+	for id := range through.ToolErrors {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if d, ok := direct.ToolErrors[id]; !ok || d != through.ToolErrors[id] {
+			return fmt.Sprintf("%s passed on an error result: %s", id, through.ToolErrors[id])
+		}
+	}
+	return ""
 }
 
 // Comparison is the result of Compare.
@@ -83,7 +110,7 @@ type Comparison struct {
 func (c *Comparison) Differences() []Row {
 	var out []Row
 	for _, r := range c.Rows {
-		if r.Direct.OK() && !r.Airlock.OK() {
+		if r.Direct.OK() && !r.AirlockOK() {
 			out = append(out, r)
 		}
 	}
@@ -178,6 +205,12 @@ func readChecks(path string) (Outcome, error) {
 	}
 	var checks []struct {
 		ID, Status, ErrorMessage, Description string
+		Details                               struct {
+			Result *struct {
+				IsError bool
+				Content []struct{ Type, Text string }
+			}
+		}
 	}
 	if err := json.Unmarshal(b, &checks); err != nil {
 		return Outcome{}, fmt.Errorf("%s: %w", path, err)
@@ -187,6 +220,16 @@ func readChecks(path string) (Outcome, error) {
 		switch c.Status {
 		case "SUCCESS":
 			o.Passed++
+			if r := c.Details.Result; r != nil && r.IsError {
+				var text []string
+				for _, ct := range r.Content {
+					text = append(text, ct.Text)
+				}
+				if o.ToolErrors == nil {
+					o.ToolErrors = map[string]string{}
+				}
+				o.ToolErrors[c.ID] = strings.Join(text, " ")
+			}
 		case "FAILURE":
 			o.Failed++
 			if o.FirstFailure == "" {
@@ -301,7 +344,8 @@ func Compare(ctx context.Context, o Options) (*Comparison, error) {
 		}
 	}
 	for _, n := range names {
-		c.Rows = append(c.Rows, Row{Scenario: n, Direct: direct[n], Control: control[n], Airlock: through[n]})
+		c.Rows = append(c.Rows, Row{Scenario: n, Direct: direct[n], Control: control[n], Airlock: through[n],
+			Masked: masked(direct[n], through[n])})
 	}
 	return c, nil
 }
@@ -555,7 +599,7 @@ func (c *Comparison) Markdown() string {
 	for _, r := range c.Rows {
 		if r.Direct.OK() {
 			directOK++
-			if r.Airlock.OK() {
+			if r.AirlockOK() {
 				both++
 			}
 		}
@@ -571,16 +615,20 @@ func (c *Comparison) Markdown() string {
 	}
 	p("\n\n| scenario | direct | direct via header proxy (control) | through Airlock | first failed check through Airlock |\n|---|---|---|---|---|\n")
 	for _, r := range c.Rows {
-		note := ""
-		if !r.Airlock.OK() {
+		through, note := r.Airlock.String(), ""
+		switch {
+		case !r.Airlock.OK():
 			note = r.Airlock.FirstFailure
+		case r.Masked != "":
+			through, note = "**FAIL** (masked pass)", r.Masked
 		}
-		p("| %s | %s | %s | %s | %s |\n", r.Scenario, r.Direct, r.Control, r.Airlock, cell(truncate(note, 160)))
+		p("| %s | %s | %s | %s | %s |\n", r.Scenario, r.Direct, r.Control, through, cell(truncate(note, 160)))
 	}
 	p("\n## How it was run\n\n")
 	p("- `direct`: everything-server `-http 127.0.0.1:PORT -stateless=false` (stateful, as the Go SDK's own conformance script runs it), suite against `http://127.0.0.1:PORT/mcp`.\n")
 	p("- `through Airlock`: a fresh data directory set up with `airlock servers add everything -- everything-server` (stdio), `airlock rules add --auto-approve`, `airlock token`; then `airlock serve`.\n")
 	p("- The suite's `server` command takes only `--url` and its client sends no custom headers, so the runner puts a reverse proxy in front that adds `Authorization: Bearer <agent token>` and keeps the suite's Host header. The control column is the suite through that proxy in front of everything-server alone: it matches `direct` when the proxy is transparent.\n")
+	p("- A scenario the suite passes through Airlock counts as failed (\"masked pass\") when a passing check was judged on a tool result that is an error where the direct result was not, or a different error: some scenarios check only that content came back, and a refusal has content too.\n")
 	p("- Reproduce: `go tool task conformance` (or `go run ./build/conformance -airlock build/bin/airlock-headless -report`); `AIRLOCK_BIN=… go test ./build/conformance` fails for every scenario in the \"Different\" list.\n")
 	return b.String()
 }

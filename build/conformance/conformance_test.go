@@ -51,8 +51,11 @@ func TestConformanceThroughAirlock(t *testing.T) {
 
 	for _, r := range c.Rows {
 		t.Run(r.Scenario, func(t *testing.T) {
-			if r.Direct.OK() && !r.Airlock.OK() {
+			switch {
+			case r.Direct.OK() && !r.Airlock.OK():
 				t.Errorf("passes directly (%s) but not through Airlock (%s): %s", r.Direct, r.Airlock, truncate(r.Airlock.FirstFailure, 300))
+			case r.Direct.OK() && r.Masked != "":
+				t.Errorf("passes directly; through Airlock the suite passed it on an error result: %s", truncate(r.Masked, 300))
 			}
 		})
 	}
@@ -77,6 +80,9 @@ func TestReadChecks(t *testing.T) {
 		{"first failure kept, with its message",
 			`[{"id":"a","status":"SUCCESS"},{"id":"b","status":"FAILURE","errorMessage":"method not found"},{"id":"c","status":"FAILURE","description":"later"}]`,
 			Outcome{Ran: true, Passed: 1, Failed: 2, FirstFailure: "b: method not found"}},
+		{"error results behind passing checks are kept",
+			`[{"id":"t","status":"SUCCESS","details":{"result":{"isError":true,"content":[{"type":"text","text":"no such tool"}]}}},{"id":"u","status":"SUCCESS","details":{"result":{"content":[{"type":"text","text":"fine"}]}}}]`,
+			Outcome{Ran: true, Passed: 2, ToolErrors: map[string]string{"t": "no such tool"}}},
 		{"a failure without a message uses its description",
 			`[{"id":"x","status":"FAILURE","description":"Tool was not called"}]`,
 			Outcome{Ran: true, Failed: 1, FirstFailure: "x: Tool was not called"}},
@@ -117,10 +123,35 @@ func TestResultDirNames(t *testing.T) {
 	}
 }
 
+func TestMasked(t *testing.T) {
+	ok := Outcome{Ran: true, Passed: 1}
+	errOut := func(text string) Outcome {
+		return Outcome{Ran: true, Passed: 1, ToolErrors: map[string]string{"call": text}}
+	}
+	tests := []struct {
+		name            string
+		direct, through Outcome
+		masked          bool
+	}{
+		{"no errors", ok, ok, false},
+		{"the same tool error both ways (an error-handling scenario)", errOut("boom"), errOut("boom"), false},
+		{"an error only through Airlock", ok, errOut("unknown tool"), true},
+		{"a different error through Airlock", errOut("boom"), errOut("unknown tool"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := masked(tt.direct, tt.through); (got != "") != tt.masked {
+				t.Errorf("masked(direct, through) = %q, want masked %v", got, tt.masked)
+			}
+		})
+	}
+}
+
 func TestDifferences(t *testing.T) {
 	pass := Outcome{Ran: true, Passed: 1}
 	fail := Outcome{Ran: true, Failed: 1}
 	c := &Comparison{Rows: []Row{
+		{Scenario: "masked-pass", Direct: pass, Airlock: pass, Masked: "call passed on an error result: unknown tool"},
 		{Scenario: "both-pass", Direct: pass, Airlock: pass},
 		{Scenario: "only-direct", Direct: pass, Airlock: fail},
 		{Scenario: "missing-through-airlock", Direct: pass},
@@ -131,7 +162,7 @@ func TestDifferences(t *testing.T) {
 	for _, r := range c.Differences() {
 		got = append(got, r.Scenario)
 	}
-	if diff := cmp.Diff([]string{"only-direct", "missing-through-airlock"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"masked-pass", "only-direct", "missing-through-airlock"}, got); diff != "" {
 		t.Errorf("Differences (-want +got):\n%s", diff)
 	}
 }
