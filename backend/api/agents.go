@@ -43,7 +43,9 @@ func (a *Agents) List() ([]AgentView, error) {
 
 // Create adds an agent and returns it with its token and passkey, shown
 // this once.
-func (a *Agents) Create(in authz.AgentInput) (authz.CreatedAgent, error) { return a.d.Authz.CreateAgent(in) }
+func (a *Agents) Create(in authz.AgentInput) (authz.CreatedAgent, error) {
+	return a.d.Authz.CreateAgent(in)
+}
 
 // Update changes the given fields of an agent.
 func (a *Agents) Update(id string, up authz.AgentUpdate) (authz.Agent, error) {
@@ -69,7 +71,9 @@ func (a *Agents) RotatePasskey(id string) (string, error) { return a.d.Authz.Rot
 
 // SetCompact turns compact mode (the meta-tools instead of every tool) on
 // or off for an agent.
-func (a *Agents) SetCompact(id string, on bool) (authz.Agent, error) { return a.d.Authz.SetCompact(id, on) }
+func (a *Agents) SetCompact(id string, on bool) (authz.Agent, error) {
+	return a.d.Authz.SetCompact(id, on)
+}
 
 // SetToolEnabled switches one tool off (or on again) for one agent.
 func (a *Agents) SetToolEnabled(id, server, tool string, enabled bool) (authz.Agent, error) {
@@ -88,7 +92,9 @@ func (a *Agents) CreateProject(name, description string) (authz.Project, error) 
 func (a *Agents) DeleteProject(id string) error { return a.d.Authz.DeleteProject(id) }
 
 // Assign puts an agent on a project.
-func (a *Agents) Assign(agent, project string) (authz.Agent, error) { return a.d.Authz.Assign(agent, project) }
+func (a *Agents) Assign(agent, project string) (authz.Agent, error) {
+	return a.d.Authz.Assign(agent, project)
+}
 
 // Unassign takes an agent off a project.
 func (a *Agents) Unassign(agent, project string) (authz.Agent, error) {
@@ -105,7 +111,9 @@ func (a *Agents) CreateRole(in authz.RoleInput) (authz.Role, error) { return a.d
 func (a *Agents) DeleteRole(name string) error { return a.d.Authz.DeleteRole(name) }
 
 // Grant lets a role use a server's tools, prompts and resources.
-func (a *Agents) Grant(role, server string) (authz.Role, error) { return a.d.Authz.GrantServer(role, server) }
+func (a *Agents) Grant(role, server string) (authz.Role, error) {
+	return a.d.Authz.GrantServer(role, server)
+}
 
 // Revoke takes a server away from a role.
 func (a *Agents) Revoke(role, server string) (authz.Role, error) {
@@ -119,7 +127,9 @@ func (a *Agents) SetRoleTool(role, server, tool string, allowed *bool) (authz.Ro
 }
 
 // SetDefaultRole makes a role the one new agents get.
-func (a *Agents) SetDefaultRole(name string) (authz.Role, error) { return a.d.Authz.SetDefaultRole(name) }
+func (a *Agents) SetDefaultRole(name string) (authz.Role, error) {
+	return a.d.Authz.SetDefaultRole(name)
+}
 
 func nonNil[T any](list []T, err error) ([]T, error) {
 	if list == nil {
