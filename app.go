@@ -141,6 +141,7 @@ func desktop(ctx context.Context, o airlock.Options, stdout, stderr io.Writer) e
 	stopSink := in.Hub.AddSink(app)
 	defer stopSink()
 	printEndpoints(stdout, in)
+	warnConfig(stderr, in)
 	return wails.Run(&options.App{
 		Title:            "Airlock",
 		Width:            1280,

@@ -31,7 +31,6 @@ import (
 var assets embed.FS
 
 func main() {
-	airlock.TuneRuntime()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
@@ -77,17 +76,33 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		cmd, args = args[0], args[1:]
 	}
 	fs := flag.NewFlagSet("airlock "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	// Help goes to stdout and is no error (exit 0); a bad flag is one line
+	// on stderr (main prints it) and exit 2.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	dataDirFlag := fs.String("data-dir", "", "data directory (default $AIRLOCK_DATA_DIR or the user config dir)")
 	addrFlag := fs.String("addr", "", "listen address (default $AIRLOCK_ADDR or "+airlock.DefaultAddr+")")
 	var allowHosts hostList
 	fs.Var(&allowHosts, "allow-host", "a host name remote clients use to reach a non-loopback --addr (repeatable; also $AIRLOCK_ALLOW_HOSTS, comma-separated)")
 
+	parse := func() error {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			fmt.Fprintln(stdout, "\nFlags of 'airlock "+strings.TrimSpace(cmd+"")+"':")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return errHelpShown
+		}
+		if err != nil {
+			return core.Errorf(core.EInvalid, "%v", err).WithHint("see 'airlock --help'")
+		}
+		return nil
+	}
 	switch cmd {
 	case "", "serve":
-		if err := fs.Parse(args); err != nil {
-			return err
+		if err := parse(); err != nil {
+			return done(err)
 		}
 		dataDir, err := cli.ResolveDataDir(*dataDirFlag, getenv)
 		if err != nil {
@@ -103,6 +118,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			}
 		}
 		o := airlock.Options{DataDir: dataDir, Addr: addr, UI: uiFS(), AllowedHosts: allowHosts}
+		airlock.TuneRuntime()
 		if cmd == "serve" {
 			return serve(ctx, o, stdout, stderr)
 		}
@@ -110,8 +126,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "bridge":
 		token := fs.String("token", getenv("AIRLOCK_TOKEN"), "agent token (default $AIRLOCK_TOKEN, else the data dir's token)")
 		url := fs.String("url", getenv("AIRLOCK_URL"), "Airlock MCP endpoint (default: the Airlock running on the data dir, else http://$AIRLOCK_ADDR/mcp)")
-		if err := fs.Parse(args); err != nil {
-			return err
+		if err := parse(); err != nil {
+			return done(err)
 		}
 		dataDir, err := cli.ResolveDataDir(*dataDirFlag, getenv)
 		if err != nil {
@@ -159,7 +175,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "version":
 		fmt.Fprintln(stdout, "airlock", airlock.Version)
 		return nil
-	case "help":
+	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
@@ -210,6 +226,7 @@ func serve(ctx context.Context, o airlock.Options, stdout, stderr io.Writer) err
 	}
 	defer in.Close()
 	printEndpoints(stdout, in)
+	warnConfig(stderr, in)
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "Airlock stopping")
 	return nil
@@ -224,6 +241,14 @@ func printEndpoints(w io.Writer, in *airlock.Instance) {
 	fmt.Fprintf(w, "Agent token: %s\n", in.Info.AgentToken)
 	fmt.Fprintf(w, "Data dir: %s\n", in.Info.DataDir)
 	fmt.Fprintf(w, "Connect Claude Code: claude mcp add --transport http airlock %s --header \"Authorization: Bearer %s\"\n", in.Info.MCPURL, in.Info.AgentToken)
+}
+
+// warnConfig says on the console what the Servers screen says: that the
+// servers file is not in effect, and why.
+func warnConfig(w io.Writer, in *airlock.Instance) {
+	if msg := in.ConfigError(); msg != "" {
+		fmt.Fprintf(w, "Warning: the servers file is not in effect (%s); Airlock starts without its servers. Fix the file (it is watched) or use the Servers screen.\n", msg)
+	}
 }
 
 func isLoopback(host string) bool {
@@ -264,4 +289,16 @@ func isHelp(args []string) bool {
 		}
 	}
 	return false
+}
+
+// errHelpShown tells run that a command printed its help and has nothing
+// else to do.
+var errHelpShown = errors.New("help shown")
+
+// done turns errHelpShown into success: asking for help is not a failure.
+func done(err error) error {
+	if errors.Is(err, errHelpShown) {
+		return nil
+	}
+	return err
 }

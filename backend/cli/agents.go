@@ -21,6 +21,10 @@ hierarchy (owner → coordinators, managers → workers), status, role,
 projects and secrets. Changes are written to the database; a running
 Airlock picks them up at once.
 
+every command takes:
+  --data-dir DIR    the data directory (default $AIRLOCK_DATA_DIR, else
+                    ~/.config/airlock); a running Airlock on it applies changes at once
+
 commands:
   list    [--json]                       every agent
   add     NAME [--kind K] [--role R] [--parent P] [--project X]... [--human] [--compact] [--json]

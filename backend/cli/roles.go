@@ -19,6 +19,10 @@ may use. New agents get the role marked default; a superuser role grants
 every server. Changes are written to the database; a running Airlock picks
 them up at once.
 
+every command takes:
+  --data-dir DIR    the data directory (default $AIRLOCK_DATA_DIR, else
+                    ~/.config/airlock); a running Airlock on it applies changes at once
+
 commands:
   list    [--json]                                  every role with its grants
   add     NAME [--grant SERVER]... [--superuser] [--default] [--description D] [--json]

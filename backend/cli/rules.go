@@ -25,6 +25,10 @@ Manage the tool permission rules that decide which tool calls need a
 person's approval. Changes are written to the database; a running Airlock
 picks them up at once.
 
+every command takes:
+  --data-dir DIR    the data directory (default $AIRLOCK_DATA_DIR, else
+                    ~/.config/airlock); a running Airlock on it applies changes at once
+
 commands:
   list   [--json]                        the rules in evaluation order
   add    [rule flags] [--json]           add a rule; prints its id

@@ -13,6 +13,7 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/instance"
 )
 
 const serversUsage = `usage: airlock servers <command> [flags]
@@ -20,6 +21,10 @@ const serversUsage = `usage: airlock servers <command> [flags]
 Manage the downstream MCP servers in servers.json in the data directory (the
 mcpServers format of Claude Desktop and Cursor). A running Airlock applies
 changes at once.
+
+every command takes:
+  --data-dir DIR    the data directory (default $AIRLOCK_DATA_DIR, else
+                    ~/.config/airlock); a running Airlock on it applies changes at once
 
 commands:
   list     list the servers (--json for JSON)
@@ -101,24 +106,43 @@ func serversList(dataDir string, args []string, stdout, stderr io.Writer) error 
 		enc.SetIndent("", "  ")
 		return enc.Encode(list)
 	}
+	// The live state comes from the running Airlock, when there is one.
+	var statuses []core.ServerStatus
+	live := map[string]core.ServerStatus{}
+	running := instance.Status(dataDir, &statuses) == nil
+	for _, st := range statuses {
+		live[st.ID] = st
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTRANSPORT\tCOMMAND/URL\tDISABLED")
+	fmt.Fprintln(tw, "ID\tSTATE\tTOOLS\tTRANSPORT\tCOMMAND/URL\tNOTE")
 	for _, c := range list {
 		target := c.URL
 		if c.Command != "" {
 			target = commandLine(c.Command, c.Args)
 		}
-		disabled := ""
-		if c.Disabled {
-			disabled = "yes"
+		state, tools, note := "-", "-", ""
+		switch st, ok := live[c.ID]; {
+		case c.Disabled:
+			state = "disabled"
+		case !running:
+			state = "(not running)"
+		case ok:
+			state, tools = st.State, fmt.Sprint(len(st.Tools))
+			note = st.LastError
+			if len(st.Warnings) > 0 {
+				note = strings.Join(append([]string{note}, st.Warnings...), "; ")
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Transport(), target, disabled)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, state, tools, c.Transport(), target, strings.TrimPrefix(note, "; "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(stderr, "no servers yet: add one with 'airlock servers add' or 'airlock servers import'")
+	}
+	if !running {
+		fmt.Fprintln(stderr, "Airlock is not running on this data directory: no live state (start it with 'airlock' or 'airlock serve')")
 	}
 	return nil
 }
@@ -140,7 +164,8 @@ var addCmd = command{name: "servers add", usage: `servers add <id> [flags] -- <c
        airlock servers add <id> --url URL [--type http|sse] [--header K=V ...]
 
 Add a server: either a command to run over stdio (after --) or a URL.
-The id names the server; its tools are exposed as <id>__<tool>.`}
+The id names the server; its tools are exposed as <id>__<tool> (with
+--no-prefix, under their own names).`}
 
 func serversAdd(dataDir string, args []string, stdout io.Writer) error {
 	fs := addCmd.newFlags(&dataDir)
@@ -150,6 +175,8 @@ func serversAdd(dataDir string, args []string, stdout io.Writer) error {
 	fs.Var(keyValues(cfg.Env), "env", "an environment variable `K=V` for the command (repeatable)")
 	fs.Var(keyValues(cfg.Headers), "header", "an HTTP header `K=V` sent to the URL (repeatable)")
 	fs.BoolVar(&cfg.Disabled, "disabled", false, "add the server disabled")
+	fs.BoolVar(&cfg.NoPrefix, "no-prefix", false, "expose its tools, prompts and resources under their own names, not <id>__<name> (a name another server already uses stays hidden, and the Servers screen says so)")
+	fs.BoolVar(&cfg.TrustNewTools, "trust-new-tools", false, "accept tools the server adds later without asking (otherwise each new tool asks until you accept it)")
 	pos, command, err := addCmd.parse(fs, args, stdout)
 	if err != nil {
 		return err

@@ -39,13 +39,14 @@ func TestServersAddListRemove(t *testing.T) {
 	mustServers(t, dir, "add", "--url", "https://example.com/mcp", "--header", "Authorization=Bearer t", "--disabled", "web")
 	mustServers(t, dir, "add", "old", "--url", "http://127.0.0.1:9000/sse", "--type", "sse")
 
-	row := func(id, transport, target, disabled string) string {
-		return fmt.Sprintf("%-5s%-11s%-58s%s\n", id, transport, target, disabled)
+	// No Airlock runs on dir: the list says so instead of a live state.
+	row := func(id, state, transport, target string) string {
+		return fmt.Sprintf("%-5s%-15s%-7s%-11s%-58s\n", id, state, "-", transport, target)
 	}
-	want := row("ID", "TRANSPORT", "COMMAND/URL", "DISABLED") +
-		row("fs", "stdio", `npx -y @modelcontextprotocol/server-filesystem "/my dir"`, "") +
-		row("old", "sse", "http://127.0.0.1:9000/sse", "") +
-		row("web", "http", "https://example.com/mcp", "yes")
+	want := fmt.Sprintf("%-5s%-15s%-7s%-11s%-58sNOTE\n", "ID", "STATE", "TOOLS", "TRANSPORT", "COMMAND/URL") +
+		row("fs", "(not running)", "stdio", `npx -y @modelcontextprotocol/server-filesystem "/my dir"`) +
+		row("old", "(not running)", "sse", "http://127.0.0.1:9000/sse") +
+		row("web", "disabled", "http", "https://example.com/mcp")
 	if diff := cmp.Diff(want, mustServers(t, dir, "list")); diff != "" {
 		t.Errorf("list (-want +got):\n%s", diff)
 	}
@@ -220,7 +221,8 @@ func TestServersEmptyList(t *testing.T) {
 	if err := Servers(context.Background(), t.TempDir(), []string{"list"}, io.MultiReader(), &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != "ID  TRANSPORT  COMMAND/URL  DISABLED\n" || !strings.Contains(errOut.String(), "no servers yet") {
+	if out.String() != "ID  STATE  TOOLS  TRANSPORT  COMMAND/URL  NOTE\n" || !strings.Contains(errOut.String(), "no servers yet") ||
+		!strings.Contains(errOut.String(), "not running") {
 		t.Errorf("empty list: stdout %q, stderr %q", out.String(), errOut.String())
 	}
 }

@@ -25,7 +25,7 @@ const (
 // other field is kept in ServerConfig.Extra.
 func isKnownField(name string) bool {
 	switch name {
-	case "command", "args", "env", "url", "type", "headers", "disabled":
+	case "command", "args", "env", "url", "type", "headers", "disabled", "noPrefix", "trustNewTools":
 		return true
 	}
 	return false
@@ -42,6 +42,10 @@ func Validate(cfg core.ServerConfig) error {
 	if !idPattern.MatchString(cfg.ID) {
 		return core.Errorf(core.EInvalid, "server id %q is invalid", cfg.ID).
 			WithHint("use 1-48 letters, digits, '.', '_' or '-', starting with a letter or digit")
+	}
+	if core.Reserved(cfg.ID) {
+		return core.Errorf(core.EInvalid, "server id %q is Airlock's own (built-in servers: %s)", cfg.ID, strings.Join(core.ReservedServerIDs, ", ")).
+			WithHint("choose another id")
 	}
 	if strings.Contains(cfg.ID, "__") {
 		// Tools are exposed as server__tool; a "__" in the id would make
@@ -244,6 +248,10 @@ func decodeEntry(id string, raw json.RawMessage) (core.ServerConfig, error) {
 			target, what = &cfg.Headers, "an object of strings"
 		case "disabled":
 			target, what = &cfg.Disabled, "true or false"
+		case "noPrefix":
+			target, what = &cfg.NoPrefix, "true or false"
+		case "trustNewTools":
+			target, what = &cfg.TrustNewTools, "true or false"
 		default:
 			if cfg.Extra == nil {
 				cfg.Extra = map[string]json.RawMessage{}
@@ -297,6 +305,8 @@ func encodeEntry(buf *bytes.Buffer, cfg core.ServerConfig) error {
 		{"url", cfg.URL, cfg.URL != ""},
 		{"headers", cfg.Headers, cfg.Headers != nil},
 		{"disabled", cfg.Disabled, cfg.Disabled},
+		{"noPrefix", cfg.NoPrefix, cfg.NoPrefix},
+		{"trustNewTools", cfg.TrustNewTools, cfg.TrustNewTools},
 	} {
 		if f.set {
 			if err := field(f.name, f.v); err != nil {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -56,6 +57,21 @@ func (c ServerConfig) Transport() string {
 		return "http"
 	}
 	return "stdio"
+}
+
+// ReservedServerIDs are the ids of Airlock's own in-process servers: its
+// own tools and the built-in file and shell servers. No configured server
+// may take them.
+var ReservedServerIDs = []string{"airlock", "file-read", "file-write", "shell-exec"}
+
+// Reserved reports whether id belongs to one of Airlock's own servers.
+func Reserved(id string) bool {
+	for _, r := range ReservedServerIDs {
+		if strings.EqualFold(r, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // Server states.

@@ -83,8 +83,9 @@ func (l *Lock) Release() {
 // Handler serves the instance endpoint for the holder of token:
 // POST /instance/focus calls focus (the desktop app raises its window);
 // POST /instance/reload calls reload (the state a CLI command changed is
-// read again before the command returns).
-func Handler(token string, focus, reload func()) http.Handler {
+// read again before the command returns); POST /instance/status answers
+// with status() as JSON (the live state of the servers, for the CLI).
+func Handler(token string, focus, reload func(), status func() any) http.Handler {
 	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := sha256.Sum256([]byte(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")))
@@ -98,6 +99,14 @@ func Handler(token string, focus, reload func()) http.Handler {
 			fn = focus
 		case "/instance/reload":
 			fn = reload
+		case "/instance/status":
+			if status == nil {
+				w.WriteHeader(http.StatusNotFound)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(status())
+			return
 		default:
 			w.WriteHeader(http.StatusNotFound)
 			return
@@ -121,7 +130,11 @@ func readInfo(dataDir string) (Info, error) {
 	return info, nil
 }
 
-func post(dataDir, path string) error {
+func post(dataDir, path string) error { return postInto(dataDir, path, nil) }
+
+// postInto posts to the running instance and decodes its answer into out
+// (nil: no answer expected).
+func postInto(dataDir, path string, out any) error {
 	info, err := readInfo(dataDir)
 	if err != nil {
 		return err
@@ -133,12 +146,25 @@ func post(dataDir, path string) error {
 	if err != nil {
 		return core.Errorf(core.EUnavailable, "the running Airlock does not answer at %s: %v", info.Addr, err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
+	defer resp.Body.Close()
+	want := http.StatusNoContent
+	if out != nil {
+		want = http.StatusOK
+	}
+	if resp.StatusCode != want {
 		return core.Errorf(core.EUnavailable, "the running Airlock refused %s (HTTP %d)", path, resp.StatusCode)
+	}
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return core.Errorf(core.EUnavailable, "the running Airlock's answer to %s is not JSON: %v", path, err)
+		}
 	}
 	return nil
 }
+
+// Status fills out with the running instance's live status (see Handler);
+// EUnavailable when none is running.
+func Status(dataDir string, out any) error { return postInto(dataDir, "/instance/status", out) }
 
 // FocusRunning asks the Airlock running on dataDir to bring its window to
 // the front. It fails when none is running there.
