@@ -67,25 +67,31 @@ func (b *Builtin) readFile(_ context.Context, args ReadArgs) (readOutcome, error
 	if fi.Size() > limit {
 		return readOutcome{}, tooLargeToRead(res.shown, fi.Size(), limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	// One buffer of the file's size, read into once and handed out as the
+	// content without a copy.
+	var sb strings.Builder
+	sb.Grow(int(fi.Size()) + 1)
+	if _, err := io.Copy(&sb, io.LimitReader(f, limit+1)); err != nil {
 		return readOutcome{}, res.fail(err)
 	}
-	if int64(len(data)) > limit {
-		return readOutcome{}, tooLargeToRead(res.shown, int64(len(data)), limit) // it grew while read
+	text := sb.String()
+	if int64(len(text)) > limit {
+		return readOutcome{}, tooLargeToRead(res.shown, int64(len(text)), limit) // it grew while read
 	}
-	out := readOutcome{data: data, path: res.shown}
-	if isText(data) {
-		out.res = ReadResult{Content: string(data), MIMEType: sniff(data), Encoding: encodingUTF8}
+	out := readOutcome{path: res.shown}
+	if isText(text) {
+		out.res = ReadResult{Content: text, MIMEType: sniff(text), Encoding: encodingUTF8}
 		return out, nil
 	}
-	mt := sniff(data)
+	data := []byte(text)
+	out.data = data
+	mt := sniff(text)
 	base, _, _ := mime.ParseMediaType(mt)
 	if slices.Contains(cfg.settings.BinaryMIMEAllow, base) {
 		out.res = ReadResult{Content: base64.StdEncoding.EncodeToString(data), MIMEType: base, Encoding: encodingBase64}
 		return out, nil
 	}
-	if strings.HasPrefix(base, "text/") && !hasBinaryControl(data) {
+	if strings.HasPrefix(base, "text/") && !hasBinaryControl(text) {
 		off := invalidUTF8Offset(data)
 		return readOutcome{}, (&core.Error{Code: EInvalidUTF8,
 			Message: fmt.Sprintf("%s is not UTF-8 text (invalid byte at offset %d)", res.shown, off)}).
@@ -113,15 +119,20 @@ func regularFile(shown string, fi os.FileInfo) error {
 	return core.Errorf(ENotAFile, "%s is not a regular file (%s)", shown, fi.Mode().Type())
 }
 
-// sniff returns the MIME type of data judged by its content alone.
-func sniff(data []byte) string { return http.DetectContentType(data) }
+// sniff returns the MIME type of data judged by its content alone (its
+// first 512 bytes, as net/http does).
+func sniff(data string) string { return http.DetectContentType([]byte(data[:min(len(data), 512)])) }
 
 // isText reports whether data is UTF-8 text: valid UTF-8 without the
 // control bytes that mark binary data (the same set content sniffing uses).
-func isText(data []byte) bool { return utf8.Valid(data) && !hasBinaryControl(data) }
+func isText(data string) bool { return utf8.ValidString(data) && !hasBinaryControl(data) }
 
-func hasBinaryControl(data []byte) bool {
-	for _, c := range data {
+func hasBinaryControl(data string) bool {
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if c >= 0x20 {
+			continue
+		}
 		if c <= 0x08 || c == 0x0B || (c >= 0x0E && c <= 0x1A) || (c >= 0x1C && c <= 0x1F) {
 			return true
 		}

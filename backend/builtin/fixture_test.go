@@ -100,6 +100,16 @@ func mustSymlink(tb testing.TB, target, link string) {
 	}
 }
 
+// jsonArgs encodes tool arguments as a request carries them.
+func jsonArgs(tb testing.TB, args any) json.RawMessage {
+	tb.Helper()
+	b, err := json.Marshal(args)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
 // code returns the *core.Error code of err ("" for nil).
 func code(err error) string { return core.ErrorCode(err) }
 

@@ -176,11 +176,11 @@ func (s Settings) validate() (Settings, error) {
 	out.Ask = dedupe(s.Ask, strings.TrimSpace)
 	for _, name := range s.EnvAllow {
 		switch {
-		case !envNamePattern.MatchString(name):
-			return Settings{}, core.Errorf(core.EInvalid, "envAllow: %q is not a variable name (letters, digits and _, optionally ending in *)", name)
 		case name == "*":
 			return Settings{}, core.Errorf(core.EInvalid, "envAllow: * would pass every secret in Airlock's environment to commands").
 				WithHint("list the variables commands need, e.g. PATH, HOME, LC_*")
+		case !envNamePattern.MatchString(name):
+			return Settings{}, core.Errorf(core.EInvalid, "envAllow: %q is not a variable name (letters, digits and _, optionally ending in *)", name)
 		case neverPassed(strings.TrimSuffix(name, "*")) || (strings.HasSuffix(name, "*") && strings.HasPrefix("AIRLOCK_", strings.TrimSuffix(name, "*"))):
 			return Settings{}, core.Errorf(core.EInvalid, "envAllow: %s is never passed to commands (it is Airlock's own, or makes a shell or the loader run other code)", name)
 		}
