@@ -43,7 +43,7 @@ func attackFixture(tb testing.TB) *fixture {
 		{"loop2", "loop1"},
 		{"loop1", "loop2"},
 		{filepath.Join(r, "inside.txt"), "abs_inside"}, // absolute: never followed, even inward
-		{"inside.txt", "rel_inside"},                    // relative and inside: followed
+		{"inside.txt", "rel_inside"},                   // relative and inside: followed
 		{f.base, "base_link"},
 		{"../root/../outside/secret.txt", "dotdot_via_root"},
 	}
