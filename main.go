@@ -61,6 +61,8 @@ Usage:
   airlock token [--rotate]                           print the agent connection token
   airlock servers list|add|rm|import|export          manage downstream MCP servers
   airlock rules list|add|update|rm|test|export|import  manage approval rules
+  airlock builtin show|allow-path|remove-path|set|add|remove|reset|check
+                                                     the built-in file and shell tools
   airlock version
 
 Environment: AIRLOCK_DATA_DIR, AIRLOCK_ADDR, AIRLOCK_TOKEN (bridge), AIRLOCK_URL (bridge).
@@ -133,7 +135,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		b := &bridge.Bridge{URL: *url, Token: *token}
 		return b.Run(ctx, stdin, stdout)
-	case "token", "servers", "rules":
+	case "token", "servers", "rules", "builtin":
 		// These take --data-dir anywhere among their own arguments.
 		dataDirArg, rest := extractDataDir(args)
 		dataDir, err := cli.ResolveDataDir(dataDirArg, getenv)
@@ -145,6 +147,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return cli.TokenCmd(dataDir, rest, stdout)
 		case "servers":
 			return cli.Servers(ctx, dataDir, rest, stdin, stdout, stderr)
+		case "builtin":
+			db, err := store.Open(filepath.Join(dataDir, store.FileName))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			return cli.RunBuiltin(ctx, db, rest, stdout, stderr)
 		default:
 			db, err := store.Open(filepath.Join(dataDir, store.FileName))
 			if err != nil {
