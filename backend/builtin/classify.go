@@ -85,7 +85,7 @@ func NewClassifier(deny, ask []string) (*Classifier, error) {
 func (c *Classifier) Classify(script string) Classification {
 	a := &analysis{c: c, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}}
 	if len(script) > MaxCommandBytes {
-		a.find(core.Ask, "too-long", truncate(script), fmt.Sprintf("the command is longer than %d bytes, too long to check", MaxCommandBytes))
+		a.report(core.Ask, "too-long", truncate(script), fmt.Sprintf("the command is longer than %d bytes, too long to check", MaxCommandBytes))
 	} else {
 		a.script(script, 0)
 	}
@@ -121,9 +121,10 @@ type word struct {
 
 // invocation is one simple command as it would run.
 type invocation struct {
-	name    string // base name, lower-cased, without .exe
-	nameLit bool
-	args    []word
+	name     string // base name, lower-cased, without .exe
+	nameText string // the name as written (the source when not literal)
+	nameLit  bool
+	args     []word
 	// open: more arguments are added at run time (xargs).
 	open bool
 	text string
@@ -138,7 +139,7 @@ func (inv *invocation) dynamicArgs() bool {
 	return false
 }
 
-func (a *analysis) find(outcome, rule, command, reason string) {
+func (a *analysis) report(outcome, rule, command, reason string) {
 	key := outcome + "\x00" + rule + "\x00" + command
 	if a.seen[key] {
 		return
@@ -158,12 +159,12 @@ func (a *analysis) find(outcome, rule, command, reason string) {
 // script parses src and analyses it; it returns every simple command in it.
 func (a *analysis) script(src string, depth int) []*invocation {
 	if depth > maxDepth {
-		a.find(core.Ask, "too-deep", truncate(src), fmt.Sprintf("commands nested more than %d levels deep cannot be checked", maxDepth))
+		a.report(core.Ask, "too-deep", truncate(src), fmt.Sprintf("commands nested more than %d levels deep cannot be checked", maxDepth))
 		return nil
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
-		a.find(core.Ask, "unparsable", truncate(src), "the command cannot be parsed, so what it runs cannot be checked: "+err.Error())
+		a.report(core.Ask, "unparsable", truncate(src), "the command cannot be parsed, so what it runs cannot be checked: "+err.Error())
 		return nil
 	}
 	return a.walk(f, depth)
@@ -173,12 +174,12 @@ func (a *analysis) script(src string, depth int) []*invocation {
 // eval, PS4, a prompt): the command substitutions in it would run.
 func (a *analysis) expansion(s string, depth int) []*invocation {
 	if depth > maxDepth {
-		a.find(core.Ask, "too-deep", truncate(s), fmt.Sprintf("commands nested more than %d levels deep cannot be checked", maxDepth))
+		a.report(core.Ask, "too-deep", truncate(s), fmt.Sprintf("commands nested more than %d levels deep cannot be checked", maxDepth))
 		return nil
 	}
 	w, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(s))
 	if err != nil {
-		a.find(core.Ask, "unparsable", truncate(s), "a string holds a command substitution that cannot be parsed: "+err.Error())
+		a.report(core.Ask, "unparsable", truncate(s), "a string holds a command substitution that cannot be parsed: "+err.Error())
 		return nil
 	}
 	return a.walk(w, depth)
@@ -212,7 +213,7 @@ func (a *analysis) walk(root syntax.Node, depth int) []*invocation {
 			a.function(n)
 		case *syntax.Assign:
 			if n.Name != nil && loaderVariable(n.Name.Value) {
-				a.find(core.Ask, "loader-variable", n.Name.Value+"=...", fmt.Sprintf("setting %s makes a shell or the loader run other code", n.Name.Value))
+				a.report(core.Ask, "loader-variable", n.Name.Value+"=...", fmt.Sprintf("setting %s makes a shell or the loader run other code", n.Name.Value))
 			}
 		case *syntax.Word:
 			// A string holding a command substitution is code in waiting:
@@ -278,9 +279,9 @@ func (a *analysis) pipeline(stages []*syntax.Stmt) {
 			yes, maybe := matchPipeline(r.segs, invs)
 			switch {
 			case yes:
-				a.find(list.outcome, r.Text, text, fmt.Sprintf("the pipeline `%s` matches the %s rule `%s`", text, list.outcome, r.Text))
+				a.report(list.outcome, r.Text, text, fmt.Sprintf("the pipeline `%s` matches the %s rule `%s`", text, list.outcome, r.Text))
 			case maybe:
-				a.find(core.Ask, r.Text, text, fmt.Sprintf("the pipeline `%s` may match the %s rule `%s` (its arguments are computed at run time)", text, list.outcome, r.Text))
+				a.report(core.Ask, r.Text, text, fmt.Sprintf("the pipeline `%s` may match the %s rule `%s` (its arguments are computed at run time)", text, list.outcome, r.Text))
 			}
 		}
 	}
@@ -337,12 +338,12 @@ func (a *analysis) redirect(r *syntax.Redirect) {
 				continue
 			}
 			if !lit {
-				a.find(core.Ask, rule.Text, shown, fmt.Sprintf("the output goes to a file named at run time, which may match the %s rule `%s`", list.outcome, rule.Text))
+				a.report(core.Ask, rule.Text, shown, fmt.Sprintf("the output goes to a file named at run time, which may match the %s rule `%s`", list.outcome, rule.Text))
 				continue
 			}
 			for _, g := range rule.segs[0].redirect {
 				if glob(g, path.Clean(target)) || glob(g, target) {
-					a.find(list.outcome, rule.Text, shown, fmt.Sprintf("writing to %s matches the %s rule `%s`", target, list.outcome, rule.Text))
+					a.report(list.outcome, rule.Text, shown, fmt.Sprintf("writing to %s matches the %s rule `%s`", target, list.outcome, rule.Text))
 					break
 				}
 			}
@@ -391,9 +392,9 @@ func (a *analysis) function(fd *syntax.FuncDecl) {
 	})
 	switch {
 	case recursive && parallel:
-		a.find(core.Deny, "fork-bomb", name+"()", fmt.Sprintf("function %s calls itself in a pipeline or in the background: a fork bomb", name))
+		a.report(core.Deny, "fork-bomb", name+"()", fmt.Sprintf("function %s calls itself in a pipeline or in the background: a fork bomb", name))
 	case recursive:
-		a.find(core.Ask, "recursive-function", name+"()", fmt.Sprintf("function %s calls itself; how often cannot be proven", name))
+		a.report(core.Ask, "recursive-function", name+"()", fmt.Sprintf("function %s calls itself; how often cannot be proven", name))
 	}
 }
 
@@ -419,14 +420,14 @@ func (a *analysis) words(ws []*syntax.Word) ([]word, bool) {
 		}
 		for ew, err := range expand.BracesSeq(nil, w) {
 			if err != nil || len(out) >= maxWords {
-				a.find(core.Ask, "too-complex", truncate(wordSource(w)), "the brace expansion is too large to check")
+				a.report(core.Ask, "too-complex", truncate(wordSource(w)), "the brace expansion is too large to check")
 				return nil, false
 			}
 			out = append(out, newWord(ew))
 		}
 	}
 	if len(out) > maxWords {
-		a.find(core.Ask, "too-complex", truncate(wordSource(ws[0])), fmt.Sprintf("a command with more than %d words is too large to check", maxWords))
+		a.report(core.Ask, "too-complex", truncate(wordSource(ws[0])), fmt.Sprintf("a command with more than %d words is too large to check", maxWords))
 		return nil, false
 	}
 	return out, true
@@ -548,7 +549,7 @@ func normalName(s string) string {
 }
 
 func newInvocation(argv []word, open bool) *invocation {
-	inv := &invocation{args: argv[1:], open: open, nameLit: argv[0].lit}
+	inv := &invocation{args: argv[1:], open: open, nameLit: argv[0].lit, nameText: truncate(argv[0].text)}
 	if inv.nameLit {
 		inv.name = normalName(argv[0].text)
 	}
@@ -574,13 +575,13 @@ func newInvocation(argv []word, open bool) *invocation {
 // -exec, ...).
 func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open bool) []*invocation {
 	if depth > maxDepth {
-		a.find(core.Ask, "too-deep", truncate(argv[0].text), fmt.Sprintf("commands nested more than %d levels deep cannot be checked", maxDepth))
+		a.report(core.Ask, "too-deep", truncate(argv[0].text), fmt.Sprintf("commands nested more than %d levels deep cannot be checked", maxDepth))
 		return nil
 	}
 	if a.count >= maxInvocations {
 		if !a.overrun {
 			a.overrun = true
-			a.find(core.Ask, "too-complex", "", fmt.Sprintf("the command runs more than %d simple commands, too many to check", maxInvocations))
+			a.report(core.Ask, "too-complex", "", fmt.Sprintf("the command runs more than %d simple commands, too many to check", maxInvocations))
 		}
 		return nil
 	}
@@ -599,14 +600,14 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 	case posixShell(inv.name) || otherShell(inv.name):
 		out = append(out, a.shell(inv, args, redirs, depth)...)
 	case inv.name == "eval":
-		a.find(core.Ask, "eval", inv.text, "eval runs text as a command; a person must approve it")
+		a.report(core.Ask, "eval", inv.text, "eval runs text as a command; a person must approve it")
 		if s, ok := joinLiteral(args); ok {
 			out = append(out, a.script(s, depth+1)...)
 		}
 	case inv.name == "source" || inv.name == ".":
-		a.find(core.Ask, "source", inv.text, inv.name+" runs the commands of a file the parser cannot see")
+		a.report(core.Ask, "source", inv.text, inv.name+" runs the commands of a file the parser cannot see")
 	case inv.name == "alias" || inv.name == "enable" || inv.name == "fc" || inv.name == "bind":
-		a.find(core.Ask, inv.name, inv.text, inv.name+" changes what later commands run; a person must approve it")
+		a.report(core.Ask, inv.name, inv.text, inv.name+" changes what later commands run; a person must approve it")
 		if inv.name == "alias" {
 			for _, w := range args {
 				if _, value, ok := strings.Cut(w.text, "="); ok && w.lit {
@@ -615,15 +616,15 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 			}
 		}
 	case inv.name == "hash" && hasFlag(args, 'p'):
-		a.find(core.Ask, "hash", inv.text, "hash -p makes a command name run another program")
+		a.report(core.Ask, "hash", inv.text, "hash -p makes a command name run another program")
 	case (inv.name == "mapfile" || inv.name == "readarray") && hasFlag(args, 'C'):
-		a.find(core.Ask, inv.name, inv.text, inv.name+" -C runs a callback command")
+		a.report(core.Ask, inv.name, inv.text, inv.name+" -C runs a callback command")
 	case inv.name == "trap":
 		out = append(out, a.trap(inv, args, depth)...)
 	case inv.name == "find":
-		out = append(out, a.find_(args, depth)...)
+		out = append(out, a.findExec(args, depth)...)
 	case inv.name == "sed" && sedExecutes(args):
-		a.find(core.Ask, "sed-execute", inv.text, "the sed script runs commands (the e command or flag)")
+		a.report(core.Ask, "sed-execute", inv.text, "the sed script runs commands (the e command or flag)")
 	}
 	return out
 }
@@ -634,7 +635,7 @@ func (a *analysis) classify(inv *invocation) {
 		a.commands = append(a.commands, inv.text)
 	}
 	if !inv.nameLit {
-		a.find(core.Ask, "dynamic-command", inv.text, fmt.Sprintf("the command name `%s` is computed when the command runs, so what runs cannot be checked", strings.Fields(inv.text + " ?")[0]))
+		a.report(core.Ask, "dynamic-command", inv.text, fmt.Sprintf("the command name `%s` is computed when the command runs, so what runs cannot be checked", inv.nameText))
 		return
 	}
 	for _, list := range []struct {
@@ -652,9 +653,9 @@ func (a *analysis) classify(inv *invocation) {
 				if list.outcome == core.Ask {
 					reason = fmt.Sprintf("`%s` matches the ask rule `%s`: a person must approve it", inv.text, r.Text)
 				}
-				a.find(list.outcome, r.Text, inv.text, reason)
+				a.report(list.outcome, r.Text, inv.text, reason)
 			case maybe:
-				a.find(core.Ask, r.Text, inv.text, fmt.Sprintf("`%s` may match the %s rule `%s`: its arguments are computed when it runs", inv.text, list.outcome, r.Text))
+				a.report(core.Ask, r.Text, inv.text, fmt.Sprintf("`%s` may match the %s rule `%s`: its arguments are computed when it runs", inv.text, list.outcome, r.Text))
 			}
 		}
 	}
@@ -746,19 +747,19 @@ func (a *analysis) shell(inv *invocation, args []word, redirs []*syntax.Redirect
 		pos = args[i:]
 	}
 	if otherShell(inv.name) {
-		a.find(core.Ask, "foreign-shell", inv.text, fmt.Sprintf("%s runs commands in a syntax this check cannot read", inv.name))
+		a.report(core.Ask, "foreign-shell", inv.text, fmt.Sprintf("%s runs commands in a syntax this check cannot read", inv.name))
 		return nil
 	}
 	switch {
 	case hasC && len(pos) == 0:
 		return nil // sh -c with no script fails
 	case hasC && !pos[0].lit:
-		a.find(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script given to %s -c is computed when the command runs", inv.name))
+		a.report(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script given to %s -c is computed when the command runs", inv.name))
 		return nil
 	case hasC:
 		return a.script(pos[0].text, depth+1)
 	case len(pos) > 0 && !hasS && !pos[0].lit:
-		a.find(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script file %s runs is computed when the command runs (e.g. <(curl …))", inv.name))
+		a.report(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script file %s runs is computed when the command runs (e.g. <(curl …))", inv.name))
 		return nil
 	case len(pos) > 0 && !hasS:
 		return nil // runs a script file: like any program, what it does is its own
@@ -783,7 +784,7 @@ func (a *analysis) shell(inv *invocation, args []word, redirs []*syntax.Redirect
 		}
 		break
 	}
-	a.find(core.Ask, "shell-stdin", inv.text, fmt.Sprintf("%s reads the commands it runs from its standard input, which cannot be checked", inv.name))
+	a.report(core.Ask, "shell-stdin", inv.text, fmt.Sprintf("%s reads the commands it runs from its standard input, which cannot be checked", inv.name))
 	return nil
 }
 
@@ -811,7 +812,7 @@ func (a *analysis) trap(inv *invocation, args []word, depth int) []*invocation {
 			continue
 		}
 		if !w.lit {
-			a.find(core.Ask, "trap", inv.text, "the command given to trap is computed when it runs")
+			a.report(core.Ask, "trap", inv.text, "the command given to trap is computed when it runs")
 			return nil
 		}
 		if w.text == "" || w.text == "-" {
@@ -822,8 +823,8 @@ func (a *analysis) trap(inv *invocation, args []word, depth int) []*invocation {
 	return nil
 }
 
-// find_ analyses the commands of find's -exec, -execdir, -ok and -okdir.
-func (a *analysis) find_(args []word, depth int) []*invocation {
+// findExec analyses the commands of find's -exec, -execdir, -ok and -okdir.
+func (a *analysis) findExec(args []word, depth int) []*invocation {
 	var out []*invocation
 	for i := 0; i < len(args); i++ {
 		w := args[i]
@@ -899,9 +900,13 @@ func sedExecutes(args []word) bool {
 // loaderVariable reports whether assigning the variable makes a shell or
 // the dynamic loader run code other than the command.
 func loaderVariable(name string) bool {
-	switch name {
-	case "IFS", "CDPATH", "GLOBIGNORE":
-		return false // never passed to commands, but harmless to set in a script
+	switch {
+	case name == "IFS" || name == "CDPATH" || name == "GLOBIGNORE":
+		return false // never passed to commands, but ordinary in a script
+	case strings.HasPrefix(name, "AIRLOCK_"):
+		return false // Airlock's own: never passed, and runs nothing
+	case strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_"):
+		return true
 	}
-	return neverPassed(name) && !strings.HasPrefix(name, "AIRLOCK_") || strings.HasPrefix(name, "DYLD_") || strings.HasPrefix(name, "LD_")
+	return neverPassed(name)
 }

@@ -151,6 +151,7 @@ var evasionCorpus = []struct {
 	{"sh -c 'sh -c \"bash -c \\\"rm -rf /\\\"\"'", deny},
 	{"bash <<< 'rm -rf /'", deny},
 	{"sh <<'EOF'\nrm -rf /\nEOF", deny},
+	{"cat <<EOF\n$(rm -rf /)\nEOF", deny},
 	{"eval 'rm -rf /'", deny},
 	{"xargs sh -c 'rm -rf /'", deny},
 	// The other deny rules.
@@ -416,6 +417,7 @@ var harmlessCorpus = []string{
 	"date +%Y-%m-%d",
 	"echo 'price: $5'",
 	"cat <<'EOF' > notes.md\n# Notes\nrm -rf is dangerous\nEOF",
+	"cat <<'EOF'\n$(rm -rf /) is not run in a quoted here-document\nEOF",
 	"f() { echo hi; }; f",
 	"export GOFLAGS=-mod=mod",
 	"cd sub && ls",

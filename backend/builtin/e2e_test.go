@@ -414,3 +414,27 @@ func TestSettingsApplyToNextCall(t *testing.T) {
 		t.Errorf("after allowing the folder: code %q %s, content %q", c, firstText(res), r.Content)
 	}
 }
+
+// TestWriteCreatesFolders: missing folders are created (deep ones too), and
+// links that stay inside the root are followed as file_read follows them.
+func TestWriteCreatesFolders(t *testing.T) {
+	f := newFixture(t)
+	if err := os.Mkdir(filepath.Join(f.root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, "..", filepath.Join(f.root, "sub", "up"))
+	deep := strings.Repeat("d/", 200) + "f.txt"
+	ctx := context.Background()
+	for _, p := range []string{"x/y/z/f.txt", deep, "sub/up/via-link.txt", filepath.Join(f.root, "abs", "f.txt")} {
+		if _, err := f.b.WriteFile(ctx, builtin.WriteArgs{Path: p, Content: "ok"}); err != nil {
+			t.Errorf("WriteFile(%.40q): %v", p, err)
+			continue
+		}
+		if res, err := f.b.ReadFile(ctx, builtin.ReadArgs{Path: p}); err != nil || res.Content != "ok" {
+			t.Errorf("ReadFile(%.40q) after writing = %q, %v", p, res.Content, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(f.root, "via-link.txt")); err != nil || string(b) != "ok" {
+		t.Errorf("the write through sub/up landed elsewhere: %q, %v", b, err)
+	}
+}

@@ -37,27 +37,16 @@ func (b *Builtin) WriteFile(_ context.Context, args WriteArgs) (WriteResult, err
 		return WriteResult{}, core.Errorf(ENotAFile, "%s is the allowed folder itself, not a file", res.shown)
 	}
 	dirRel, base := filepath.Split(res.rel)
-	dirRel = filepath.Clean(dirRel)
-	created, err := mkdirs(res.root, dirRel)
-	if err != nil {
-		return WriteResult{}, res.fail(err)
-	}
-	undo := func() {
-		for i := len(created) - 1; i >= 0; i-- {
-			res.root.Remove(created[i]) // only if still empty
-		}
-	}
 	// Everything from here on goes through a handle on the parent folder,
 	// so the file lands in the folder that was checked even if a path
 	// component is swapped for a symbolic link meanwhile.
-	dir, err := res.root.OpenRoot(dirRel)
+	dir, created, err := openParent(res.root, filepath.Clean(dirRel))
 	if err != nil {
-		undo()
 		return WriteResult{}, res.fail(err)
 	}
 	defer dir.Close()
 	if err := writeAtomic(dir, base, []byte(args.Content), args.Overwrite, res.shown); err != nil {
-		undo()
+		removeCreated(res.root, created)
 		return WriteResult{}, err
 	}
 	return WriteResult{Success: true}, nil
@@ -107,29 +96,49 @@ func executableContent(data []byte) string {
 	return ""
 }
 
-// mkdirs creates the missing folders of dirRel inside root and returns the
-// ones it created, outermost first.
-func mkdirs(root *os.Root, dirRel string) ([]string, error) {
-	if dirRel == "." {
-		return nil, nil
+// openParent opens the folder dirRel inside root, creating it and its
+// missing parents when needed, and returns it with the folders it created
+// (relative to root, outermost first) so that a failed write can remove
+// them again.
+func openParent(root *os.Root, dirRel string) (*os.Root, []string, error) {
+	dir, err := root.OpenRoot(dirRel)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return dir, nil, err
 	}
-	var created []string
-	cur := ""
-	for _, part := range strings.Split(dirRel, string(filepath.Separator)) {
-		cur = filepath.Join(cur, part)
-		err := root.Mkdir(cur, 0o755)
-		switch {
-		case err == nil:
-			created = append(created, cur)
-		case errors.Is(err, fs.ErrExist):
-		default:
-			for i := len(created) - 1; i >= 0; i-- {
-				root.Remove(created[i])
-			}
-			return nil, err
+	parts := strings.Split(dirRel, string(filepath.Separator))
+	prefix := func(n int) string { return filepath.Join(parts[:n]...) }
+	// The folders that exist form a prefix of the path: find its end by
+	// bisection, so a deep path costs a few lookups, not one per level.
+	lo, hi := 0, len(parts) // prefix(lo) exists; prefix(hi) does not
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if _, err := root.Stat(prefix(mid)); err == nil {
+			lo = mid
+		} else {
+			hi = mid
 		}
 	}
-	return created, nil
+	if err := root.MkdirAll(dirRel, 0o755); err != nil {
+		return nil, nil, err
+	}
+	var created []string
+	for n := lo + 1; n <= len(parts); n++ {
+		created = append(created, prefix(n))
+	}
+	dir, err = root.OpenRoot(dirRel)
+	if err != nil {
+		removeCreated(root, created)
+		return nil, nil, err
+	}
+	return dir, created, nil
+}
+
+// removeCreated removes the folders a failed write created, innermost
+// first; a folder something else filled meanwhile stays.
+func removeCreated(root *os.Root, created []string) {
+	for i := len(created) - 1; i >= 0; i-- {
+		root.Remove(created[i])
+	}
 }
 
 // writeAtomic writes data to name in dir: a temporary file beside it,

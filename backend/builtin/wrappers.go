@@ -117,7 +117,7 @@ func (a *analysis) wrapped(inv *invocation, w wrapper, args []word, redirs []*sy
 	var out []*invocation
 	script := func(s word) {
 		if !s.lit {
-			a.find(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script given to %s is computed when the command runs", inv.name))
+			a.report(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script given to %s is computed when the command runs", inv.name))
 			return
 		}
 		out = append(out, a.script(s.text, depth+1)...)
