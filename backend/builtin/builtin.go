@@ -13,7 +13,8 @@
 // Settings live in the settings table (SettingsKey) and apply to the very
 // next call. With no allowed folder the servers are off.
 //
-// It imports core, pipeline (for the policy interface), proc and the MCP SDK.
+// It imports core, pipeline (for the policy interface and tool errors), proc,
+// the MCP SDK and mvdan.cc/sh (the shell parser).
 package builtin
 
 import (
