@@ -64,6 +64,8 @@ Usage:
   airlock rules list|add|update|rm|test|export|import  manage approval rules
   airlock agents list|add|update|rm|suspend|resume|token|passkey  manage agents
   airlock roles list|add|grant|revoke|default|rm      manage permission roles
+  airlock builtin show|allow-path|remove-path|set|add|remove|reset|check
+                                                     the built-in file and shell tools
   airlock version
 
 Environment: AIRLOCK_DATA_DIR, AIRLOCK_ADDR, AIRLOCK_TOKEN (bridge), AIRLOCK_URL (bridge).
@@ -153,7 +155,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		b := &bridge.Bridge{URL: *url, Token: *token}
 		return b.Run(ctx, stdin, stdout)
-	case "token", "servers", "rules", "agents", "roles":
+	case "token", "servers", "rules", "agents", "roles", "builtin":
 		// These take --data-dir anywhere among their own arguments.
 		dataDirArg, rest := extractDataDir(args)
 		dataDir, err := cli.ResolveDataDir(dataDirArg, getenv)
@@ -277,6 +279,8 @@ func admin(ctx context.Context, cmd, dataDir string, args []string, stdin io.Rea
 		return cli.RunAgents(ctx, db, args, stdout, stderr)
 	case "roles":
 		return cli.RunRoles(ctx, db, args, stdout, stderr)
+	case "builtin":
+		return cli.RunBuiltin(ctx, db, args, stdout, stderr)
 	}
 	return cli.RunRules(ctx, db, cli.KnownServers(dataDir), args, stdout, stderr)
 }

@@ -1,0 +1,912 @@
+package builtin
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/airlock-dev/airlock/backend/core"
+)
+
+// Classification is what the shell policy says of a command line: the
+// outcome and each reason for it.
+type Classification struct {
+	// Outcome is core.Deny when a deny rule matched, else core.Ask when an
+	// ask rule matched or something could not be proven, else core.Allow.
+	Outcome  string    `json:"outcome"`
+	Findings []Finding `json:"findings,omitempty"`
+	// Commands are the simple commands found, as they would run (after
+	// unquoting and unwrapping), for explanations.
+	Commands []string `json:"commands,omitempty"`
+}
+
+// Finding is one reason to deny or ask.
+type Finding struct {
+	Outcome string `json:"outcome"` // core.Deny or core.Ask
+	// Rule is the deny or ask rule that matched, or the name of a built-in
+	// check ("dynamic-command", "eval", "unparsable", ...).
+	Rule string `json:"rule"`
+	// Command is the simple command (or pipeline) the finding is about.
+	Command string `json:"command"`
+	Reason  string `json:"reason"`
+}
+
+// Limits of the classifier: input beyond them asks instead of being
+// analysed.
+const (
+	// MaxCommandBytes is the longest command line shell_exec accepts.
+	MaxCommandBytes = 64 << 10
+	// maxDepth bounds the nesting of scripts inside scripts (sh -c '...').
+	maxDepth = 16
+	// maxInvocations bounds the simple commands one classification looks at.
+	maxInvocations = 4096
+	maxWords       = 1024 // words of one simple command, after brace expansion
+	maxFindings    = 50
+	maxCommands    = 200
+)
+
+// Classifier classifies shell command lines against deny and ask rules. It
+// is immutable and safe for concurrent use.
+type Classifier struct {
+	deny, ask []*Rule
+	wrappers  map[string]wrapper
+}
+
+// NewClassifier compiles the deny and ask rules.
+func NewClassifier(deny, ask []string) (*Classifier, error) {
+	c := &Classifier{wrappers: wrappers()}
+	for _, list := range []struct {
+		name  string
+		texts []string
+		dst   *[]*Rule
+	}{{"deny", deny, &c.deny}, {"ask", ask, &c.ask}} {
+		for i, text := range list.texts {
+			r, err := ParseRule(text)
+			if err != nil {
+				return nil, core.Errorf(core.EInvalid, "%s rule %d %q: %s", list.name, i+1, text, core.ErrorMessage(err))
+			}
+			*list.dst = append(*list.dst, r)
+		}
+	}
+	return c, nil
+}
+
+// Classify analyses a command line as bash would run it: every simple
+// command reachable through lists, pipelines, subshells, substitutions,
+// functions, wrappers (sudo, env, xargs, timeout, ...) and nested shells
+// (sh -c '...') is checked against the rules. Deny wins over ask, ask over
+// allow; what cannot be proven safe asks.
+func (c *Classifier) Classify(script string) Classification {
+	a := &analysis{c: c, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}}
+	if len(script) > MaxCommandBytes {
+		a.report(core.Ask, "too-long", truncate(script), fmt.Sprintf("the command is longer than %d bytes, too long to check", MaxCommandBytes))
+	} else {
+		a.script(script, 0)
+	}
+	out := Classification{Outcome: core.Allow, Findings: a.findings, Commands: a.commands}
+	for _, f := range a.findings {
+		if f.Outcome == core.Deny {
+			out.Outcome = core.Deny
+			break
+		}
+		out.Outcome = core.Ask
+	}
+	return out
+}
+
+// analysis is the state of one classification.
+type analysis struct {
+	c        *Classifier
+	findings []Finding
+	seen     map[string]bool
+	commands []string
+	stmtInvs map[*syntax.Stmt][]*invocation
+	parsed   map[string]bool
+	count    int
+	overrun  bool
+}
+
+// word is one argument after brace expansion: its literal text when it has
+// one (lit), else the source it came from.
+type word struct {
+	text string
+	lit  bool
+}
+
+// invocation is one simple command as it would run.
+type invocation struct {
+	name     string // base name, lower-cased, without .exe
+	nameText string // the name as written (the source when not literal)
+	nameLit  bool
+	args     []word
+	// open: more arguments are added at run time (xargs).
+	open bool
+	text string
+}
+
+func (inv *invocation) dynamicArgs() bool {
+	for _, a := range inv.args {
+		if !a.lit {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *analysis) report(outcome, rule, command, reason string) {
+	key := outcome + "\x00" + rule + "\x00" + command
+	if a.seen[key] {
+		return
+	}
+	a.seen[key] = true
+	if len(a.findings) >= maxFindings {
+		// Keep the verdict right even when the list is cut: a deny must
+		// not be lost behind asks.
+		if outcome != core.Deny || slices.ContainsFunc(a.findings, func(f Finding) bool { return f.Outcome == core.Deny }) {
+			return
+		}
+		a.findings = a.findings[:len(a.findings)-1]
+	}
+	a.findings = append(a.findings, Finding{Outcome: outcome, Rule: rule, Command: command, Reason: reason})
+}
+
+// script parses src and analyses it; it returns every simple command in it.
+func (a *analysis) script(src string, depth int) []*invocation {
+	if depth > maxDepth {
+		a.report(core.Ask, "too-deep", truncate(src), fmt.Sprintf("commands nested more than %d levels deep cannot be checked", maxDepth))
+		return nil
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		a.report(core.Ask, "unparsable", truncate(src), "the command cannot be parsed, so what it runs cannot be checked: "+err.Error())
+		return nil
+	}
+	return a.walk(f, depth)
+}
+
+// expansion analyses a string that bash may expand later (in arithmetic,
+// eval, PS4, a prompt): the command substitutions in it would run.
+func (a *analysis) expansion(s string, depth int) []*invocation {
+	if depth > maxDepth {
+		a.report(core.Ask, "too-deep", truncate(s), fmt.Sprintf("commands nested more than %d levels deep cannot be checked", maxDepth))
+		return nil
+	}
+	w, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(s))
+	if err != nil {
+		a.report(core.Ask, "unparsable", truncate(s), "a string holds a command substitution that cannot be parsed: "+err.Error())
+		return nil
+	}
+	return a.walk(w, depth)
+}
+
+// walk analyses a parsed script (or part of one).
+func (a *analysis) walk(root syntax.Node, depth int) []*invocation {
+	var all []*invocation
+	var pipes [][]*syntax.Stmt
+	inPipe := map[*syntax.BinaryCmd]bool{}
+	heredocs := map[*syntax.Word]bool{}
+	syntax.Walk(root, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			for _, r := range n.Redirs {
+				if r.Hdoc != nil {
+					heredocs[r.Hdoc] = true
+				}
+				a.redirect(r)
+			}
+			if call, ok := n.Cmd.(*syntax.CallExpr); ok {
+				invs := a.call(call, n.Redirs, depth)
+				a.stmtInvs[n] = invs
+				all = append(all, invs...)
+			}
+		case *syntax.BinaryCmd:
+			if (n.Op == syntax.Pipe || n.Op == syntax.PipeAll) && !inPipe[n] {
+				pipes = append(pipes, flattenPipe(n, inPipe))
+			}
+		case *syntax.FuncDecl:
+			a.function(n)
+		case *syntax.Assign:
+			if n.Name != nil && loaderVariable(n.Name.Value) {
+				a.report(core.Ask, "loader-variable", n.Name.Value+"=...", fmt.Sprintf("setting %s makes a shell or the loader run other code", n.Name.Value))
+			}
+		case *syntax.Word:
+			// A string holding a command substitution is code in waiting:
+			// bash runs it when the string reaches arithmetic
+			// (x='a[$(cmd)]'; ((x))), eval, PS4 or a prompt. Check it as a
+			// command too.
+			if heredocs[n] {
+				return true
+			}
+			if s, ok := literal(n); ok && (strings.Contains(s, "$(") || strings.Contains(s, "`")) && !a.parsed[s] {
+				a.parsed[s] = true
+				all = append(all, a.expansion(s, depth+1)...)
+			}
+		}
+		return true
+	})
+	for _, stages := range pipes {
+		a.pipeline(stages)
+	}
+	return all
+}
+
+// flattenPipe returns the stages of the pipeline rooted at b.
+func flattenPipe(b *syntax.BinaryCmd, inPipe map[*syntax.BinaryCmd]bool) []*syntax.Stmt {
+	inPipe[b] = true
+	var out []*syntax.Stmt
+	for _, s := range []*syntax.Stmt{b.X, b.Y} {
+		if inner, ok := s.Cmd.(*syntax.BinaryCmd); ok && (inner.Op == syntax.Pipe || inner.Op == syntax.PipeAll) && len(s.Redirs) == 0 && !s.Negated {
+			out = append(out, flattenPipe(inner, inPipe)...)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// pipeline checks the pipeline rules against the commands of each stage.
+func (a *analysis) pipeline(stages []*syntax.Stmt) {
+	invs := make([][]*invocation, len(stages))
+	var names []string
+	for i, st := range stages {
+		syntax.Walk(st, func(n syntax.Node) bool {
+			if s, ok := n.(*syntax.Stmt); ok {
+				invs[i] = append(invs[i], a.stmtInvs[s]...)
+			}
+			return true
+		})
+		var stage []string
+		for _, inv := range invs[i] {
+			stage = append(stage, inv.text)
+		}
+		names = append(names, strings.Join(stage, "; "))
+	}
+	text := truncate(strings.Join(names, " | "))
+	for _, list := range []struct {
+		outcome string
+		rules   []*Rule
+	}{{core.Deny, a.c.deny}, {core.Ask, a.c.ask}} {
+		for _, r := range list.rules {
+			if len(r.segs) < 2 {
+				continue
+			}
+			yes, maybe := matchPipeline(r.segs, invs)
+			switch {
+			case yes:
+				a.report(list.outcome, r.Text, text, fmt.Sprintf("the pipeline `%s` matches the %s rule `%s`", text, list.outcome, r.Text))
+			case maybe:
+				a.report(core.Ask, r.Text, text, fmt.Sprintf("the pipeline `%s` may match the %s rule `%s` (its arguments are computed at run time)", text, list.outcome, r.Text))
+			}
+		}
+	}
+}
+
+// matchPipeline reports whether the segments match stages in order.
+func matchPipeline(segs []segment, stages [][]*invocation) (yes, maybe bool) {
+	var try func(seg, from int, sure bool) (bool, bool)
+	try = func(seg, from int, sure bool) (bool, bool) {
+		if seg == len(segs) {
+			return sure, !sure
+		}
+		var anyMaybe bool
+		for i := from; i < len(stages); i++ {
+			for _, inv := range stages[i] {
+				y, m := segs[seg].match(inv)
+				if !y && !m {
+					continue
+				}
+				ry, rm := try(seg+1, i+1, sure && y)
+				if ry {
+					return true, false
+				}
+				anyMaybe = anyMaybe || rm
+			}
+		}
+		return false, anyMaybe
+	}
+	return try(0, 0, true)
+}
+
+// redirect checks an output redirection against the redirection rules.
+func (a *analysis) redirect(r *syntax.Redirect) {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
+		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.DplOut:
+	default:
+		return
+	}
+	if r.Word == nil {
+		return
+	}
+	target, lit := literal(r.Word)
+	if r.Op == syntax.DplOut && lit && isFD(target) {
+		return // >&2 duplicates a descriptor, it names no file
+	}
+	shown := "> " + wordSource(r.Word)
+	for _, list := range []struct {
+		outcome string
+		rules   []*Rule
+	}{{core.Deny, a.c.deny}, {core.Ask, a.c.ask}} {
+		for _, rule := range list.rules {
+			if len(rule.segs) != 1 || rule.segs[0].redirect == nil {
+				continue
+			}
+			if !lit {
+				a.report(core.Ask, rule.Text, shown, fmt.Sprintf("the output goes to a file named at run time, which may match the %s rule `%s`", list.outcome, rule.Text))
+				continue
+			}
+			for _, g := range rule.segs[0].redirect {
+				if glob(g, path.Clean(target)) || glob(g, target) {
+					a.report(list.outcome, rule.Text, shown, fmt.Sprintf("writing to %s matches the %s rule `%s`", target, list.outcome, rule.Text))
+					break
+				}
+			}
+		}
+	}
+}
+
+func isFD(s string) bool {
+	if s == "-" {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// function flags fork bombs: a function that calls itself in a pipeline or
+// in the background multiplies processes without end.
+func (a *analysis) function(fd *syntax.FuncDecl) {
+	if fd.Name == nil || fd.Body == nil {
+		return
+	}
+	name := fd.Name.Value
+	recursive, parallel := false, false
+	syntax.Walk(fd.Body, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 {
+				if s, ok := literal(n.Args[0]); ok && s == name {
+					recursive = true
+				}
+			}
+		case *syntax.BinaryCmd:
+			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
+				parallel = true
+			}
+		case *syntax.Stmt:
+			if n.Background || n.Coprocess || n.Disown {
+				parallel = true
+			}
+		}
+		return true
+	})
+	switch {
+	case recursive && parallel:
+		a.report(core.Deny, "fork-bomb", name+"()", fmt.Sprintf("function %s calls itself in a pipeline or in the background: a fork bomb", name))
+	case recursive:
+		a.report(core.Ask, "recursive-function", name+"()", fmt.Sprintf("function %s calls itself; how often cannot be proven", name))
+	}
+}
+
+// call expands a simple command's words and analyses what it runs.
+func (a *analysis) call(call *syntax.CallExpr, redirs []*syntax.Redirect, depth int) []*invocation {
+	argv, ok := a.words(call.Args)
+	if !ok || len(argv) == 0 {
+		return nil
+	}
+	return a.run(argv, redirs, depth, false)
+}
+
+// words expands braces ({rm,-rf,/} is three words to bash) and unquotes.
+func (a *analysis) words(ws []*syntax.Word) ([]word, bool) {
+	var out []word
+	for _, w := range ws {
+		// SplitBraces rewrites the word it is given; the walk still needs
+		// the original, so it gets a copy.
+		w = &syntax.Word{Parts: slices.Clone(w.Parts)}
+		if !syntax.SplitBraces(w) {
+			out = append(out, newWord(w))
+			continue
+		}
+		for ew, err := range expand.BracesSeq(nil, w) {
+			if err != nil || len(out) >= maxWords {
+				a.report(core.Ask, "too-complex", truncate(wordSource(w)), "the brace expansion is too large to check")
+				return nil, false
+			}
+			out = append(out, newWord(ew))
+		}
+	}
+	if len(out) > maxWords {
+		a.report(core.Ask, "too-complex", truncate(wordSource(ws[0])), fmt.Sprintf("a command with more than %d words is too large to check", maxWords))
+		return nil, false
+	}
+	return out, true
+}
+
+func newWord(w *syntax.Word) word {
+	if s, ok := literal(w); ok {
+		return word{text: s, lit: true}
+	}
+	return word{text: wordSource(w)}
+}
+
+// literal returns the text a word stands for when it is fixed before the
+// command runs: quotes removed and escapes resolved, so r""m, \rm, "rm" and
+// $'\x72m' are all rm. It fails for anything computed at run time
+// (parameters, substitutions, arithmetic) and for unquoted glob patterns.
+func literal(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if hasUnquotedGlob(p.Value) {
+				return "", false
+			}
+			unescape(&b, p.Value, false)
+		case *syntax.SglQuoted:
+			if !p.Dollar {
+				b.WriteString(p.Value)
+				continue
+			}
+			s, err := expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{p}})
+			if err != nil {
+				return "", false
+			}
+			b.WriteString(s)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				unescape(&b, lit.Value, true)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// unescape writes s with the shell's backslash escapes resolved: outside
+// quotes \x is x; inside double quotes only \$ \` \" \\ lose the backslash.
+// A backslash-newline joins lines in both.
+func unescape(b *strings.Builder, s string, quoted bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		next := s[i+1]
+		switch {
+		case next == '\n':
+			i++
+		case !quoted || strings.IndexByte("$`\"\\", next) >= 0:
+			b.WriteByte(next)
+			i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+}
+
+// hasUnquotedGlob reports whether an unquoted literal is a pattern that
+// pathname expansion would replace.
+func hasUnquotedGlob(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '*', '?':
+			return true
+		case '[':
+			if strings.IndexByte(s[i+1:], ']') >= 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wordSource prints a word as it was written.
+func wordSource(w *syntax.Word) string {
+	var buf bytes.Buffer
+	if err := syntax.NewPrinter().Print(&buf, w); err != nil {
+		return "?"
+	}
+	return buf.String()
+}
+
+func truncate(s string) string {
+	const n = 200
+	s = strings.Join(strings.Fields(s[:min(len(s), 4*n)]), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// normalName is how rules see a command name: the base name, lower-cased
+// (case-insensitive file systems run RM as rm), without .exe.
+func normalName(s string) string {
+	s = strings.ToLower(path.Base(strings.ReplaceAll(s, `\`, "/")))
+	return strings.TrimSuffix(s, ".exe")
+}
+
+func newInvocation(argv []word, open bool) *invocation {
+	inv := &invocation{args: argv[1:], open: open, nameLit: argv[0].lit, nameText: truncate(argv[0].text)}
+	if inv.nameLit {
+		inv.name = normalName(argv[0].text)
+	}
+	var b strings.Builder
+	for i, w := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w.text[:min(len(w.text), 256)])
+		if b.Len() > 256 {
+			break
+		}
+	}
+	inv.text = truncate(b.String())
+	if open {
+		inv.text += " …"
+	}
+	return inv
+}
+
+// run analyses one simple command given as words: the command itself, then
+// whatever it runs in turn (a wrapper's command, a shell's script, find's
+// -exec, ...).
+func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open bool) []*invocation {
+	if depth > maxDepth {
+		a.report(core.Ask, "too-deep", truncate(argv[0].text), fmt.Sprintf("commands nested more than %d levels deep cannot be checked", maxDepth))
+		return nil
+	}
+	if a.count >= maxInvocations {
+		if !a.overrun {
+			a.overrun = true
+			a.report(core.Ask, "too-complex", "", fmt.Sprintf("the command runs more than %d simple commands, too many to check", maxInvocations))
+		}
+		return nil
+	}
+	a.count++
+	inv := newInvocation(argv, open)
+	out := []*invocation{inv}
+	a.classify(inv)
+	if !inv.nameLit {
+		return out
+	}
+	args := argv[1:]
+	if w, ok := a.c.wrappers[inv.name]; ok {
+		return append(out, a.wrapped(inv, w, args, redirs, depth, open)...)
+	}
+	switch {
+	case posixShell(inv.name) || otherShell(inv.name):
+		out = append(out, a.shell(inv, args, redirs, depth)...)
+	case inv.name == "eval":
+		a.report(core.Ask, "eval", inv.text, "eval runs text as a command; a person must approve it")
+		if s, ok := joinLiteral(args); ok {
+			out = append(out, a.script(s, depth+1)...)
+		}
+	case inv.name == "source" || inv.name == ".":
+		a.report(core.Ask, "source", inv.text, inv.name+" runs the commands of a file the parser cannot see")
+	case inv.name == "alias" || inv.name == "enable" || inv.name == "fc" || inv.name == "bind":
+		a.report(core.Ask, inv.name, inv.text, inv.name+" changes what later commands run; a person must approve it")
+		if inv.name == "alias" {
+			for _, w := range args {
+				if _, value, ok := strings.Cut(w.text, "="); ok && w.lit {
+					out = append(out, a.script(value, depth+1)...)
+				}
+			}
+		}
+	case inv.name == "hash" && hasFlag(args, 'p'):
+		a.report(core.Ask, "hash", inv.text, "hash -p makes a command name run another program")
+	case (inv.name == "mapfile" || inv.name == "readarray") && hasFlag(args, 'C'):
+		a.report(core.Ask, inv.name, inv.text, inv.name+" -C runs a callback command")
+	case inv.name == "trap":
+		out = append(out, a.trap(inv, args, depth)...)
+	case inv.name == "find":
+		out = append(out, a.findExec(args, depth)...)
+	case inv.name == "sed" && sedExecutes(args):
+		a.report(core.Ask, "sed-execute", inv.text, "the sed script runs commands (the e command or flag)")
+	}
+	return out
+}
+
+// classify checks one invocation against the single-command rules.
+func (a *analysis) classify(inv *invocation) {
+	if len(a.commands) < maxCommands {
+		a.commands = append(a.commands, inv.text)
+	}
+	if !inv.nameLit {
+		a.report(core.Ask, "dynamic-command", inv.text, fmt.Sprintf("the command name `%s` is computed when the command runs, so what runs cannot be checked", inv.nameText))
+		return
+	}
+	for _, list := range []struct {
+		outcome string
+		rules   []*Rule
+	}{{core.Deny, a.c.deny}, {core.Ask, a.c.ask}} {
+		for _, r := range list.rules {
+			if len(r.segs) != 1 || r.segs[0].redirect != nil {
+				continue
+			}
+			yes, maybe := r.segs[0].match(inv)
+			switch {
+			case yes:
+				reason := fmt.Sprintf("`%s` matches the deny rule `%s`", inv.text, r.Text)
+				if list.outcome == core.Ask {
+					reason = fmt.Sprintf("`%s` matches the ask rule `%s`: a person must approve it", inv.text, r.Text)
+				}
+				a.report(list.outcome, r.Text, inv.text, reason)
+			case maybe:
+				a.report(core.Ask, r.Text, inv.text, fmt.Sprintf("`%s` may match the %s rule `%s`: its arguments are computed when it runs", inv.text, list.outcome, r.Text))
+			}
+		}
+	}
+}
+
+func joinLiteral(ws []word) (string, bool) {
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		if !w.lit {
+			return "", false
+		}
+		parts[i] = w.text
+	}
+	return strings.Join(parts, " "), true
+}
+
+// hasFlag reports whether a literal argument before -- is the short flag c
+// or a cluster holding it.
+func hasFlag(args []word, c byte) bool {
+	for _, a := range args {
+		if a.lit && a.text == "--" {
+			return false
+		}
+		if a.lit && (a.text == "-"+string(c) || isFlagCluster(a.text) && strings.IndexByte(a.text[1:], c) >= 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// posixShell reports whether a shell's scripts are in POSIX or bash syntax,
+// which the classifier parses.
+func posixShell(name string) bool {
+	switch name {
+	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "lksh", "rbash", "oksh", "loksh":
+		return true
+	}
+	return false
+}
+
+// otherShell reports whether a shell's syntax is one the classifier cannot
+// read: a script for it always asks.
+func otherShell(name string) bool {
+	switch name {
+	case "fish", "csh", "tcsh", "pwsh", "powershell", "cmd", "nu", "xonsh", "elvish", "rc", "es":
+		return true
+	}
+	return false
+}
+
+// shell analyses a shell started as a command: its -c script, its script
+// file, or the commands it reads from standard input.
+func (a *analysis) shell(inv *invocation, args []word, redirs []*syntax.Redirect, depth int) []*invocation {
+	hasC, hasS := false, false
+	i := 0
+	for ; i < len(args); i++ {
+		w := args[i]
+		if !w.lit {
+			break
+		}
+		t := w.text
+		if t == "--" || t == "-" {
+			i++
+			break
+		}
+		if strings.HasPrefix(t, "--") {
+			if t == "--rcfile" || t == "--init-file" {
+				i++
+			}
+			continue
+		}
+		if len(t) > 1 && (t[0] == '-' || t[0] == '+') {
+			for _, ch := range t[1:] {
+				switch ch {
+				case 'c':
+					hasC = true
+				case 's':
+					hasS = true
+				case 'o', 'O':
+					i++
+				}
+			}
+			continue
+		}
+		break
+	}
+	var pos []word
+	if i < len(args) {
+		pos = args[i:]
+	}
+	if otherShell(inv.name) {
+		a.report(core.Ask, "foreign-shell", inv.text, fmt.Sprintf("%s runs commands in a syntax this check cannot read", inv.name))
+		return nil
+	}
+	switch {
+	case hasC && len(pos) == 0:
+		return nil // sh -c with no script fails
+	case hasC && !pos[0].lit:
+		a.report(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script given to %s -c is computed when the command runs", inv.name))
+		return nil
+	case hasC:
+		return a.script(pos[0].text, depth+1)
+	case len(pos) > 0 && !hasS && !pos[0].lit:
+		a.report(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script file %s runs is computed when the command runs (e.g. <(curl …))", inv.name))
+		return nil
+	case len(pos) > 0 && !hasS:
+		return nil // runs a script file: like any program, what it does is its own
+	}
+	// The shell reads its commands from standard input: a here-document or
+	// here-string written out in full can be checked, anything else cannot.
+	for _, r := range redirs {
+		var body *syntax.Word
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			body = r.Hdoc
+		case syntax.WordHdoc:
+			body = r.Word
+		default:
+			continue
+		}
+		if body == nil {
+			return nil
+		}
+		if s, ok := heredocLiteral(body, r.Op == syntax.WordHdoc); ok {
+			return a.script(s, depth+1)
+		}
+		break
+	}
+	a.report(core.Ask, "shell-stdin", inv.text, fmt.Sprintf("%s reads the commands it runs from its standard input, which cannot be checked", inv.name))
+	return nil
+}
+
+// heredocLiteral returns the text of a here-document (or here-string)
+// when nothing in it is computed at run time.
+func heredocLiteral(w *syntax.Word, hereString bool) (string, bool) {
+	if hereString {
+		return literal(w)
+	}
+	var b strings.Builder
+	for _, p := range w.Parts {
+		lit, ok := p.(*syntax.Lit)
+		if !ok {
+			return "", false
+		}
+		b.WriteString(lit.Value)
+	}
+	return b.String(), true
+}
+
+// trap's first argument is a command run later.
+func (a *analysis) trap(inv *invocation, args []word, depth int) []*invocation {
+	for i, w := range args {
+		if w.lit && (w.text == "--" || (i == 0 && strings.HasPrefix(w.text, "-") && w.text != "-")) {
+			continue
+		}
+		if !w.lit {
+			a.report(core.Ask, "trap", inv.text, "the command given to trap is computed when it runs")
+			return nil
+		}
+		if w.text == "" || w.text == "-" {
+			return nil
+		}
+		return a.script(w.text, depth+1)
+	}
+	return nil
+}
+
+// findExec analyses the commands of find's -exec, -execdir, -ok and -okdir.
+func (a *analysis) findExec(args []word, depth int) []*invocation {
+	var out []*invocation
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		if !w.lit || (w.text != "-exec" && w.text != "-execdir" && w.text != "-ok" && w.text != "-okdir") {
+			continue
+		}
+		j := i + 1
+		for j < len(args) && !(args[j].lit && (args[j].text == ";" || args[j].text == "+")) {
+			j++
+		}
+		if j > i+1 {
+			out = append(out, a.run(args[i+1:j], nil, depth+1, false)...)
+		}
+		i = j
+	}
+	return out
+}
+
+// sedExecute finds GNU sed's e command and the e flag of s///, both of
+// which run a shell command.
+var (
+	sedECommand = regexp.MustCompile(`(^|[;\n{}]|[0-9$/])\s*!?\s*e(\s|;|}|$)`)
+	sedEFlag    = regexp.MustCompile(`/[gpiImMw0-9]*e[gpiImMw0-9]*\s*(;|}|\n|$)`)
+)
+
+// sedExecutes reports whether a sed command line's script runs commands.
+func sedExecutes(args []word) bool {
+	var scripts []word
+	explicit := false
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		if !w.lit {
+			continue
+		}
+		t := w.text
+		switch {
+		case t == "-e" || t == "--expression":
+			explicit = true
+			if i+1 < len(args) {
+				scripts = append(scripts, args[i+1])
+				i++
+			}
+		case strings.HasPrefix(t, "--expression="):
+			explicit = true
+			scripts = append(scripts, word{text: strings.TrimPrefix(t, "--expression="), lit: true})
+		case t == "-f" || t == "--file" || t == "-l" || t == "--line-length":
+			i++
+		case isFlagCluster(t) && strings.ContainsRune(t, 'e'):
+			explicit = true
+			k := strings.IndexByte(t, 'e')
+			if rest := t[k+1:]; rest != "" {
+				scripts = append(scripts, word{text: rest, lit: true})
+			} else if i+1 < len(args) {
+				scripts = append(scripts, args[i+1])
+				i++
+			}
+		case strings.HasPrefix(t, "-") && t != "-":
+		default:
+			if !explicit {
+				scripts = append(scripts, w)
+				explicit = true
+			}
+		}
+	}
+	for _, s := range scripts {
+		if !s.lit || sedECommand.MatchString(s.text) || sedEFlag.MatchString(s.text) {
+			return true
+		}
+	}
+	return false
+}
+
+// loaderVariable reports whether assigning the variable makes a shell or
+// the dynamic loader run code other than the command.
+func loaderVariable(name string) bool {
+	switch {
+	case name == "IFS" || name == "CDPATH" || name == "GLOBIGNORE":
+		return false // never passed to commands, but ordinary in a script
+	case strings.HasPrefix(name, "AIRLOCK_"):
+		return false // Airlock's own: never passed, and runs nothing
+	case strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_"):
+		return true
+	}
+	return neverPassed(name)
+}

@@ -1,0 +1,311 @@
+package builtin
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/backend/core"
+)
+
+// Rule is a compiled command rule of the deny or ask list.
+//
+// A rule is a command name followed by what its arguments must contain,
+// separated by spaces:
+//
+//	rm {-r,-R,--recursive} {-f,--force}   rm with a recursive and a force flag
+//	git push {--force,-f,+*}               git with the word push and a force
+//	dd of=/dev/*                           dd with an argument matching of=/dev/*
+//	{shutdown,reboot}                      any call of these commands
+//	curl | {sh,bash}                       a pipeline in which curl feeds a shell
+//	> /dev/sd*                             output redirected to a matching file
+//
+// The name is compared with the command's base name, lower-cased (so
+// /bin/rm, \rm and r""m are all rm). {a,b} gives alternatives; * matches any
+// run of characters and ? one character. A token -x (one letter) matches the
+// flag anywhere in a cluster (-rf, -fr, -r -f); --name matches --name,
+// --name=value and any abbreviation (--rec); another token matches a whole
+// argument. Flags after -- do not count. When the arguments are computed at
+// run time (a variable, a glob, xargs) and might complete a rule, the rule
+// counts as possibly matching, and the command asks.
+type Rule struct {
+	Text string
+	segs []segment
+}
+
+// segment is one command (or redirection) of a rule.
+type segment struct {
+	redirect []string   // glob alternatives for "> TARGET"; nil for a command
+	names    []string   // glob alternatives for the command name
+	tokens   [][]string // each token's alternatives
+}
+
+// maxAlternatives bounds what one token's {a,b} expansion may produce.
+const maxAlternatives = 256
+
+// ParseRule compiles a command rule; see Rule for the syntax.
+func ParseRule(text string) (*Rule, error) {
+	fields := strings.Fields(text)
+	if len(fields) == 0 {
+		return nil, core.Errorf(core.EInvalid, "empty rule")
+	}
+	r := &Rule{Text: strings.Join(fields, " ")}
+	var cur []string
+	flush := func() error {
+		if len(cur) == 0 {
+			return core.Errorf(core.EInvalid, "a | with no command on one side")
+		}
+		seg, err := parseSegment(cur)
+		if err != nil {
+			return err
+		}
+		r.segs = append(r.segs, seg)
+		cur = nil
+		return nil
+	}
+	for _, f := range fields {
+		if f == "|" {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		cur = append(cur, f)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	if len(r.segs) > 1 {
+		for _, s := range r.segs {
+			if s.redirect != nil {
+				return nil, core.Errorf(core.EInvalid, "a redirection rule (> FILE) cannot be part of a pipeline")
+			}
+		}
+	}
+	return r, nil
+}
+
+func parseSegment(fields []string) (segment, error) {
+	if fields[0] == ">" {
+		if len(fields) != 2 {
+			return segment{}, core.Errorf(core.EInvalid, "a redirection rule is > and one file pattern, e.g. > /dev/sd*")
+		}
+		alts, err := alternatives(fields[1])
+		if err != nil {
+			return segment{}, err
+		}
+		return segment{redirect: alts}, nil
+	}
+	if strings.HasPrefix(fields[0], "-") {
+		return segment{}, core.Errorf(core.EInvalid, "a rule starts with a command name, not the flag %s", fields[0])
+	}
+	names, err := alternatives(fields[0])
+	if err != nil {
+		return segment{}, err
+	}
+	for i, n := range names {
+		names[i] = strings.ToLower(n)
+	}
+	seg := segment{names: names}
+	for _, f := range fields[1:] {
+		alts, err := alternatives(f)
+		if err != nil {
+			return segment{}, err
+		}
+		seg.tokens = append(seg.tokens, alts)
+	}
+	return seg, nil
+}
+
+// alternatives expands {a,b} groups (nested groups too) into the list of
+// alternatives, refusing malformed or empty ones.
+func alternatives(s string) ([]string, error) {
+	if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+		return nil, core.Errorf(core.EInvalid, "%q is not valid text", s)
+	}
+	open := strings.IndexByte(s, '{')
+	if open < 0 {
+		if strings.ContainsRune(s, '}') {
+			return nil, core.Errorf(core.EInvalid, "%q has a } without {", s)
+		}
+		return []string{s}, nil
+	}
+	depth, end := 0, -1
+	var cuts []int
+	for i := open; i < len(s) && end < 0; i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				end = i
+			}
+		case ',':
+			if depth == 1 {
+				cuts = append(cuts, i)
+			}
+		}
+	}
+	if end < 0 {
+		return nil, core.Errorf(core.EInvalid, "%q has a { without }", s)
+	}
+	prefix, suffix := s[:open], s[end+1:]
+	var parts []string
+	start := open + 1
+	for _, c := range append(cuts, end) {
+		parts = append(parts, s[start:c])
+		start = c + 1
+	}
+	var out []string
+	for _, p := range parts {
+		if p == "" {
+			return nil, core.Errorf(core.EInvalid, "%q has an empty alternative", s)
+		}
+		more, err := alternatives(prefix + p + suffix)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+		if len(out) > maxAlternatives {
+			return nil, core.Errorf(core.EInvalid, "%q expands to more than %d alternatives", s, maxAlternatives)
+		}
+	}
+	return out, nil
+}
+
+// matchName reports whether the command name matches the segment.
+func (s *segment) matchName(name string) bool {
+	for _, n := range s.names {
+		if glob(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// match reports whether inv matches the segment: yes when its literal
+// arguments meet every token, maybe when they do not but arguments computed
+// at run time could.
+func (s *segment) match(inv *invocation) (yes, maybe bool) {
+	if !inv.nameLit || !s.matchName(inv.name) {
+		return false, false
+	}
+	all := true
+	for _, alts := range s.tokens {
+		if !tokenMet(alts, inv.args) {
+			all = false
+			break
+		}
+	}
+	if all {
+		return true, false
+	}
+	return false, inv.open || inv.dynamicArgs()
+}
+
+// tokenMet reports whether some literal argument meets one of alts.
+func tokenMet(alts []string, args []word) bool {
+	afterDashes := false
+	for _, a := range args {
+		if !a.lit {
+			continue
+		}
+		if a.text == "--" && !afterDashes {
+			afterDashes = true
+			continue
+		}
+		for _, alt := range alts {
+			if argMatches(alt, a.text, afterDashes) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// argMatches matches one rule token against one literal argument.
+func argMatches(tok, arg string, afterDashes bool) bool {
+	switch {
+	case strings.HasPrefix(tok, "--") && len(tok) > 2:
+		if afterDashes || !strings.HasPrefix(arg, "--") || len(arg) == 2 {
+			return false
+		}
+		name := tok[2:]
+		key, _, _ := strings.Cut(arg[2:], "=")
+		if hasGlob(name) {
+			return glob(name, key)
+		}
+		// GNU programs accept any unambiguous abbreviation of a long flag.
+		return key != "" && strings.HasPrefix(name, key)
+	case len(tok) == 2 && tok[0] == '-':
+		if afterDashes {
+			return false
+		}
+		if arg == tok {
+			return true
+		}
+		c := tok[1]
+		return isLetter(c) && isFlagCluster(arg) && strings.IndexByte(arg[1:], c) >= 0
+	case strings.HasPrefix(tok, "-") && len(tok) > 2:
+		if afterDashes {
+			return false
+		}
+		key, _, _ := strings.Cut(arg, "=")
+		return glob(tok, arg) || glob(tok, key)
+	default:
+		return glob(tok, arg)
+	}
+}
+
+// isFlagCluster reports whether arg is a cluster of short flags such as -rf.
+func isFlagCluster(arg string) bool {
+	if len(arg) < 2 || arg[0] != '-' || arg[1] == '-' {
+		return false
+	}
+	for i := 1; i < len(arg); i++ {
+		if !isLetter(arg[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func hasGlob(s string) bool { return strings.ContainsAny(s, "*?") }
+
+// glob matches s against pattern, where * matches any run of characters
+// (slashes included) and ? one character.
+func glob(pattern, s string) bool {
+	px, sx := 0, 0
+	nextPx, nextSx := -1, -1
+	for px < len(pattern) || sx < len(s) {
+		if px < len(pattern) {
+			switch c := pattern[px]; c {
+			case '*':
+				nextPx, nextSx = px, sx+1
+				px++
+				continue
+			case '?':
+				if sx < len(s) {
+					_, size := utf8.DecodeRuneInString(s[sx:])
+					px++
+					sx += size
+					continue
+				}
+			default:
+				if sx < len(s) && s[sx] == c {
+					px++
+					sx++
+					continue
+				}
+			}
+		}
+		if nextSx > 0 && nextSx <= len(s) {
+			px, sx = nextPx, nextSx
+			continue
+		}
+		return false
+	}
+	return true
+}

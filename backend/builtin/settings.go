@@ -1,0 +1,302 @@
+package builtin
+
+import (
+	"fmt"
+	"mime"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/airlock-dev/airlock/backend/core"
+)
+
+// Settings are the user's choices for the built-in servers. They are stored
+// as one JSON value in the settings table; every field has a safe default
+// (Defaults), and a field missing from the stored JSON keeps its default.
+type Settings struct {
+	// Roots are the folders the built-in tools may use (absolute paths).
+	// Folders given with --allow-path are added at run time and never
+	// stored. With no folder at all the built-in servers are off.
+	Roots []string `json:"roots"`
+	// Deny are command rules that refuse a shell command outright (see
+	// ParseRule for the syntax). A person cannot approve them.
+	Deny []string `json:"deny"`
+	// Ask are command rules that make a person approve the command, even
+	// where a rule would auto-approve shell_exec.
+	Ask []string `json:"ask"`
+	// EnvAllow names the environment variables a command inherits from
+	// Airlock; a trailing * matches a prefix (LC_*). Airlock's own
+	// variables (AIRLOCK_*) and those that make a shell or the loader run
+	// other code (BASH_ENV, LD_PRELOAD, ...) never pass.
+	EnvAllow []string `json:"envAllow"`
+	// ShellTimeoutSeconds is how long a command may run before its whole
+	// process group is killed.
+	ShellTimeoutSeconds int `json:"shellTimeoutSeconds"`
+	// OutputCapBytes caps what a command's stdout and (separately) stderr
+	// return; the rest is dropped and a truncation marker says how much.
+	OutputCapBytes int `json:"outputCapBytes"`
+	// ReadCapBytes is the largest file file_read returns.
+	ReadCapBytes int64 `json:"readCapBytes"`
+	// WriteCapBytes is the largest content file_write accepts.
+	WriteCapBytes int64 `json:"writeCapBytes"`
+	// BinaryMIMEAllow lists the MIME types (sniffed from the content, never
+	// taken from the extension) of binary files file_read may return, as
+	// base64. Empty: binary files are refused.
+	BinaryMIMEAllow []string `json:"binaryMimeAllow"`
+	// ExecutableExtensions are the file name extensions file_write refuses
+	// (compared case-insensitively). Executable content (a shebang, ELF,
+	// PE or Mach-O) is refused whatever the name.
+	ExecutableExtensions []string `json:"executableExtensions"`
+}
+
+// Limits of the numeric settings.
+const (
+	MinShellTimeoutSeconds = 1
+	MaxShellTimeoutSeconds = 3600
+	MinOutputCapBytes      = 1 << 10
+	MaxOutputCapBytes      = 16 << 20
+	MinFileCapBytes        = 1 << 10
+	MaxFileCapBytes        = 256 << 20
+)
+
+// Defaults returns the settings out of the box: no folder (the servers are
+// off), the deny and ask lists below, a small environment, a 60 s timeout,
+// 256 KiB of output per stream, 5 MiB files, no binary files.
+func Defaults() Settings {
+	return Settings{
+		Roots:               []string{},
+		Deny:                defaultDeny(),
+		Ask:                 defaultAsk(),
+		EnvAllow:            []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "TMPDIR"},
+		ShellTimeoutSeconds: 60,
+		OutputCapBytes:      256 << 10,
+		ReadCapBytes:        5 << 20,
+		WriteCapBytes:       5 << 20,
+		BinaryMIMEAllow:     []string{},
+		ExecutableExtensions: []string{
+			".exe", ".com", ".bat", ".cmd", ".msi", ".scr", ".pif", ".cpl", ".dll",
+			".so", ".dylib", ".sh", ".bash", ".zsh", ".ksh", ".csh", ".fish",
+			".command", ".ps1", ".psm1", ".vbs", ".vbe", ".wsf", ".jar", ".apk",
+			".appimage", ".run",
+		},
+	}
+}
+
+// defaultDeny is seed 004's blacklist (rm -rf, shutdown, format, ...) and
+// its kin: commands that destroy a system or its disks.
+func defaultDeny() []string {
+	return []string{
+		"rm {-r,-R,--recursive} {-f,--force}",
+		"{shutdown,reboot,halt,poweroff}",
+		"systemctl {poweroff,reboot,halt,kexec,suspend,hibernate}",
+		"{init,telinit} {0,6}",
+		"{mkfs,mkfs.*,mke2fs,mkswap,wipefs}",
+		"dd of=/dev/*",
+		"{format,format.com,diskpart}",
+		"> /dev/{sd,hd,vd,xvd,nvme,mmcblk,disk,dm-,md,loop,mapper/}*",
+	}
+}
+
+// defaultAsk is seed 004's "ask" policy (sudo, apt install, ...) plus the
+// usual ways to install software, run downloaded or inline code, change the
+// system, or rewrite shared history.
+func defaultAsk() []string {
+	return []string{
+		"{sudo,su,doas,pkexec,runuser}",
+		"{apt,apt-get,aptitude} {install,remove,purge,autoremove,upgrade,dist-upgrade,full-upgrade}",
+		"dpkg {-i,--install,-r,--remove,-P,--purge}",
+		"{yum,dnf,zypper} {install,remove,erase,upgrade,update}",
+		"pacman {-S,-R,-U}",
+		"{snap,flatpak} {install,remove,uninstall}",
+		"brew {install,uninstall,reinstall,upgrade}",
+		"{pip,pip3,pipx} {install,uninstall}",
+		"{python,python3,python3.*} -m pip {install,uninstall}",
+		"npm {install,i,add,uninstall,remove,rm} {-g,--global}",
+		"{yarn,pnpm} global",
+		"{gem,cargo} {install,uninstall}",
+		"{curl,wget,fetch} | {sh,bash,zsh,dash,ksh,fish,python,python3,perl,ruby,node,php}",
+		"git push {--force,-f,--force-with-lease,--mirror,--delete,-d,+*,:*}",
+		"git -c",
+		"chmod -R {777,a+rwx,o+w,a+w}",
+		"chown -R",
+		"kill -1",
+		"{killall,pkill}",
+		"find {-delete,-fprint,-fprintf,-fls}",
+		"{python,python2,python3,python3.*,pypy,pypy3} -c",
+		"{perl,ruby} {-e,-E}",
+		"{node,nodejs,deno,bun} {-e,--eval,-p,--print}",
+		"php -r",
+		"osascript -e",
+		"{awk,gawk,mawk,nawk} {*system*,*|*,*getline*}",
+		"tar {--to-command,--checkpoint-action,--use-compress-program,-I}",
+		"rsync {-e,--rsh}",
+		"{crontab,at,batch}",
+		"{systemctl,service,launchctl}",
+		"{mount,umount}",
+		"{iptables,ip6tables,nft,ufw}",
+		"{useradd,userdel,usermod,passwd,chpasswd,visudo}",
+		"{ssh-keygen,ssh-add}",
+	}
+}
+
+// envNamePattern is a variable name with an optional trailing *.
+var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
+
+// validate checks s and returns it normalised (roots cleaned, extensions and
+// MIME types lower-cased, duplicates removed), or an EInvalid error naming
+// the field and the entry at fault.
+func (s Settings) validate() (Settings, error) {
+	out := s
+	out.Roots = nil
+	for _, r := range s.Roots {
+		clean, err := checkRoot(r)
+		if err != nil {
+			return Settings{}, err
+		}
+		if !slices.Contains(out.Roots, clean) {
+			out.Roots = append(out.Roots, clean)
+		}
+	}
+	if out.Roots == nil {
+		out.Roots = []string{}
+	}
+	for _, list := range []struct {
+		name  string
+		rules []string
+	}{{"deny", s.Deny}, {"ask", s.Ask}} {
+		for i, text := range list.rules {
+			if _, err := ParseRule(text); err != nil {
+				return Settings{}, core.Errorf(core.EInvalid, "%s rule %d %q: %s", list.name, i+1, text, core.ErrorMessage(err)).
+					WithHint("see the rule syntax: a command name, then flags and words it must have; {a,b} for alternatives")
+			}
+		}
+	}
+	out.Deny = dedupe(s.Deny, strings.TrimSpace)
+	out.Ask = dedupe(s.Ask, strings.TrimSpace)
+	for _, name := range s.EnvAllow {
+		switch {
+		case name == "*":
+			return Settings{}, core.Errorf(core.EInvalid, "envAllow: * would pass every secret in Airlock's environment to commands").
+				WithHint("list the variables commands need, e.g. PATH, HOME, LC_*")
+		case !envNamePattern.MatchString(name):
+			return Settings{}, core.Errorf(core.EInvalid, "envAllow: %q is not a variable name (letters, digits and _, optionally ending in *)", name)
+		case neverPassed(strings.TrimSuffix(name, "*")) || (strings.HasSuffix(name, "*") && strings.HasPrefix("AIRLOCK_", strings.TrimSuffix(name, "*"))):
+			return Settings{}, core.Errorf(core.EInvalid, "envAllow: %s is never passed to commands (it is Airlock's own, or makes a shell or the loader run other code)", name)
+		}
+	}
+	out.EnvAllow = dedupe(s.EnvAllow, func(s string) string { return s })
+	if s.ShellTimeoutSeconds < MinShellTimeoutSeconds || s.ShellTimeoutSeconds > MaxShellTimeoutSeconds {
+		return Settings{}, core.Errorf(core.EInvalid, "shellTimeoutSeconds must be between %d and %d, got %d", MinShellTimeoutSeconds, MaxShellTimeoutSeconds, s.ShellTimeoutSeconds)
+	}
+	if s.OutputCapBytes < MinOutputCapBytes || s.OutputCapBytes > MaxOutputCapBytes {
+		return Settings{}, core.Errorf(core.EInvalid, "outputCapBytes must be between %d and %d, got %d", MinOutputCapBytes, MaxOutputCapBytes, s.OutputCapBytes)
+	}
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"readCapBytes", s.ReadCapBytes}, {"writeCapBytes", s.WriteCapBytes}} {
+		if c.v < MinFileCapBytes || c.v > MaxFileCapBytes {
+			return Settings{}, core.Errorf(core.EInvalid, "%s must be between %d and %d, got %d", c.name, MinFileCapBytes, MaxFileCapBytes, c.v)
+		}
+	}
+	out.BinaryMIMEAllow = nil
+	for _, m := range s.BinaryMIMEAllow {
+		mt, params, err := mime.ParseMediaType(m)
+		if err != nil || len(params) > 0 || !strings.Contains(mt, "/") || strings.Contains(mt, "*") {
+			return Settings{}, core.Errorf(core.EInvalid, "binaryMimeAllow: %q is not a MIME type such as image/png", m)
+		}
+		if !slices.Contains(out.BinaryMIMEAllow, mt) {
+			out.BinaryMIMEAllow = append(out.BinaryMIMEAllow, mt)
+		}
+	}
+	if out.BinaryMIMEAllow == nil {
+		out.BinaryMIMEAllow = []string{}
+	}
+	out.ExecutableExtensions = nil
+	for _, e := range s.ExecutableExtensions {
+		e = strings.ToLower(strings.TrimSpace(e))
+		if len(e) < 2 || e[0] != '.' || strings.ContainsAny(e[1:], `./\ *`) {
+			return Settings{}, core.Errorf(core.EInvalid, "executableExtensions: %q is not an extension such as .exe", e)
+		}
+		if !slices.Contains(out.ExecutableExtensions, e) {
+			out.ExecutableExtensions = append(out.ExecutableExtensions, e)
+		}
+	}
+	if out.ExecutableExtensions == nil {
+		out.ExecutableExtensions = []string{}
+	}
+	return out, nil
+}
+
+// Validate reports whether s can be saved: an EInvalid *core.Error naming
+// the field at fault, or nil.
+func (s Settings) Validate() error {
+	_, err := s.validate()
+	return err
+}
+
+// checkRoot checks a folder to allow and returns it cleaned. It must be
+// absolute, and neither the file system root nor a kernel pseudo file
+// system: allowing those would give agents the whole machine.
+func checkRoot(dir string) (string, error) {
+	switch {
+	case dir == "":
+		return "", core.Errorf(core.EInvalid, "roots: an empty folder name")
+	case strings.ContainsRune(dir, 0):
+		return "", core.Errorf(core.EInvalid, "roots: %q contains a NUL byte", dir)
+	case !filepath.IsAbs(dir):
+		return "", core.Errorf(core.EInvalid, "roots: %q is not an absolute path", dir)
+	}
+	clean := filepath.Clean(dir)
+	if clean == filepath.VolumeName(clean)+string(filepath.Separator) {
+		return "", core.Errorf(core.EInvalid, "roots: %s is the root of the file system; allowing it would give agents the whole machine", clean).
+			WithHint("allow the project folders agents work in")
+	}
+	for _, pseudo := range []string{"/proc", "/sys", "/dev"} {
+		if clean == pseudo || strings.HasPrefix(clean, pseudo+"/") {
+			return "", core.Errorf(core.EInvalid, "roots: %s is inside %s, a kernel pseudo file system whose links lead anywhere", clean, pseudo)
+		}
+	}
+	return clean, nil
+}
+
+// neverPassedNames are environment variables that are never given to a
+// command, whatever the allow list says: they make a shell or the dynamic
+// loader run code other than the command.
+var neverPassedNames = []string{
+	"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "IFS", "CDPATH", "GLOBIGNORE",
+	"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LD_DEBUG_OUTPUT",
+	"DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "DYLD_FRAMEWORK_PATH",
+	"PYTHONSTARTUP", "PERL5OPT", "NODE_OPTIONS", "RUBYOPT",
+}
+
+// neverPassed reports whether the variable name may never reach a command:
+// Airlock's own (AIRLOCK_*), exported shell functions, and the names above.
+func neverPassed(name string) bool {
+	return strings.HasPrefix(name, "AIRLOCK_") || strings.HasPrefix(name, "BASH_FUNC_") || slices.Contains(neverPassedNames, name)
+}
+
+func dedupe(in []string, norm func(string) string) []string {
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		s = norm(s)
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// describeRoots lists folders for messages.
+func describeRoots(roots []string) string {
+	if len(roots) == 0 {
+		return "(none)"
+	}
+	return strings.Join(roots, ", ")
+}
+
+// String renders the settings' limits for logs.
+func (s Settings) String() string {
+	return fmt.Sprintf("roots=%v timeout=%ds output=%d read=%d write=%d", s.Roots, s.ShellTimeoutSeconds, s.OutputCapBytes, s.ReadCapBytes, s.WriteCapBytes)
+}

@@ -1,0 +1,196 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/pipeline"
+	"github.com/airlock-dev/airlock/backend/proc"
+)
+
+// TimeoutExitCode is shell_exec's exit code for a command killed at its
+// timeout, as timeout(1) reports it.
+const TimeoutExitCode = 124
+
+// killGrace is how long a timed-out command's process group has between
+// SIGTERM and SIGKILL.
+const killGrace = time.Second
+
+// Exec runs shell_exec: the command (with args appended, quoted) in the
+// shell, in cwd inside an allowed folder, with the environment reduced to
+// the allow list, output capped, and the whole process group killed at the
+// timeout. A command matching a deny rule is refused here whatever the
+// pipeline decided; commands that ask run because the pipeline asked a
+// person before it dispatched the call.
+func (b *Builtin) Exec(ctx context.Context, args ExecArgs) (ExecResult, error) {
+	cfg := b.cur.Load()
+	script, err := shellScript(args.Command, args.Args)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	if cl := cfg.classifier.Classify(script); cl.Outcome == core.Deny {
+		return ExecResult{}, deniedError(cl)
+	}
+	dir, realDir, err := cfg.openCwd(args.Cwd)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	defer dir.Close()
+	// On Linux the child changes into the folder through the handle just
+	// checked (its copy of the descriptor, before exec), so a symlink swapped
+	// into the path meanwhile cannot move it out of the allowed folder.
+	workDir := realDir
+	if runtime.GOOS == "linux" {
+		workDir = fmt.Sprintf("/proc/self/fd/%d", dir.Fd())
+	}
+	timeout := time.Duration(cfg.settings.ShellTimeoutSeconds) * time.Second
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	stdout := proc.NewCapped(cfg.settings.OutputCapBytes)
+	stderr := proc.NewCapped(cfg.settings.OutputCapBytes)
+	p, err := proc.Start(runCtx, proc.Spec{
+		Path:      b.shell,
+		Args:      shellArgs(b.shell, script),
+		Dir:       workDir,
+		Env:       cfg.environment(b.opts.Environ(), realDir),
+		Stdout:    stdout,
+		Stderr:    stderr,
+		KillGrace: killGrace,
+	})
+	if err != nil {
+		return ExecResult{}, core.Errorf(core.EInternal, "the shell could not be started: %v", err)
+	}
+	dir.Close() // the child is in the folder now
+	ex := p.Wait()
+	if ctx.Err() != nil {
+		return ExecResult{}, core.Errorf(pipeline.ECancelled, "the call was cancelled; the command's process group was killed")
+	}
+	res := ExecResult{Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: ex.ShellCode()}
+	if errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+		res.ExitCode = TimeoutExitCode
+		res.Stderr += fmt.Sprintf("\n[airlock: the command ran longer than %d s; its process group was killed]", cfg.settings.ShellTimeoutSeconds)
+	}
+	return res, nil
+}
+
+// shellScript is the command line shell_exec runs and the policy checks:
+// the command, then each argument quoted so that the shell passes it as
+// one word.
+func shellScript(command string, args []string) (string, error) {
+	if strings.TrimSpace(command) == "" {
+		return "", (&core.Error{Code: EInvalidArguments, Message: "the command is empty"}).WithHint(`pass a command such as "ls -la"`)
+	}
+	if strings.ContainsRune(command, 0) {
+		return "", core.Errorf(EInvalidArguments, "the command contains a NUL byte")
+	}
+	var b strings.Builder
+	b.WriteString(command)
+	for i, a := range args {
+		if strings.ContainsRune(a, 0) {
+			return "", core.Errorf(EInvalidArguments, "argument %d contains a NUL byte", i+1)
+		}
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			return "", core.Errorf(EInvalidArguments, "argument %d cannot be passed to the shell: %v", i+1, err)
+		}
+		b.WriteByte(' ')
+		b.WriteString(q)
+	}
+	if b.Len() > MaxCommandBytes {
+		return "", core.Errorf(core.ETooLarge, "the command line is %d bytes; the limit is %d", b.Len(), MaxCommandBytes)
+	}
+	return b.String(), nil
+}
+
+// shellArgs runs script without any start-up file: a profile or rc file
+// would run commands nobody checked.
+func shellArgs(shell, script string) []string {
+	if filepath.Base(shell) == "bash" {
+		return []string{"--noprofile", "--norc", "-c", script}
+	}
+	return []string{"-c", script}
+}
+
+// deniedError is the refusal of a command that matched a deny rule.
+func deniedError(cl Classification) *core.Error {
+	for _, f := range cl.Findings {
+		if f.Outcome == core.Deny {
+			return (&core.Error{Code: ECommandDenied, Message: "refused: " + f.Reason}).
+				WithHint("denied commands are never run and cannot be approved; the deny list is in Airlock's Built-in tools settings")
+		}
+	}
+	return core.Errorf(ECommandDenied, "refused by the deny list")
+}
+
+// openCwd opens the working directory: cwd inside an allowed folder, or the
+// first allowed folder. It returns the open folder and its real path.
+func (c *config) openCwd(cwd string) (*os.File, string, error) {
+	if len(c.roots) == 0 {
+		return nil, "", disabledError()
+	}
+	if cwd == "" {
+		cwd = c.roots[0].path
+	}
+	res, err := c.resolve(cwd)
+	if err != nil {
+		return nil, "", err
+	}
+	defer res.close()
+	f, err := res.root.Open(res.rel)
+	if err != nil {
+		return nil, "", res.fail(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, "", res.fail(err)
+	}
+	if !fi.IsDir() {
+		f.Close()
+		return nil, "", core.Errorf(ENotADirectory, "cwd %s is not a folder", res.shown)
+	}
+	real := filepath.Join(res.dir.real, res.rel)
+	if runtime.GOOS == "linux" {
+		if p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd())); err == nil && filepath.IsAbs(p) {
+			real = p
+		}
+	}
+	return f, real, nil
+}
+
+// environment is what a command inherits: the allow-listed variables of
+// Airlock's environment, never Airlock's own or those that run other code,
+// plus PWD.
+func (c *config) environment(environ []string, pwd string) []string {
+	out := make([]string, 0, len(c.settings.EnvAllow)+1)
+	for _, kv := range environ {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "PWD" || neverPassed(name) || !envAllowed(c.settings.EnvAllow, name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "PWD="+pwd)
+}
+
+func envAllowed(allow []string, name string) bool {
+	for _, a := range allow {
+		if prefix, ok := strings.CutSuffix(a, "*"); ok {
+			if strings.HasPrefix(name, prefix) {
+				return true
+			}
+		} else if a == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,353 @@
+package builtin
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/airlock-dev/airlock/backend/core"
+)
+
+// wrapper describes a command that runs another command given in its
+// arguments (sudo rm ..., env X=1 rm ..., timeout 5 rm ...): which of its
+// options take a value, so that the wrapped command is found exactly. An
+// option the table does not know makes the classifier treat every later
+// argument as a possible start of the wrapped command (fail closed).
+type wrapper struct {
+	boolShort   string // short options without a value
+	valueShort  string // short options with a value (attached or next)
+	optShort    string // short options with an optional attached value
+	scriptShort string // short options whose value is a shell script
+	noCmdShort  string // short options after which nothing is run (taskset -p)
+	boolLong    []string
+	valueLong   []string
+	optLong     []string // --opt or --opt=value
+	scriptLong  []string
+	operands    int  // fixed arguments before the command (timeout's duration)
+	assigns     bool // NAME=VALUE words before the command (env)
+	open        bool // the command gets more arguments at run time (xargs)
+	numeric     bool // -N is an option (nice -10)
+	// restScript: the wrapped words are joined into one shell script
+	// (watch), unless execShort is given.
+	restScript bool
+	execShort  string
+	// scanAll: only the script options matter, wherever they are (su,
+	// script): the other arguments are not a command.
+	scanAll bool
+	// guess: the options are too many to list; every argument may start
+	// the wrapped command, and arguments with spaces may be scripts.
+	guess bool
+	// postScript: after the operands, -c SCRIPT may follow (flock FILE -c).
+	postScript bool
+}
+
+// wrappers returns the table of known wrappers.
+func wrappers() map[string]wrapper {
+	sudo := wrapper{
+		boolShort: "AbEeHiKkLlnPSsVv", valueShort: "CDghpRrtTUu",
+		boolLong:  []string{"askpass", "background", "edit", "set-home", "login", "remove-timestamp", "reset-timestamp", "list", "non-interactive", "preserve-groups", "stdin", "shell", "validate", "version", "help"},
+		valueLong: []string{"close-from", "chdir", "group", "host", "prompt", "chroot", "role", "type", "command-timeout", "other-user", "user"},
+		optLong:   []string{"preserve-env"},
+	}
+	xargs := wrapper{
+		boolShort: "0rtpxo", valueShort: "adEILnPs", optShort: "iel",
+		boolLong:  []string{"null", "no-run-if-empty", "verbose", "interactive", "exit", "open-tty", "show-limits"},
+		valueLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
+		optLong:   []string{"max-lines", "replace", "eof"},
+		open:      true,
+	}
+	guess := wrapper{guess: true}
+	return map[string]wrapper{
+		"env": {
+			boolShort: "i0v", valueShort: "uC", scriptShort: "S",
+			boolLong:   []string{"ignore-environment", "null", "debug", "list-signal-handling"},
+			valueLong:  []string{"unset", "chdir"},
+			optLong:    []string{"block-signal", "default-signal", "ignore-signal"},
+			scriptLong: []string{"split-string"},
+			assigns:    true,
+		},
+		"nohup":   {},
+		"builtin": {},
+		"busybox": {},
+		"toybox":  {},
+		"command": {boolShort: "pvV"},
+		"exec":    {boolShort: "cl", valueShort: "a"},
+		"time":    {boolShort: "pavq", valueShort: "fo", boolLong: []string{"portability", "append", "verbose", "quiet"}, valueLong: []string{"format", "output"}},
+		"timeout": {boolShort: "v", valueShort: "sk", boolLong: []string{"foreground", "preserve-status", "verbose"}, valueLong: []string{"signal", "kill-after"}, operands: 1},
+		"nice":    {valueShort: "n", valueLong: []string{"adjustment"}, numeric: true},
+		"ionice":  {boolShort: "t", valueShort: "cnPu", noCmdShort: "p", boolLong: []string{"ignore"}, valueLong: []string{"class", "classdata", "pgid", "uid"}},
+		"stdbuf":  {valueShort: "ioe", valueLong: []string{"input", "output", "error"}},
+		"setsid":  {boolShort: "cfw", boolLong: []string{"ctty", "fork", "wait"}},
+		"sudo":    sudo,
+		"doas":    {boolShort: "nsL", valueShort: "uC"},
+		"pkexec":  {boolLong: []string{"disable-internal-agent", "keep-cwd"}, valueLong: []string{"user"}},
+		"xargs":   xargs,
+		"chroot":  {boolLong: []string{"skip-chdir"}, valueLong: []string{"userspec", "groups"}, operands: 1},
+		"taskset": {boolShort: "ac", noCmdShort: "p", boolLong: []string{"all-tasks", "cpu-list"}, operands: 1},
+		"flock": {
+			boolShort: "sxeunoF", valueShort: "wE", scriptShort: "c",
+			boolLong:   []string{"shared", "exclusive", "unlock", "nonblock", "close", "no-fork", "verbose"},
+			valueLong:  []string{"timeout", "conflict-exit-code"},
+			scriptLong: []string{"command"},
+			operands:   1, postScript: true,
+		},
+		"watch": {
+			boolShort: "bcegtpx", valueShort: "nq", optShort: "d",
+			boolLong:   []string{"beep", "color", "no-color", "errexit", "chgexit", "no-title", "exec", "precise", "no-wrap"},
+			valueLong:  []string{"interval", "equexit"},
+			optLong:    []string{"differences"},
+			restScript: true, execShort: "x",
+		},
+		"su":      {scanAll: true, scriptShort: "c", scriptLong: []string{"command", "session-command"}},
+		"runuser": {scanAll: true, scriptShort: "c", scriptLong: []string{"command", "session-command"}, guess: true},
+		"script":  {scanAll: true, scriptShort: "c", scriptLong: []string{"command"}},
+		// Programs that run a command after options too many to list.
+		"strace": guess, "ltrace": guess, "valgrind": guess, "chrt": guess, "unshare": guess,
+		"nsenter": guess, "firejail": guess, "bwrap": guess, "systemd-run": guess, "cgexec": guess,
+		"proxychains": guess, "proxychains4": guess, "torsocks": guess, "faketime": guess,
+		"unbuffer": guess, "xvfb-run": guess, "parallel": guess, "sg": guess, "catchsegv": guess,
+		"dbus-launch": guess, "ssh-agent": guess, "caffeinate": guess,
+	}
+}
+
+// wrapped analyses what a wrapper runs.
+func (a *analysis) wrapped(inv *invocation, w wrapper, args []word, redirs []*syntax.Redirect, depth int, open bool) []*invocation {
+	var out []*invocation
+	script := func(s word) {
+		if !s.lit {
+			a.report(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script given to %s is computed when the command runs", inv.name))
+			return
+		}
+		out = append(out, a.script(s.text, depth+1)...)
+	}
+	if w.scanAll {
+		for _, s := range scanScripts(w, args) {
+			script(s)
+		}
+		if !w.guess {
+			return out
+		}
+	}
+	if w.guess {
+		return append(out, a.guessAll(args, redirs, depth, open, true)...)
+	}
+	inner, scripts, ok := parseWrapper(w, args)
+	for _, s := range scripts {
+		script(s)
+	}
+	if !ok {
+		return append(out, a.guessAll(args, redirs, depth, open || w.open, false)...)
+	}
+	if len(inner) == 0 {
+		return out
+	}
+	if w.restScript && !hasAnyShort(args[:len(args)-len(inner)], w.execShort) {
+		s, lit := joinLiteral(inner)
+		script(word{text: s, lit: lit})
+		return out
+	}
+	return append(out, a.run(inner, redirs, depth+1, open || w.open)...)
+}
+
+// guessAll treats every argument that is not an option as a possible start
+// of the wrapped command: used when the wrapper's options are not known.
+func (a *analysis) guessAll(args []word, redirs []*syntax.Redirect, depth int, open, scripts bool) []*invocation {
+	var out []*invocation
+	for i, w := range args {
+		if w.lit && strings.HasPrefix(w.text, "-") {
+			continue
+		}
+		if scripts && w.lit && strings.ContainsAny(w.text, " \t\n;|&") && !a.parsed[w.text] {
+			a.parsed[w.text] = true
+			out = append(out, a.script(w.text, depth+1)...)
+		}
+		out = append(out, a.run(args[i:], redirs, depth+1, open)...)
+	}
+	return out
+}
+
+// parseWrapper finds the wrapped command in a wrapper's arguments. It
+// returns the command's words, the values of script options, and ok=false
+// when an option it does not know (or a word computed at run time) stands
+// where the options are.
+func parseWrapper(w wrapper, args []word) (inner, scripts []word, ok bool) {
+	operands := w.operands
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if !a.lit {
+			return nil, scripts, false
+		}
+		t := a.text
+		switch {
+		case t == "--":
+			return args[i+1:], scripts, true
+		case w.assigns && isAssignment(t):
+			i++
+			continue
+		case w.assigns && t == "-":
+			i++
+			continue
+		case strings.HasPrefix(t, "--") && operands == w.operands:
+			key, val, hasEq := strings.Cut(t[2:], "=")
+			switch {
+			case slices.Contains(w.scriptLong, key):
+				if hasEq {
+					scripts = append(scripts, word{text: val, lit: true})
+				} else if i+1 < len(args) {
+					scripts = append(scripts, args[i+1])
+					i++
+				}
+			case slices.Contains(w.valueLong, key):
+				if !hasEq {
+					i++
+				}
+			case slices.Contains(w.optLong, key), slices.Contains(w.boolLong, key) && !hasEq:
+			default:
+				return nil, scripts, false
+			}
+			i++
+			continue
+		case len(t) > 1 && t[0] == '-' && operands == w.operands:
+			next, stop, known := shortOptions(w, t, args, i, &scripts)
+			if !known {
+				return nil, scripts, false
+			}
+			if stop {
+				return nil, scripts, true
+			}
+			i = next
+			continue
+		case operands > 0:
+			operands--
+			i++
+			continue
+		case w.postScript && (t == "-c" || t == "--command"):
+			if i+1 < len(args) {
+				scripts = append(scripts, args[i+1])
+			}
+			return nil, scripts, true
+		}
+		break
+	}
+	if i >= len(args) {
+		return nil, scripts, true // an option's value was missing: nothing runs
+	}
+	if strings.HasPrefix(args[i].text, "-") {
+		// A command name never starts with -: this is an option the table
+		// does not place, so the command may start anywhere after it.
+		return nil, scripts, false
+	}
+	return args[i:], scripts, true
+}
+
+// shortOptions parses one cluster of short options at args[i]. It returns
+// the index of the next argument, whether the wrapper runs nothing (stop),
+// and whether every option was known.
+func shortOptions(w wrapper, t string, args []word, i int, scripts *[]word) (next int, stop, known bool) {
+	next = i + 1
+	for j := 1; j < len(t); j++ {
+		c := t[j]
+		rest := t[j+1:]
+		switch {
+		case strings.IndexByte(w.noCmdShort, c) >= 0:
+			return next, true, true
+		case strings.IndexByte(w.scriptShort, c) >= 0:
+			if rest != "" {
+				*scripts = append(*scripts, word{text: rest, lit: true})
+			} else if next < len(args) {
+				*scripts = append(*scripts, args[next])
+				next++
+			}
+			return next, false, true
+		case strings.IndexByte(w.valueShort, c) >= 0:
+			if rest == "" {
+				next++
+			}
+			return next, false, true
+		case strings.IndexByte(w.optShort, c) >= 0:
+			return next, false, true
+		case strings.IndexByte(w.boolShort, c) >= 0:
+		case w.numeric && c >= '0' && c <= '9':
+			return next, false, true
+		default:
+			return next, false, false
+		}
+	}
+	return next, false, true
+}
+
+// scanScripts returns the values of a wrapper's script options wherever
+// they stand (su permutes its options).
+func scanScripts(w wrapper, args []word) []word {
+	var out []word
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			continue
+		}
+		t := a.text
+		if strings.HasPrefix(t, "--") {
+			key, val, hasEq := strings.Cut(t[2:], "=")
+			if slices.Contains(w.scriptLong, key) {
+				if hasEq {
+					out = append(out, word{text: val, lit: true})
+				} else if i+1 < len(args) {
+					out = append(out, args[i+1])
+					i++
+				}
+			}
+			continue
+		}
+		if len(t) > 1 && t[0] == '-' {
+			for j := 1; j < len(t); j++ {
+				if strings.IndexByte(w.scriptShort, t[j]) < 0 {
+					continue
+				}
+				if rest := t[j+1:]; rest != "" {
+					out = append(out, word{text: rest, lit: true})
+				} else if i+1 < len(args) {
+					out = append(out, args[i+1])
+					i++
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+func hasAnyShort(args []word, chars string) bool {
+	if chars == "" {
+		return false
+	}
+	for _, a := range args {
+		if !a.lit {
+			continue
+		}
+		if a.text == "--exec" {
+			return true
+		}
+		if isFlagCluster(a.text) && strings.ContainsAny(a.text[1:], chars) {
+			return true
+		}
+	}
+	return false
+}
+
+// isAssignment reports whether s is NAME=VALUE.
+func isAssignment(s string) bool {
+	name, _, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || isLetter(c) || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
