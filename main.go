@@ -56,8 +56,8 @@ func main() {
 const usage = `Airlock stands between AI agents and the MCP servers they call.
 
 Usage:
-  airlock [--data-dir DIR] [--addr HOST:PORT]        the desktop app
-  airlock serve [--data-dir DIR] [--addr HOST:PORT]  headless; the UI in a browser
+  airlock [--data-dir DIR] [--addr HOST:PORT] [--allow-path DIR]        the desktop app
+  airlock serve [--data-dir DIR] [--addr HOST:PORT] [--allow-path DIR]  headless; the UI in a browser
   airlock bridge [--token T] [--url U]               stdio ⇄ Streamable HTTP for stdio-only MCP clients
   airlock token [--rotate]                           print the agent connection token
   airlock servers list|add|rm|import|export          manage downstream MCP servers
@@ -84,6 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs.Usage = func() {}
 	dataDirFlag := fs.String("data-dir", "", "data directory (default $AIRLOCK_DATA_DIR or the user config dir)")
 	addrFlag := fs.String("addr", "", "listen address (default $AIRLOCK_ADDR or "+airlock.DefaultAddr+")")
+	var allowPaths hostList
+	fs.Var(&allowPaths, "allow-path", "a folder the built-in file and shell tools may use for this run (repeatable; '.' is the folder Airlock starts in); `airlock builtin allow-path DIR` allows one for good")
 	var allowHosts hostList
 	fs.Var(&allowHosts, "allow-host", "a host name remote clients use to reach a non-loopback --addr (repeatable; also $AIRLOCK_ALLOW_HOSTS, comma-separated)")
 
@@ -119,7 +121,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 				allowHosts = append(allowHosts, h)
 			}
 		}
-		o := airlock.Options{DataDir: dataDir, Addr: addr, UI: uiFS(), AllowedHosts: allowHosts}
+		o := airlock.Options{DataDir: dataDir, Addr: addr, UI: uiFS(), AllowedHosts: allowHosts, AllowPaths: allowPaths}
 		airlock.TuneRuntime()
 		if cmd == "serve" {
 			return serve(ctx, o, stdout, stderr)

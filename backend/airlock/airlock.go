@@ -24,6 +24,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/activity"
 	"github.com/airlock-dev/airlock/backend/api"
 	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/builtin"
 	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/config"
@@ -59,6 +60,9 @@ type Options struct {
 	// OnFocus is called when a second launch on the same data directory
 	// asks this instance to show itself.
 	OnFocus func()
+	// AllowPaths are folders the built-in file and shell tools may use for
+	// this run (--allow-path), besides the ones stored in the settings.
+	AllowPaths []string
 	// InProcess are extra in-process MCP servers to serve as sources, by
 	// id (embedders and tests; Airlock's own servers are added anyway).
 	InProcess map[string]*mcp.Server
@@ -83,6 +87,7 @@ type Instance struct {
 	gw      *gateway.Gateway
 	authz   *authz.Service
 	rules   *hitl.Rules
+	builtin *builtin.Builtin
 	srv     *http.Server
 	cancel  context.CancelFunc
 	log     *slog.Logger
@@ -161,6 +166,10 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	go in.authz.Watch(ctx)
 	in.cat.AddInProcess(authz.Server, ownServer(in.authz), true)
 
+	if err := in.startBuiltin(ctx, o); err != nil {
+		return nil, err
+	}
+
 	hitlDeps, err := in.startHITL(ctx, o, audit)
 	if err != nil {
 		return nil, err
@@ -169,7 +178,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	pipe, err := pipeline.New(pipeline.Stages{
 		Route:    in.cat,
 		Gate:     in.authz,
-		Policies: []pipeline.Policy{pinPolicy{toolPins}},
+		Policies: []pipeline.Policy{pinPolicy{toolPins}, in.builtin},
 		Decider:  hitlDeps.rules,
 		Approver: hitlDeps.broker,
 		Dispatch: in.cat,
@@ -222,7 +231,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		Version: Version, MCPURL: "http://" + base + "/mcp", SSEURL: "http://" + base + "/sse",
 		AgentToken: agentToken, DataDir: o.DataDir, ConfigPath: in.cfg.State().Path, Binary: executable(),
 	}
-	deps := api.Deps{Info: in.Info, Config: in.cfg, Catalog: in.cat, Audit: audit, Recorder: recorder, DB: in.db, Pins: toolPins, Authz: in.authz, Events: in.Hub}
+	deps := api.Deps{Info: in.Info, Config: in.cfg, Catalog: in.cat, Audit: audit, Recorder: recorder, DB: in.db, Pins: toolPins, Authz: in.authz, Builtin: in.builtin, Events: in.Hub}
 	hitlDeps.apply(&deps)
 	in.API = api.New(deps)
 
@@ -286,6 +295,9 @@ func (in *Instance) reload() {
 	}
 	if _, err := in.rules.Reload(); err != nil {
 		in.log.Warn("reload rules", "err", err)
+	}
+	if _, err := in.builtin.Reload(); err != nil {
+		in.log.Warn("reload built-in settings", "err", err)
 	}
 }
 

@@ -15,6 +15,7 @@ package api
 import (
 	"github.com/airlock-dev/airlock/backend/activity"
 	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/builtin"
 	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
@@ -35,6 +36,7 @@ type Deps struct {
 	Broker   *hitl.Broker
 	Pins     *pins.Pins
 	Authz    *authz.Service
+	Builtin  *builtin.Builtin
 	Events   core.EventSink
 }
 
@@ -46,6 +48,7 @@ type Facade struct {
 	Approvals *Approvals
 	Activity  *Activity
 	Agents    *Agents
+	Builtin   *Builtin
 }
 
 // New returns the facade over d.
@@ -57,6 +60,7 @@ func New(d Deps) *Facade {
 		Approvals: &Approvals{d: d},
 		Activity:  &Activity{d: d},
 		Agents:    &Agents{d: d},
+		Builtin:   &Builtin{d: d},
 	}
 }
 
@@ -76,5 +80,6 @@ func (f *Facade) Areas() []Area {
 		{"Approvals", f.Approvals},
 		{"Activity", f.Activity},
 		{"Agents", f.Agents},
+		{"Builtin", f.Builtin},
 	}
 }

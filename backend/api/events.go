@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/airlock-dev/airlock/backend/activity"
+	"github.com/airlock-dev/airlock/backend/builtin"
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/events"
@@ -20,6 +21,7 @@ func EventPayloads() map[string]any {
 		core.EventApprovalResolved:  hitl.Approval{},
 		core.EventRulesChanged:      hitl.RulesChanged{},
 		core.EventAgentsChanged:     core.AgentsChanged{},
+		core.EventBuiltinChanged:    builtin.Overview{},
 		events.EventLagged:          events.Lagged{},
 	}
 }

@@ -413,6 +413,7 @@ func (b *Builtin) ClassifyCommand(command string, args []string) (Classification
 
 func cloneSettings(s Settings) Settings {
 	s.Roots = slices.Clone(s.Roots)
+	s.Off = slices.Clone(s.Off)
 	s.Deny = slices.Clone(s.Deny)
 	s.Ask = slices.Clone(s.Ask)
 	s.EnvAllow = slices.Clone(s.EnvAllow)

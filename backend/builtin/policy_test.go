@@ -107,6 +107,7 @@ func TestPolicyInPipeline(t *testing.T) {
 	shell := connect(t, f.b.Servers()[builtin.ServerShellExec])
 	appr := &recordingApprover{}
 	p, err := pipeline.New(pipeline.Stages{
+		Route:    keepRoute{},
 		Gate:     allowGate{},
 		Policies: []pipeline.Policy{f.b},
 		Decider:  autoApprove{},
@@ -151,6 +152,11 @@ func TestPolicyInPipeline(t *testing.T) {
 	}
 }
 
+// keepRoute routes a request to the server and tool it already names.
+type keepRoute struct{}
+
+func (keepRoute) Route(context.Context, *core.Request) error { return nil }
+
 type allowGate struct{}
 
 func (allowGate) Authorize(context.Context, *core.Request) error { return nil }
@@ -167,7 +173,7 @@ type recordingApprover struct {
 	whys []core.Verdict
 }
 
-func (a *recordingApprover) Approve(_ context.Context, _ *core.Request, why core.Verdict, _ int64) (core.ApprovalOutcome, error) {
+func (a *recordingApprover) Hold(_ context.Context, _ *core.Request, why core.Verdict, _ int64) (core.ApprovalOutcome, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.whys = append(a.whys, why)

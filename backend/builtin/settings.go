@@ -19,6 +19,9 @@ type Settings struct {
 	// Folders given with --allow-path are added at run time and never
 	// stored. With no folder at all the built-in servers are off.
 	Roots []string `json:"roots"`
+	// Off are the built-in servers switched off (ServerFileRead, ...);
+	// the others run while a folder is allowed.
+	Off []string `json:"off"`
 	// Deny are command rules that refuse a shell command outright (see
 	// ParseRule for the syntax). A person cannot approve them.
 	Deny []string `json:"deny"`
@@ -66,6 +69,7 @@ const (
 func Defaults() Settings {
 	return Settings{
 		Roots:               []string{},
+		Off:                 []string{},
 		Deny:                defaultDeny(),
 		Ask:                 defaultAsk(),
 		EnvAllow:            []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "TMPDIR"},
@@ -148,6 +152,15 @@ var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
 // the field and the entry at fault.
 func (s Settings) validate() (Settings, error) {
 	out := s
+	out.Off = []string{}
+	for _, id := range s.Off {
+		if !slices.Contains(ServerIDs(), id) {
+			return Settings{}, core.Errorf(core.EInvalid, "off: %q is not a built-in server (%s)", id, strings.Join(ServerIDs(), ", "))
+		}
+		if !slices.Contains(out.Off, id) {
+			out.Off = append(out.Off, id)
+		}
+	}
 	out.Roots = nil
 	for _, r := range s.Roots {
 		clean, err := checkRoot(r)
@@ -235,6 +248,10 @@ func (s Settings) Validate() error {
 	_, err := s.validate()
 	return err
 }
+
+// On reports whether the built-in server id is switched on (it still needs
+// an allowed folder to run).
+func (s Settings) On(id string) bool { return !slices.Contains(s.Off, id) }
 
 // checkRoot checks a folder to allow and returns it cleaned. It must be
 // absolute, and neither the file system root nor a kernel pseudo file

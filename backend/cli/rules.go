@@ -502,7 +502,7 @@ func warn(rules *hitl.Rules, in hitl.RuleInput, stderr io.Writer) {
 // be read knows none (the warnings then say so; nothing is refused).
 func KnownServers(dataDir string) func() []string {
 	return func() []string {
-		ids := []string{"airlock"}
+		ids := append([]string(nil), core.ReservedServerIDs...)
 		st, err := config.New(filepath.Join(dataDir, "servers.json"), nil)
 		if err != nil {
 			return ids

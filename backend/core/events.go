@@ -11,6 +11,7 @@ const (
 	EventApprovalResolved  = "approval:resolved"  // payload: Approval
 	EventRulesChanged      = "rules:changed"      // payload: RulesChanged
 	EventAgentsChanged     = "agents:changed"     // payload: AgentsChanged
+	EventBuiltinChanged    = "builtin:changed"    // payload: builtin.Overview
 )
 
 // EventSink receives events for the UI. The desktop app forwards them to

@@ -138,6 +138,28 @@ export interface AuditStatus {
   lastFailure: Failure | null;
 }
 
+/** Go: builtin.Settings */
+export interface BuiltinSettings {
+  roots: string[];
+  off: string[];
+  deny: string[];
+  ask: string[];
+  envAllow: string[];
+  shellTimeoutSeconds: number;
+  outputCapBytes: number;
+  readCapBytes: number;
+  writeCapBytes: number;
+  binaryMimeAllow: string[];
+  executableExtensions: string[];
+}
+
+/** Go: builtin.Classification */
+export interface Classification {
+  outcome: string;
+  findings?: Finding[];
+  commands?: string[];
+}
+
 /** Go: hitl.Condition */
 export interface Condition {
   path: string;
@@ -156,6 +178,14 @@ export interface CreatedAgent {
 export interface Failure {
   error: string;
   at: string;
+}
+
+/** Go: builtin.Finding */
+export interface Finding {
+  outcome: string;
+  rule: string;
+  command: string;
+  reason: string;
 }
 
 /** Go: config.ImportResult */
@@ -178,6 +208,15 @@ export interface Info {
 /** Go: events.Lagged */
 export interface Lagged {
   dropped: number;
+}
+
+/** Go: builtin.Overview */
+export interface Overview {
+  settings: BuiltinSettings;
+  roots: RootStatus[];
+  enabled: boolean;
+  defaults: BuiltinSettings;
+  error?: string;
 }
 
 /** Go: authz.Project */
@@ -208,6 +247,14 @@ export interface RoleInput {
   superuser: boolean;
   default: boolean;
   servers: string[];
+}
+
+/** Go: builtin.RootStatus */
+export interface RootStatus {
+  path: string;
+  source: string;
+  available: boolean;
+  error?: string;
 }
 
 /** Go: hitl.Rule */
@@ -414,6 +461,7 @@ export interface EventMap {
   'approval:requested': Approval;
   'approval:resolved': Approval;
   'audit:failed': Failure;
+  'builtin:changed': Overview;
   'events:lagged': Lagged;
   'rules:changed': RulesChanged;
   'server:status': ServerStatus;
@@ -567,6 +615,19 @@ export function createClient(call: Call) {
       unassign: (agent: string, project: string): Promise<Agent> => call('Agents.Unassign', [agent, project]) as Promise<Agent>,
       /** Update changes the given fields of an agent. */
       update: (id: string, up: AgentUpdate): Promise<Agent> => call('Agents.Update', [id, up]) as Promise<Agent>,
+    },
+    builtin: {
+      /** AllowPath lets the built-in tools use a folder (and turns them on). */
+      allowPath: (dir: string): Promise<Overview> => call('Builtin.AllowPath', [dir]) as Promise<Overview>,
+      /** Classify says what the shell policy makes of a command: allowed, asked
+       * (and which rule) or refused (and which rule). */
+      classify: (command: string, args: string[]): Promise<Classification> => call('Builtin.Classify', [command, args]) as Promise<Classification>,
+      /** Get returns the settings in force, the folders, and the defaults. */
+      get: (): Promise<Overview> => call('Builtin.Get', []) as Promise<Overview>,
+      /** RemovePath takes a folder away from the built-in tools. */
+      removePath: (dir: string): Promise<Overview> => call('Builtin.RemovePath', [dir]) as Promise<Overview>,
+      /** Update replaces the settings (invalid ones are refused, nothing changes). */
+      update: (s: BuiltinSettings): Promise<Overview> => call('Builtin.Update', [s]) as Promise<Overview>,
     },
   };
 }
