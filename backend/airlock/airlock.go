@@ -188,6 +188,9 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Sampling and elicitation a source asks for during an agent's call go
+	// to that agent's client through the same pipeline.
+	in.cat.SetRelayer(pipe.Run)
 	in.gw = gateway.New(in.cat, pipe, identifier{in.authz}, in.authz,
 		gateway.Options{Version: Version, Logger: o.Logger, Audit: recorder, Compact: in.authz})
 	// A change of an agent, its role, grants or toggles changes what its

@@ -152,6 +152,9 @@ func (e *entry) decideDownstream(t core.Target) *core.Error {
 	isTool := t.Kind == core.KindToolCall
 	switch t.Kind {
 	case core.KindToolCall, core.KindPromptGet, core.KindResourceRead:
+	case core.KindSampling, core.KindElicitation:
+		// A server asking the agent's client during the agent's own call:
+		// allowed where the agent may use the server at all.
 	default:
 		return core.Errorf(core.EInvalid, "unknown request kind %q", t.Kind)
 	}

@@ -99,8 +99,12 @@ type Catalog struct {
 	progressSeq atomic.Int64
 	progress    sync.Map // progressKey → func(*mcp.ProgressNotificationParams)
 
-	listeners    []func(Change)
-	logListeners []func(server string, p *mcp.LoggingMessageParams)
+	listeners       []func(Change)
+	logListeners    []func(server string, p *mcp.LoggingMessageParams)
+	updateListeners []func(server string, p *mcp.ResourceUpdatedNotificationParams)
+
+	relayMu sync.Mutex
+	relayer Relayer
 }
 
 // New returns a catalog with no sources.
@@ -349,6 +353,10 @@ func (c *Catalog) Route(_ context.Context, r *core.Request) error {
 				WithHint("call resources/list or resources/templates/list for the resources you can read")
 		}
 		r.Server, r.Name = server, r.Exposed
+	case core.KindSampling, core.KindElicitation:
+		if r.Server == "" || r.Peer == nil {
+			return core.Errorf(core.EInvalid, "a relayed %s needs its source and the agent's client", r.Kind)
+		}
 	default:
 		return core.Errorf(core.EInvalid, "Airlock does not route %q requests", r.Kind)
 	}
@@ -359,6 +367,9 @@ func (c *Catalog) Route(_ context.Context, r *core.Request) error {
 // pipeline's dispatch stage. An in-process source learns the caller from
 // the request's _meta (core.MetaCaller); a downstream one never does.
 func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, error) {
+	if r.Kind == core.KindSampling || r.Kind == core.KindElicitation {
+		return dispatchRelay(ctx, r)
+	}
 	d := c.get(r.Server)
 	if d == nil {
 		return nil, core.Errorf(core.ENotFound, "server %q is not configured", r.Server)
@@ -378,6 +389,7 @@ func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, er
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 	defer cancel()
+	defer d.track(r)()
 	var res mcp.Result
 	var err error
 	switch r.Kind {

@@ -40,12 +40,19 @@ type source struct {
 	tools    []core.ToolInfo // as the server lists them
 	lists    lists           // prompts and resources
 	sess     *mcp.ClientSession
+	// subs counts the agent sessions subscribed to each resource URI; the
+	// source itself is subscribed once per URI, again after a reconnect.
+	subs map[string]int
+	// inflight are the requests forwarded to the source and not answered
+	// yet, so that a sampling or elicitation request the source makes can
+	// be relayed to the agent whose request it is handling.
+	inflight map[*core.Request]struct{}
 }
 
 func newSource(c *Catalog, cfg core.ServerConfig, inproc *mcp.Server) *source {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &source{cat: c, cfg: cfg, inproc: inproc, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		state: core.StateStarting, since: time.Now()}
+		state: core.StateStarting, since: time.Now(), subs: map[string]int{}, inflight: map[*core.Request]struct{}{}}
 }
 
 func (d *source) builtIn() bool { return d.inproc != nil }
@@ -151,8 +158,30 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 		return time.Time{}, err
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "airlock", Version: d.cat.version}, &mcp.ClientOptions{
-		// Deliberately no roots or sampling: Airlock does not offer them.
-		Capabilities:               &mcp.ClientCapabilities{},
+		// Sampling and elicitation are relayed to the agent whose request
+		// the source is handling. Roots are not offered: a source is shared
+		// by every agent, and roots belong to one.
+		Capabilities: &mcp.ClientCapabilities{
+			Sampling:    &mcp.SamplingCapabilities{},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		},
+		CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			res, err := d.relay(ctx, core.KindSampling, req.Params)
+			if err != nil {
+				return nil, err
+			}
+			return res.(*mcp.CreateMessageResult), nil
+		},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			res, err := d.relay(ctx, core.KindElicitation, req.Params)
+			if err != nil {
+				return nil, err
+			}
+			return res.(*mcp.ElicitResult), nil
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			d.cat.routeUpdated(d.cfg.ID, req.Params)
+		},
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { go d.refresh() },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { go d.refresh() },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { go d.refresh() },
@@ -191,6 +220,7 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 			d.cat.opts.Logger.Warn("set the logging level of a source", "server", d.cfg.ID, "err", err)
 		}
 	}
+	d.resubscribe(connectCtx, sess)
 	d.mu.Lock()
 	d.sess, d.tools, d.lists = sess, tools, ls
 	d.state = core.StateRunning

@@ -42,8 +42,10 @@ commands:
 
 rule flags:
   --kind K          what the rule decides: tool (calls; the default), prompt
-                    (prompts/get: --tool/--pattern name prompts) or resource
-                    (resources/read: --tool/--pattern name resource URIs)
+                    (prompts/get: --tool/--pattern name prompts), resource
+                    (resources/read: --tool/--pattern name resource URIs),
+                    sampling or elicitation (requests a server makes of the
+                    agent's client during a call)
   --server S        only tools of server S
   --tool T          only the tool named exactly T
   --pattern P       only tools whose name matches P (* = any run, case-insensitive)
@@ -389,7 +391,7 @@ func rulesTest(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error
 	}
 	call := &core.Request{Kind: requestKind(*kind), Caller: core.Caller{AgentID: *agent, Session: *session}, Server: *server, Name: *tool}
 	if call.Kind == "" {
-		return core.Errorf(core.EInvalid, "airlock rules test: --kind must be tool, prompt or resource, not %q", *kind)
+		return core.Errorf(core.EInvalid, "airlock rules test: --kind must be tool, prompt or resource (or sampling, elicitation), not %q", *kind)
 	}
 	if *argsJSON != "" {
 		if !json.Valid([]byte(*argsJSON)) {
@@ -482,6 +484,10 @@ func requestKind(kind string) string {
 		return core.KindPromptGet
 	case hitl.KindResource:
 		return core.KindResourceRead
+	case hitl.KindSampling:
+		return core.KindSampling
+	case hitl.KindElicitation:
+		return core.KindElicitation
 	}
 	return ""
 }

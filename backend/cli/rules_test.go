@@ -61,7 +61,7 @@ func TestRulesCLI(t *testing.T) {
 	}
 	// Equal priority and specificity: the older rule first; the default
 	// prompt and resource rules after the tool rules.
-	if diff := cmp.Diff([]string{read, del, global, "default-prompts", "default-resources"}, ids); diff != "" {
+	if diff := cmp.Diff([]string{read, del, global, "default-prompts", "default-resources", "default-sampling", "default-elicitation"}, ids); diff != "" {
 		t.Errorf("list order (-want +got):\n%s", diff)
 	}
 	if text := mustRunRules(t, db, "list"); !strings.Contains(text, "read_*") || !strings.Contains(text, "auto-approve") ||
@@ -110,7 +110,7 @@ func TestRulesCLI(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "rules.json")
 	mustRunRules(t, db, "export", "--out", file)
 	mustRunRules(t, db, "rm", read, del)
-	if out := mustRunRules(t, db, "import", "--replace", file); out != "imported 5 rules\n" {
+	if out := mustRunRules(t, db, "import", "--replace", file); out != "imported 7 rules\n" {
 		t.Errorf("import printed %q", out)
 	}
 	data, _ := os.ReadFile(file)
@@ -139,8 +139,8 @@ func TestRulesCLIErrors(t *testing.T) {
 		{[]string{"update", "nope", "--priority", "1"}, core.ENotFound, "not found"},
 		{[]string{"rm", "nope"}, core.ENotFound, "not found"},
 		{[]string{"test", "--tool", "x"}, core.EInvalid, "--server and --tool are required"},
-		{[]string{"test", "--server", "s", "--tool", "x", "--kind", "sampling"}, core.EInvalid, "--kind must be tool, prompt or resource"},
-		{[]string{"add", "--kind", "sampling"}, core.EInvalid, "unknown rule kind"},
+		{[]string{"test", "--server", "s", "--tool", "x", "--kind", "telepathy"}, core.EInvalid, "--kind must be tool, prompt or resource"},
+		{[]string{"add", "--kind", "telepathy"}, core.EInvalid, "unknown rule kind"},
 		{[]string{"test", "--server", "s", "--tool", "x", "--args", "{"}, core.EInvalid, "not valid JSON"},
 		{[]string{"import", bad}, core.EInvalid, "only * is a wildcard"},
 	}

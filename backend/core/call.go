@@ -71,15 +71,20 @@ func (c *Caller) Label() string {
 	return Unauthenticated
 }
 
-// Request kinds: the MCP methods that pass the pipeline.
+// Request kinds: the MCP methods that pass the pipeline. The first three
+// are an agent's requests; the last two are requests a downstream server
+// makes of the agent's client while it handles the agent's call, which
+// Airlock relays (and audits, and may ask about) like the others.
 const (
 	KindToolCall     = "tools/call"
 	KindPromptGet    = "prompts/get"
 	KindResourceRead = "resources/read"
+	KindSampling     = "sampling/createMessage"
+	KindElicitation  = "elicitation/create"
 )
 
 // Kinds lists the request kinds, for forms and validation.
-var Kinds = []string{KindToolCall, KindPromptGet, KindResourceRead}
+var Kinds = []string{KindToolCall, KindPromptGet, KindResourceRead, KindSampling, KindElicitation}
 
 // Request is one MCP request on its way through the pipeline.
 type Request struct {
@@ -102,6 +107,10 @@ type Request struct {
 	// Progress sends a progress notification to the caller; nil when the
 	// caller gave no progress token.
 	Progress func(progress, total float64, message string)
+	// Peer is the gateway's handle on the agent's MCP client (for sampling
+	// and elicitation requests a source makes while it handles this
+	// request); its type belongs to the transport. Nil when there is none.
+	Peer any
 }
 
 // Target names what a request is for, without the caller: the unit that

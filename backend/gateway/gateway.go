@@ -124,6 +124,7 @@ func New(cat *catalog.Catalog, pipe Runner, ids Identifier, lister Lister, opts 
 	})
 	g.sse = mcp.NewSSEHandler(g.serverFor, &mcp.SSEOptions{MaxRequestBodyBytes: MaxRequestBytes})
 	cat.OnLog(g.forwardLog)
+	cat.OnResourceUpdated(g.forwardUpdated)
 	cat.OnChange(func(ch catalog.Change) {
 		if ch.ListsChanged {
 			g.Sync()
@@ -253,6 +254,9 @@ func writeJSONError(w http.ResponseWriter, status int, e *core.Error) {
 	json.NewEncoder(w).Encode(e)
 }
 
+// rpcErr is the JSON-RPC error of a refused protocol request.
+func rpcErr(err error) error { return pipeline.RPCError(err) }
+
 func asCoreError(err error) *core.Error {
 	var e *core.Error
 	if errors.As(err, &e) {
@@ -272,6 +276,7 @@ type session struct {
 	mu      sync.Mutex // serialises announce
 	listed  [3]uint64  // hashes of the tools, prompts and resources it was last shown
 	servers map[string]bool
+	subs    map[[2]string]bool // server, resource URI it subscribed to
 }
 
 func (s *session) id() string {
@@ -295,17 +300,26 @@ func (s *session) client() core.ClientInfo {
 
 // newSession builds the MCP server for one new session opened over conn.
 func (g *Gateway) newSession(conn Connection) *session {
-	srv := mcp.NewServer(g.impl(), &mcp.ServerOptions{
+	s := &session{conn: conn, created: time.Now(), subs: map[[2]string]bool{}}
+	s.server = mcp.NewServer(g.impl(), &mcp.ServerOptions{
 		Instructions: "Airlock gateway: downstream tools are named <server>__<tool>. Some calls wait for a person's approval; a refusal is a tool error carrying a reason code and a hint. Call the help tool to see what you can use.",
 		Logger:       g.log,
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
-			Logging:   &mcp.LoggingCapabilities{},
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Logging:     &mcp.LoggingCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+		CompletionHandler:  g.complete(s),
+		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			return g.subscribe(s, true)(ctx, req.Params.URI)
+		},
+		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+			return g.subscribe(s, false)(ctx, req.Params.URI)
 		},
 	})
-	s := &session{server: srv, conn: conn, created: time.Now()}
+	srv := s.server
 	srv.AddReceivingMiddleware(g.middleware(s))
 	g.mu.Lock()
 	g.dropUnopenedLocked()
@@ -340,6 +354,7 @@ func (g *Gateway) opened(s *session, ss *mcp.ServerSession) {
 		delete(g.sessions, s.server)
 		delete(g.bySID, sid)
 		g.mu.Unlock()
+		g.releaseSubscriptions(s)
 		g.ids.Ended(sid)
 	}()
 }

@@ -150,6 +150,7 @@ func newEnv(t *testing.T, opts catalog.Options, servers ...core.ServerConfig) *e
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.cat.SetRelayer(pipe.Run)
 	e.gw = gateway.New(e.cat, pipe, e.ids, e.access, gateway.Options{Version: "test", Audit: recorder})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", e.gw.StreamableHandler())
@@ -883,3 +884,101 @@ echo '{"jsonrpc":"2.0","id":'$id',"result":` + result + `}'
 
 // A downstream server with a resource the SDK cannot take and a huge stderr
 // line neither crashes the gateway nor blocks the server.
+
+// completion/complete, resource subscriptions and the sampling and
+// elicitation requests a server makes during an agent's call all pass
+// through Airlock to the right session.
+func TestCompletionSubscriptionsAndRelays(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	updated := make(chan string, 10)
+	opts := &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "42"}}, nil
+		},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	}
+	sess := e.connect(t, opts)
+	ctx := context.Background()
+
+	comp, err := sess.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "test__greeting"},
+		Argument: mcp.CompleteParamsArgument{Name: "name", Value: "A"}})
+	if err != nil || !slices.Equal(comp.Completion.Values, []string{"Ada", "Alan"}) {
+		t.Errorf("completion/complete = %+v, %v; want Ada and Alan", comp, err)
+	}
+	if _, err := sess.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "nope"},
+		Argument: mcp.CompleteParamsArgument{Name: "x"}}); err == nil || !strings.Contains(err.Error(), catalog.EUnknownPrompt) {
+		t.Errorf("completion of an unknown prompt: %v", err)
+	}
+
+	// Two sessions subscribe; the server is subscribed once and both hear.
+	other := e.connect(t, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		updated <- "other " + req.Params.URI
+	}})
+	for _, s := range []*mcp.ClientSession{sess, other} {
+		if err := s.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://doc/readme"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	subs := 0
+	for _, s := range e.test.Started() {
+		if s == "subscribe test://doc/readme" {
+			subs++
+		}
+	}
+	if subs != 1 {
+		t.Errorf("the server got %d subscriptions, want 1 for both sessions", subs)
+	}
+	if _, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "test__touch", Arguments: map[string]any{"uri": "test://doc/readme"}}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for len(got) < 2 {
+		select {
+		case u := <-updated:
+			got[u] = true
+		case <-time.After(10 * time.Second):
+			t.Fatalf("resources/updated reached %v, want both sessions", got)
+		}
+	}
+	if err := sess.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "test://doc/readme"}); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(e.test.Started(), "unsubscribe test://doc/readme") {
+		t.Error("the server was unsubscribed while another session still listens")
+	}
+	if err := other.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "test://doc/readme"}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(e.test.Started(), "unsubscribe test://doc/readme") {
+		t.Error("the server is still subscribed after the last session unsubscribed")
+	}
+
+	// Sampling and elicitation go to the client of the agent whose call
+	// the server is handling, and are audited.
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "test__ask_model", Arguments: map[string]any{"question": "the answer?"}})
+	if err != nil || text(t, res) != "the model said: 42" {
+		t.Fatalf("a sampling request relayed = %v %s", err, text(t, res))
+	}
+	res, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: "test__ask_user", Arguments: map[string]any{"question": "your name?"}})
+	if err != nil || text(t, res) != "the user answered accept: Ada" {
+		t.Fatalf("an elicitation relayed = %v %+v", err, res)
+	}
+	for _, kind := range []string{core.KindSampling, core.KindElicitation} {
+		recs, _ := e.audit.List(core.ActivityFilter{Kind: kind})
+		if len(recs) != 1 || recs[0].Agent != "tester" || recs[0].Server != "test" || recs[0].Status != core.StatusOK {
+			t.Errorf("audit of %s = %+v, want one for tester's call", kind, recs)
+		}
+	}
+	// A client that cannot sample gets a clear error, not a hang.
+	plain := e.connect(t, nil)
+	res, err = plain.CallTool(ctx, &mcp.CallToolParams{Name: "test__ask_model", Arguments: map[string]any{"question": "?"}})
+	if err == nil && !res.IsError {
+		t.Fatalf("sampling for a client without sampling succeeded: %+v", res)
+	}
+	if msg := fmt.Sprint(err) + text(t, res); !strings.Contains(msg, "does not support sampling") {
+		t.Errorf("sampling for a client without it: %s", msg)
+	}
+}

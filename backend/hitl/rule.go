@@ -46,9 +46,11 @@ type Rule struct {
 
 // Rule kinds: what a rule applies to.
 const (
-	KindTool     = "tool"
-	KindPrompt   = "prompt"
-	KindResource = "resource"
+	KindTool        = "tool"
+	KindPrompt      = "prompt"
+	KindResource    = "resource"
+	KindSampling    = "sampling"    // a server asks the agent's model for a message
+	KindElicitation = "elicitation" // a server asks the agent's user for input
 )
 
 // RuleKind returns the rule kind that applies to a request kind.
@@ -58,6 +60,10 @@ func RuleKind(requestKind string) string {
 		return KindPrompt
 	case core.KindResourceRead:
 		return KindResource
+	case core.KindSampling:
+		return KindSampling
+	case core.KindElicitation:
+		return KindElicitation
 	}
 	return KindTool
 }
@@ -104,7 +110,7 @@ var Ops = []string{OpEquals, OpGlob, OpPrefix, OpRegex, OpInside}
 const PrecedenceText = "Rules are evaluated from the highest priority down and the first rule that matches decides; " +
 	"if none matches, a person is asked. At equal priority the more specific rule goes first " +
 	"(tool name > tool pattern > server only > global), then the older rule. " +
-	"Tool rules decide tool calls only; prompt and resource rules decide prompts/get and resources/read, and are listed after them."
+	"Tool rules decide tool calls only; prompt, resource, sampling and elicitation rules decide prompts/get, resources/read and the sampling and elicitation requests a server makes during a call, and are listed after them."
 
 // Specificity ranks how narrowly a rule names its tools, for the tie-break
 // at equal priority: 3 tool name, 2 tool pattern, 1 server only, 0 global.
@@ -126,6 +132,10 @@ func kindOrder(k string) int {
 		return 1
 	case KindResource:
 		return 2
+	case KindSampling:
+		return 3
+	case KindElicitation:
+		return 4
 	}
 	return 0
 }
@@ -319,8 +329,12 @@ func (in RuleInput) normalize() (RuleInput, error) {
 		in.Kind = KindPrompt
 	case KindResource, "resources", core.KindResourceRead:
 		in.Kind = KindResource
+	case KindSampling, core.KindSampling:
+		in.Kind = KindSampling
+	case KindElicitation, core.KindElicitation:
+		in.Kind = KindElicitation
 	default:
-		return in, core.Errorf(core.EInvalid, "unknown rule kind %q (use tool, prompt or resource)", in.Kind)
+		return in, core.Errorf(core.EInvalid, "unknown rule kind %q (use tool, prompt, resource, sampling or elicitation)", in.Kind)
 	}
 	if in.ServerID, err = optional("serverId", in.ServerID); err != nil {
 		return in, err
@@ -437,6 +451,12 @@ func (r Rule) Describe() string {
 	case KindResource:
 		noun = "resource"
 		b.WriteString(", resources")
+	case KindSampling:
+		noun = "request"
+		b.WriteString(", sampling")
+	case KindElicitation:
+		noun = "request"
+		b.WriteString(", elicitation")
 	}
 	if r.ServerID != nil {
 		b.WriteString(", server " + *r.ServerID)

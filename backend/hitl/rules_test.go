@@ -453,7 +453,7 @@ func TestDefaultRules(t *testing.T) {
 	if d := r.Decide(&core.Request{Kind: core.KindResourceRead, Server: "fs", Name: "file:///etc/passwd"}); d.Outcome != core.Ask {
 		t.Errorf("a resource under /etc was not asked: %+v", d)
 	}
-	if _, err := r.Create(hitl.RuleInput{Kind: "sampling"}); core.ErrorCode(err) != core.EInvalid {
+	if _, err := r.Create(hitl.RuleInput{Kind: "telepathy"}); core.ErrorCode(err) != core.EInvalid {
 		t.Errorf("unknown kind: %v, want %s", err, core.EInvalid)
 	}
 }

@@ -72,10 +72,11 @@ func TestMigrate0002Upgrade(t *testing.T) {
 func TestRulesRoundTrip(t *testing.T) {
 	db := mustOpen(t)
 	s := store.NewRules(db)
-	// A new database holds the two default rules that let prompts and
-	// resources run unasked, as they did before they were gated.
-	if v, err := s.RulesVersion(); err != nil || v != 1 {
-		t.Fatalf("initial RulesVersion = %d, %v; want 1 (the defaults)", v, err)
+	// A new database holds the default rules that let prompts, resources
+	// and relayed sampling and elicitation run unasked, as they did before
+	// they were gated.
+	if v, err := s.RulesVersion(); err != nil || v != 2 {
+		t.Fatalf("initial RulesVersion = %d, %v; want 2 (two migrations added defaults)", v, err)
 	}
 	defaults, err := s.ListRules()
 	if err != nil {
@@ -88,7 +89,7 @@ func TestRulesRoundTrip(t *testing.T) {
 		}
 		kinds = append(kinds, r.Kind)
 	}
-	if diff := cmp.Diff([]string{hitl.KindPrompt, hitl.KindResource}, kinds); diff != "" {
+	if diff := cmp.Diff([]string{hitl.KindPrompt, hitl.KindResource, hitl.KindSampling, hitl.KindElicitation}, kinds); diff != "" {
 		t.Errorf("default rule kinds (-want +got):\n%s", diff)
 	}
 	if err := s.ImportRules(nil, true); err != nil {
@@ -151,8 +152,8 @@ func TestRulesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Three successful changes, three bumps; failures bump nothing.
-	if v, _ := s.RulesVersion(); v != 6 {
-		t.Errorf("RulesVersion = %d, want 6 (the defaults, clearing them, 2 creates, 1 update, 1 delete)", v)
+	if v, _ := s.RulesVersion(); v != 7 {
+		t.Errorf("RulesVersion = %d, want 7 (two migrations' defaults, clearing them, 2 creates, 1 update, 1 delete)", v)
 	}
 
 	imported := []hitl.Rule{{ID: "i1", Kind: hitl.KindTool, Conditions: []hitl.Condition{}, CreatedAt: now, UpdatedAt: now}}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,8 +35,58 @@ func NewTestServer() *TestServer {
 	ts := &TestServer{}
 	s := mcp.NewServer(&mcp.Implementation{Name: "airlock-test-server", Version: "1"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
+		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			var out []string
+			for _, v := range []string{"Ada", "Alan", "Barbara"} {
+				if strings.HasPrefix(v, req.Params.Argument.Value) {
+					out = append(out, v)
+				}
+			}
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: out, Total: len(out)}}, nil
+		},
+		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+			ts.begin("subscribe " + req.Params.URI)
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			ts.begin("unsubscribe " + req.Params.URI)
+			return nil
+		},
 	})
 	ts.Server = s
+	type touchIn struct {
+		URI string `json:"uri"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "touch", Description: "Says a resource changed (notifications/resources/updated)."}, func(ctx context.Context, _ *mcp.CallToolRequest, in touchIn) (*mcp.CallToolResult, any, error) {
+		ts.begin("touch")
+		s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: in.URI})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "touched"}}}, nil, nil
+	})
+	type askIn struct {
+		Question string `json:"question"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "ask_model", Description: "Asks the client's model (sampling)."}, func(ctx context.Context, req *mcp.CallToolRequest, in askIn) (*mcp.CallToolResult, any, error) {
+		ts.begin("ask_model")
+		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 50,
+			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Question}}}})
+		if err != nil {
+			return nil, nil, err
+		}
+		text := ""
+		if tc, ok := res.Content.(*mcp.TextContent); ok {
+			text = tc.Text
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the model said: " + text}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "ask_user", Description: "Asks the client's user (elicitation)."}, func(ctx context.Context, req *mcp.CallToolRequest, in askIn) (*mcp.CallToolResult, any, error) {
+		ts.begin("ask_user")
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: in.Question,
+			RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("the user answered %s: %v", res.Action, res.Content["name"])}}}, nil, nil
+	})
 	type echoIn struct {
 		Message string `json:"message" jsonschema:"the text to echo"`
 	}
