@@ -131,7 +131,7 @@ func TestDownstreamUnauthenticatedAndUnknown(t *testing.T) {
 	}
 	def := mustResolve(t, e, "m2", "", "")
 	def.AgentID = authz.DefaultAgentID
-	if got := e.svc.Refusal(&def, core.Target{Kind: "sampling/createMessage", Server: "github", Name: "x"}); got == nil || got.Code != core.EInvalid {
+	if got := e.svc.Refusal(&def, core.Target{Kind: "telepathy/read", Server: "github", Name: "x"}); got == nil || got.Code != core.EInvalid {
 		t.Errorf("unknown kind: %v", got)
 	}
 }

@@ -311,7 +311,7 @@ func (g *Gateway) newSession(conn Connection) *session {
 			Logging:     &mcp.LoggingCapabilities{},
 			Completions: &mcp.CompletionCapabilities{},
 		},
-		CompletionHandler:  g.complete(s),
+		CompletionHandler: g.complete(s),
 		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
 			return g.subscribe(s, true)(ctx, req.Params.URI)
 		},

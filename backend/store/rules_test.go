@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -89,7 +90,8 @@ func TestRulesRoundTrip(t *testing.T) {
 		}
 		kinds = append(kinds, r.Kind)
 	}
-	if diff := cmp.Diff([]string{hitl.KindPrompt, hitl.KindResource, hitl.KindSampling, hitl.KindElicitation}, kinds); diff != "" {
+	slices.Sort(kinds)
+	if diff := cmp.Diff([]string{hitl.KindElicitation, hitl.KindPrompt, hitl.KindResource, hitl.KindSampling}, kinds); diff != "" {
 		t.Errorf("default rule kinds (-want +got):\n%s", diff)
 	}
 	if err := s.ImportRules(nil, true); err != nil {
