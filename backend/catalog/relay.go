@@ -209,3 +209,47 @@ func unavailable(server string) error {
 	return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q is not running", server)}).
 		WithHint("see the Servers screen")
 }
+
+// elicitSchemaFix works around a limit of the Go SDK (v1.8.0): its client
+// and server refuse SEP-1330's titled multi-select, an array whose items
+// are {"type": "string", "anyOf": [{"const", "title"}, ...]}, with "items
+// must specify enum for untitled enums", although the specification and the
+// TypeScript SDK accept it. The same items without "type" (every const is a
+// string, so nothing changes in meaning) pass. Airlock rewrites them so that
+// such a request reaches the agent as it would without Airlock (the MCP
+// conformance suite's elicitation-sep1330-enums scenario tests it).
+func elicitSchemaFix(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "elicitation/create" {
+			if p, ok := req.GetParams().(*mcp.ElicitParams); ok && p != nil {
+				p.RequestedSchema = fixTitledMulti(p.RequestedSchema)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func fixTitledMulti(schema any) any {
+	var m map[string]any
+	b, err := json.Marshal(schema)
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return schema
+	}
+	props, _ := m["properties"].(map[string]any)
+	changed := false
+	for _, v := range props {
+		prop, _ := v.(map[string]any)
+		if prop == nil || prop["type"] != "array" {
+			continue
+		}
+		items, _ := prop["items"].(map[string]any)
+		if items != nil && items["type"] == "string" && items["anyOf"] != nil && items["enum"] == nil {
+			delete(items, "type")
+			changed = true
+		}
+	}
+	if !changed {
+		return schema
+	}
+	return m
+}

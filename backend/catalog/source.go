@@ -192,6 +192,7 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 			d.cat.routeLog(d.cfg.ID, req.Params)
 		},
 	})
+	client.AddReceivingMiddleware(elicitSchemaFix)
 	connectCtx, cancel := context.WithTimeout(d.ctx, opts.ConnectTimeout)
 	defer cancel()
 	// The SSE client keeps using the Connect context for its stream, so it

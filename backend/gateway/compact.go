@@ -111,7 +111,7 @@ func (g *Gateway) runMeta(ctx context.Context, s *session, req mcp.Request, c co
 		if err := decodeMeta(p.Arguments, &a); err != nil || a.Module == "" || a.ToolName == "" {
 			return g.refuse(self, core.Errorf(core.EInvalid, "call takes {\"module\": \"<server id>\", \"tool_name\": \"<tool>\", \"params\": {...}}"))
 		}
-		r := &core.Request{Kind: core.KindToolCall, Exposed: exposedOf(snap, a.Module, a.ToolName), Args: params(a.Params), Peer: peerOf(req)}
+		r := &core.Request{Kind: core.KindToolCall, Exposed: exposedOf(snap, a.Module, a.ToolName), Args: params(a.Params), Peer: peerOf(ctx, req)}
 		if tok := p.GetProgressToken(); tok != nil {
 			ss, _ := req.GetSession().(*mcp.ServerSession)
 			r.Progress = progressFunc(ctx, ss, tok)
@@ -145,7 +145,7 @@ func (g *Gateway) runMeta(ctx context.Context, s *session, req mcp.Request, c co
 		}{}
 		failed := false
 		for _, call := range a.Calls {
-			res, err := g.run(ctx, s, req, &core.Request{Kind: core.KindToolCall, Exposed: exposedOf(snap, call.Module, call.ToolName), Args: params(call.Params), Peer: peerOf(req)})
+			res, err := g.run(ctx, s, req, &core.Request{Kind: core.KindToolCall, Exposed: exposedOf(snap, call.Module, call.ToolName), Args: params(call.Params), Peer: peerOf(ctx, req)})
 			tr, _ := res.(*mcp.CallToolResult)
 			if err != nil || tr == nil {
 				tr = pipeline.ErrorResult(fmt.Errorf("%v", err))

@@ -10,8 +10,26 @@ import (
 )
 
 // peer is the agent's MCP client, for the sampling and elicitation
-// requests a source makes while it handles the agent's request.
-type peer struct{ ss *mcp.ServerSession }
+// requests a source makes while it handles the agent's request. reqCtx is
+// the context of that request's handler: a request sent with its values
+// goes out on the HTTP stream of the agent's request (as a server's own
+// requests during a call do), not on the standalone stream a client may
+// not have opened.
+type peer struct {
+	ss     *mcp.ServerSession
+	reqCtx context.Context
+}
+
+// relatedContext is ctx's cancellation with the values of the agent's
+// request.
+func (p peer) relatedContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.reqCtx == nil {
+		return ctx, func() {}
+	}
+	rel, cancel := context.WithCancel(p.reqCtx)
+	stop := context.AfterFunc(ctx, cancel)
+	return rel, func() { stop(); cancel() }
+}
 
 var _ catalog.Peer = peer{}
 
@@ -28,6 +46,8 @@ func (p peer) CreateMessage(ctx context.Context, params *mcp.CreateMessageParams
 		return nil, (&core.Error{Code: "unsupported", Message: "the agent's MCP client does not support sampling"}).
 			WithHint("the server needs a client that can sample (e.g. Claude Desktop, VS Code)")
 	}
+	ctx, cancel := p.relatedContext(ctx)
+	defer cancel()
 	return p.ss.CreateMessage(ctx, params)
 }
 
@@ -37,13 +57,15 @@ func (p peer) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.Elicit
 		return nil, (&core.Error{Code: "unsupported", Message: "the agent's MCP client does not support elicitation"}).
 			WithHint("the server needs a client that can ask its user (elicitation)")
 	}
+	ctx, cancel := p.relatedContext(ctx)
+	defer cancel()
 	return p.ss.Elicit(ctx, params)
 }
 
-// peerOf returns the agent's client behind req, or nil.
-func peerOf(req mcp.Request) any {
+// peerOf returns the agent's client behind req, handled with ctx, or nil.
+func peerOf(ctx context.Context, req mcp.Request) any {
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-		return peer{ss}
+		return peer{ss: ss, reqCtx: ctx}
 	}
 	return nil
 }

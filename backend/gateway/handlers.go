@@ -154,7 +154,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (mc
 			return g.runMeta(ctx, s, req, c, p)
 		}
 	}
-	r := &core.Request{Kind: core.KindToolCall, Exposed: p.Name, Args: p.Arguments, Peer: peerOf(req)}
+	r := &core.Request{Kind: core.KindToolCall, Exposed: p.Name, Args: p.Arguments, Peer: peerOf(ctx, req)}
 	if tok := p.GetProgressToken(); tok != nil {
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		r.Progress = progressFunc(ctx, ss, tok)
@@ -167,7 +167,7 @@ func (g *Gateway) getPrompt(ctx context.Context, s *session, req mcp.Request) (m
 	if !ok {
 		return nil, pipeline.RPCError(core.Errorf(core.EInvalid, "prompts/get without parameters"))
 	}
-	r := &core.Request{Kind: core.KindPromptGet, Exposed: p.Name, Peer: peerOf(req)}
+	r := &core.Request{Kind: core.KindPromptGet, Exposed: p.Name, Peer: peerOf(ctx, req)}
 	if len(p.Arguments) > 0 {
 		r.Args, _ = json.Marshal(p.Arguments)
 	}
@@ -179,7 +179,7 @@ func (g *Gateway) readResource(ctx context.Context, s *session, req mcp.Request)
 	if !ok {
 		return nil, pipeline.RPCError(core.Errorf(core.EInvalid, "resources/read without parameters"))
 	}
-	return g.run(ctx, s, req, &core.Request{Kind: core.KindResourceRead, Exposed: p.URI, Peer: peerOf(req)})
+	return g.run(ctx, s, req, &core.Request{Kind: core.KindResourceRead, Exposed: p.URI, Peer: peerOf(ctx, req)})
 }
 
 // progressFunc sends progress for the request that gave tok.
