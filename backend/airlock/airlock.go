@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"expvar"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -240,7 +241,8 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 
 	localToken := randomToken()
 	routes := api.Routes{Security: sec, API: in.API, Hub: in.Hub, MCP: in.gw.StreamableHandler(), SSE: in.gw.SSEHandler(), UI: o.UI,
-		Instance: instance.Handler(localToken, o.OnFocus, in.reload, func() any { return in.cat.Status() })}
+		Instance: instance.Handler(localToken, o.OnFocus, in.reload, func() any { return in.cat.Status() }),
+		Debug:    agentsOnly(in.authz, expvar.Handler())}
 	in.srv = &http.Server{Handler: routes.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	// A second launch runs on this machine: give it a loopback address.
 	focusAddr := in.Addr
@@ -353,4 +355,17 @@ func executable() string {
 		return "airlock"
 	}
 	return p
+}
+
+// agentsOnly serves next to requests with a valid agent token: the runtime
+// counters (allocations, GC) that `go tool task bench` reads.
+func agentsOnly(svc *authz.Service, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := svc.IdentifyRequest(r)
+		if err != nil || id.AgentID == "" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

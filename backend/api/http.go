@@ -327,6 +327,7 @@ type Routes struct {
 	SSE      http.Handler // legacy SSE, agent token checked inside
 	UI       fs.FS        // nil: no UI (desktop mode serves it through Wails)
 	Instance http.Handler // POST /instance/*, its own token checked inside
+	Debug    http.Handler // GET /debug/vars (Go runtime counters for benchmarks), an agent token checked inside
 }
 
 // Handler assembles the routes behind the Host/Origin guard.
@@ -338,6 +339,9 @@ func (rt Routes) Handler() http.Handler {
 	mux.Handle("/api/events", rt.Security.requireUI(EventsHandler(rt.Hub)))
 	if rt.Instance != nil {
 		mux.Handle("/instance/", rt.Instance)
+	}
+	if rt.Debug != nil {
+		mux.Handle("/debug/vars", rt.Debug)
 	}
 	if rt.UI != nil {
 		mux.Handle("/", rt.Security.UIHandler(rt.UI))
