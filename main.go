@@ -137,26 +137,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if err != nil {
 			return err
 		}
-		if *url == "" {
-			// The Airlock running on this data directory says where it is;
-			// otherwise the configured or default address.
-			if u, ok := instance.RunningURL(dataDir); ok {
-				*url = u
-			} else {
-				addr := getenv("AIRLOCK_ADDR")
-				if addr == "" {
-					addr = airlock.DefaultAddr
-				}
-				*url = "http://" + addr + "/mcp"
-			}
+		addr := getenv("AIRLOCK_ADDR")
+		if addr == "" {
+			addr = airlock.DefaultAddr
 		}
-		if *token == "" {
-			if *token, err = cli.AgentToken(dataDir, false); err != nil {
-				return core.Errorf(core.EInvalid, "no --token given and none found in %s: %v", dataDir, err)
-			}
-		}
-		b := &bridge.Bridge{URL: *url, Token: *token}
-		return b.Run(ctx, stdin, stdout)
+		return bridge.Main(ctx, bridge.Options{DataDir: dataDir, URL: *url, Token: *token, DefaultAddr: addr}, stdin, stdout)
 	case "token", "servers", "rules", "agents", "roles", "builtin":
 		// These take --data-dir anywhere among their own arguments.
 		dataDirArg, rest := extractDataDir(args)

@@ -22,12 +22,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/tokenfile"
+
 	"github.com/airlock-dev/airlock/backend/activity"
 	"github.com/airlock-dev/airlock/backend/api"
 	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/builtin"
 	"github.com/airlock-dev/airlock/backend/catalog"
-	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/events"
@@ -126,7 +127,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	}
 	in.closers = append(in.closers, func() { in.db.Close() })
 
-	agentToken, err := cli.AgentToken(o.DataDir, true)
+	agentToken, err := tokenfile.AgentToken(o.DataDir, true)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +234,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 
 	in.Info = api.Info{
 		Version: Version, MCPURL: "http://" + base + "/mcp", SSEURL: "http://" + base + "/sse",
-		AgentToken: agentToken, DataDir: o.DataDir, ConfigPath: in.cfg.State().Path, Binary: executable(),
+		AgentToken: agentToken, DataDir: o.DataDir, ConfigPath: in.cfg.State().Path, Binary: executable(), Bridge: bridgeBeside(executable()),
 	}
 	deps := api.Deps{Info: in.Info, Config: in.cfg, Catalog: in.cat, Audit: audit, Recorder: recorder, DB: in.db, Pins: toolPins, Authz: in.authz, Builtin: in.builtin, Events: in.Hub}
 	hitlDeps.apply(&deps)
@@ -346,6 +347,15 @@ func (p pinPolicy) Check(_ context.Context, r *core.Request) core.Verdict {
 		reason = fmt.Sprintf("%s is a tool %s added after you first connected it — accept it on the Servers screen to stop this", r.Exposed, r.Server)
 	}
 	return core.Verdict{Outcome: core.Ask, By: "pins", Reason: reason}
+}
+
+// bridgeBeside is the airlock-bridge next to the airlock binary bin, or "".
+func bridgeBeside(bin string) string {
+	p := filepath.Join(filepath.Dir(bin), "airlock-bridge")
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+		return p
+	}
+	return ""
 }
 
 // executable is the path of the running binary ("airlock" when unknown).

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -162,22 +163,28 @@ func (a *Agents) Snippets(token, purpose string) ([]Snippet, error) {
 	default:
 		return nil, core.Errorf(core.EInvalid, "purpose is task or chat, not %q", purpose)
 	}
-	bin := a.d.Info.Binary
+	// The small airlock-bridge when it is there; else `airlock bridge`.
+	bin, args := a.d.Info.Bridge, []string{"--url", url, "--token", token}
 	if bin == "" {
-		bin = "airlock"
+		bin = a.d.Info.Binary
+		if bin == "" {
+			bin = "airlock"
+		}
+		args = append([]string{"bridge"}, args...)
 	}
+	argsJSON, _ := json.Marshal(args)
 	return []Snippet{
 		{Client: "Claude Code", Where: "run in a terminal",
 			Text: fmt.Sprintf("claude mcp add --transport http airlock %s \\\n  --header \"Authorization: Bearer %s\"", url, token)},
-		{Client: "Claude Desktop", Where: "claude_desktop_config.json (it starts only stdio servers: airlock bridge relays)",
+		{Client: "Claude Desktop", Where: "claude_desktop_config.json (it starts only stdio servers: the bridge relays)",
 			Text: fmt.Sprintf(`{
   "mcpServers": {
     "airlock": {
       "command": %q,
-      "args": ["bridge", "--url", %q, "--token", %q]
+      "args": %s
     }
   }
-}`, bin, url, token)},
+}`, bin, argsJSON)},
 		{Client: "Cursor", Where: "~/.cursor/mcp.json",
 			Text: fmt.Sprintf(`{
   "mcpServers": {

@@ -3,8 +3,9 @@ package api
 import (
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/tokenfile"
+
 	"github.com/airlock-dev/airlock/backend/activity"
-	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/core"
 )
 
@@ -16,9 +17,11 @@ type Info struct {
 	AgentToken string `json:"agentToken"`
 	DataDir    string `json:"dataDir"`
 	ConfigPath string `json:"configPath"`
-	// Binary is the path of the running airlock binary, for snippets that
-	// start `airlock bridge`.
+	// Binary is the path of the running airlock binary; Bridge is the
+	// small stdio bridge beside it (airlock-bridge), when there is one: a
+	// stdio-only client's snippet starts it.
 	Binary string `json:"binary"`
+	Bridge string `json:"bridge,omitempty"`
 }
 
 // System is what is not one screen's: where agents connect, the settings,
@@ -29,7 +32,7 @@ type System struct{ d Deps }
 // now (`airlock token --rotate` may have replaced it).
 func (s *System) Info() (Info, error) {
 	info := s.d.Info
-	if tok, err := cli.AgentToken(info.DataDir, false); err == nil {
+	if tok, err := tokenfile.AgentToken(info.DataDir, false); err == nil {
 		info.AgentToken = tok
 	}
 	return info, nil

@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/tokenfile"
+
 	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
 	"github.com/airlock-dev/airlock/backend/authz"
-	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/store"
 )
@@ -33,7 +34,7 @@ func TestExistingSetupKeepsWorking(t *testing.T) {
 	if sqlDB, err := gdb.DB(); err == nil {
 		sqlDB.Close()
 	}
-	oldTok, err := cli.AgentToken(dir, true) // what every earlier Airlock made at start
+	oldTok, err := tokenfile.AgentToken(dir, true) // what every earlier Airlock made at start
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestExistingSetupKeepsWorking(t *testing.T) {
 	}
 
 	// `airlock token --rotate` while Airlock runs: the wiring adopts the new file.
-	newTok, err := cli.RotateToken(dir)
+	newTok, err := tokenfile.RotateToken(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

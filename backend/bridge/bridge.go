@@ -17,6 +17,8 @@ import (
 	"sync"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/instance"
+	"github.com/airlock-dev/airlock/backend/tokenfile"
 )
 
 // Bridge is one stdio ⇄ HTTP relay.
@@ -303,4 +305,37 @@ func readSSE(r io.Reader, fn func([]byte)) {
 	if data.Len() > 0 {
 		fn(data.Bytes())
 	}
+}
+
+// Options are what `airlock bridge` (and the small airlock-bridge binary)
+// are given.
+type Options struct {
+	DataDir string // where a running Airlock publishes its address and the token file is
+	URL     string // the MCP endpoint; empty: the running Airlock's, else http://$AIRLOCK_ADDR/mcp
+	Token   string // the agent token; empty: the data directory's token file
+	// DefaultAddr is the address used when no Airlock published one and no
+	// URL was given.
+	DefaultAddr string
+}
+
+// Main relays stdio to the Airlock o names, until stdin ends or ctx does.
+func Main(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) error {
+	if o.URL == "" {
+		// The Airlock running on this data directory says where it is;
+		// otherwise the configured or default address.
+		if u, ok := instance.RunningURL(o.DataDir); ok {
+			o.URL = u
+		} else {
+			o.URL = "http://" + o.DefaultAddr + "/mcp"
+		}
+	}
+	if o.Token == "" {
+		tok, err := tokenfile.AgentToken(o.DataDir, false)
+		if err != nil {
+			return core.Errorf(core.EInvalid, "no --token given and none found in %s: %v", o.DataDir, err)
+		}
+		o.Token = tok
+	}
+	b := &Bridge{URL: o.URL, Token: o.Token}
+	return b.Run(ctx, stdin, stdout)
 }

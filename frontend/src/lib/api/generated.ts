@@ -203,6 +203,7 @@ export interface Info {
   dataDir: string;
   configPath: string;
   binary: string;
+  bridge?: string;
 }
 
 /** Go: events.Lagged */
