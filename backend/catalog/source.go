@@ -1,19 +1,16 @@
 package catalog
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/proc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,7 +33,7 @@ type source struct {
 	pid      int
 	restarts int
 	lastErr  string
-	stderr   []string
+	stderr   *proc.Tail      // what a process source last wrote to stderr
 	tools    []core.ToolInfo // as the server lists them
 	lists    lists           // prompts and resources
 	sess     *mcp.ClientSession
@@ -68,10 +65,18 @@ func (d *source) status() core.ServerStatus {
 	return core.ServerStatus{
 		ID: d.cfg.ID, Transport: d.cfg.Transport(), BuiltIn: d.builtIn(), State: d.state, PID: d.pid,
 		Restarts: d.restarts, LastError: d.lastErr,
-		StderrTail: append([]string{}, d.stderr...),
+		StderrTail: d.stderrLines(),
 		Tools:      tools,
 		Since:      d.since,
 	}
+}
+
+// stderrLines is what the process last wrote to stderr (d.mu held).
+func (d *source) stderrLines() []string {
+	if d.stderr == nil {
+		return []string{}
+	}
+	return d.stderr.Lines()
 }
 
 func (d *source) session() *mcp.ClientSession {
@@ -333,86 +338,54 @@ func (d *source) transport() (mcp.Transport, func() error, error) {
 }
 
 func (d *source) startProcess() (mcp.Transport, func() error, error) {
-	cmd := exec.Command(d.cfg.Command, d.cfg.Args...)
-	cmd.Env = os.Environ()
+	env := os.Environ()
 	for k, v := range d.cfg.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		env = append(env, k+"="+v)
 	}
-	// Its own process group, so that stop reaches the children a launcher
-	// such as npx or uvx starts.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
+	d.mu.Lock()
+	if d.stderr == nil {
+		// Lines are cut at 4 KiB; the writer never blocks the server.
+		d.stderr = proc.NewTail(d.cat.opts.StderrLines, 4096)
+	}
+	tail := d.stderr
+	d.mu.Unlock()
+	// proc starts it in its own process group, so that stopping it reaches
+	// the children a launcher such as npx or uvx starts.
+	p, err := proc.Start(context.Background(), proc.Spec{
+		Path: d.cfg.Command, Args: d.cfg.Args, Env: env,
+		StdinPipe: true, StdoutPipe: true, Stderr: tail,
+	})
 	if err != nil {
-		return nil, nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("start %s: %w", d.cfg.Command, err)
 	}
 	d.mu.Lock()
-	d.pid = cmd.Process.Pid
+	d.pid = p.PID()
 	d.mu.Unlock()
-	stderrDone := make(chan struct{})
-	go d.readStderr(stderr, stderrDone)
 	grace := d.cat.opts.StopGrace
 	var once sync.Once
 	var werr error
 	wait := func() error {
 		once.Do(func() {
-			stdin.Close()
-			exited := make(chan error, 1)
-			go func() { <-stderrDone; exited <- cmd.Wait() }()
+			// Closing stdin asks a stdio server to exit; SIGTERM and then
+			// SIGKILL follow, each after the grace period.
+			p.Stdin().Close()
+			var ex proc.Exit
 			select {
-			case werr = <-exited:
+			case <-p.Done():
+				ex = p.Wait()
 			case <-time.After(grace):
-				syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-				select {
-				case werr = <-exited:
-				case <-time.After(grace):
-					syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-					werr = <-exited
-				}
+				ex = p.Stop(grace)
 			}
-			if werr != nil {
-				werr = fmt.Errorf("process exited: %w", werr)
+			p.Stdout().Close()
+			if ex.Err != nil {
+				werr = fmt.Errorf("process exited: %w", ex.Err)
+			} else if ex.Code != 0 || ex.Signal != 0 {
+				werr = fmt.Errorf("process exited: %s", ex)
 			}
 		})
 		return werr
 	}
-	return &mcp.IOTransport{Reader: stdout, Writer: stdin}, wait, nil
-}
-
-func (d *source) readStderr(r io.Reader, done chan<- struct{}) {
-	defer close(done)
-	// Lines are cut at 4 KiB, never stop the reading: a server whose
-	// stderr pipe fills up blocks.
-	br := bufio.NewReaderSize(r, 4096)
-	for {
-		chunk, isPrefix, err := br.ReadLine()
-		if err != nil {
-			return
-		}
-		line := string(chunk)
-		if isPrefix {
-			line += " …(cut)"
-			for isPrefix && err == nil {
-				_, isPrefix, err = br.ReadLine()
-			}
-		}
-		d.mu.Lock()
-		d.stderr = append(d.stderr, line)
-		if n := len(d.stderr) - d.cat.opts.StderrLines; n > 0 {
-			d.stderr = append(d.stderr[:0:0], d.stderr[n:]...)
-		}
-		d.mu.Unlock()
-	}
+	return &mcp.IOTransport{Reader: p.Stdout(), Writer: p.Stdin()}, wait, nil
 }
 
 // stop ends the source: for a process, stdin closed, then SIGTERM, then

@@ -782,7 +782,7 @@ func TestBadDownstreamDefinitionsAreSkipped(t *testing.T) {
 
 	st, _ := e.cat.ServerStatus("odd")
 	tail := strings.Join(st.StderrTail, "\n")
-	if st.State != core.StateRunning || !strings.Contains(tail, "after the long line") || !strings.Contains(tail, "(cut)") {
+	if st.State != core.StateRunning || !strings.Contains(tail, "after the long line") || !strings.Contains(tail, "line cut") {
 		t.Errorf("odd server: state %s, stderr tail %.200q; want running, the long line cut and the next one kept", st.State, tail)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/fsutil"
 )
 
 // TokenFile is the name of the agent token file in the data directory.
@@ -72,13 +73,7 @@ func RotateToken(dataDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(dataDir, TokenFile)
-	tmp, err := writeTemp(path, tok)
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp)
-	if err := os.Rename(tmp, path); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(dataDir, TokenFile), []byte(tok+"\n")); err != nil {
 		return "", fmt.Errorf("write agent token: %w", err)
 	}
 	return tok, nil
