@@ -3,6 +3,11 @@ import type { Approval, RuleBreadth, RuleExpiry, Settings } from '../api';
 import { on, onResync } from '../events';
 import { errorText } from './util';
 
+/** What the agent wants to do, as a verb for "wants to … X". */
+export function verbOf(kind: string): string {
+  return kind === 'prompts/get' ? 'get the prompt' : kind === 'resources/read' ? 'read' : 'call';
+}
+
 /** The queue of calls waiting for a person, and the dialog that decides them. */
 export class ApprovalsStore {
   /** Pending approvals, oldest first. */
@@ -24,7 +29,7 @@ export class ApprovalsStore {
 
   async load(): Promise<void> {
     try {
-      this.pending = (await api.ListApprovals()) ?? [];
+      this.pending = (await api.approvals.pending()) ?? [];
       this.error = null;
       if (this.currentId && !this.pending.some((a) => a.id === this.currentId)) this.currentId = this.pending[0]?.id ?? null;
       if (this.pending.length && this.loaded === false) this.open();
@@ -83,26 +88,26 @@ export class ApprovalsStore {
   }
 
   async approve(id: string): Promise<void> {
-    await api.Approve(id);
+    await api.approvals.approve(id);
     this.resolved(id);
   }
 
   async decline(id: string, reason: string): Promise<void> {
-    await api.Decline(id, reason);
+    await api.approvals.decline(id, reason);
     this.resolved(id);
   }
 
   async approveAndAddRule(id: string, breadth: RuleBreadth, expiry: RuleExpiry): Promise<void> {
-    await api.ApproveAndAddRule(id, breadth, expiry);
+    await api.approvals.approveAndAddRule(id, breadth, expiry);
     this.resolved(id);
   }
 
   async loadSettings(): Promise<void> {
-    this.settings = await api.GetSettings();
+    this.settings = await api.system.settings();
   }
 
   async saveSettings(s: Settings): Promise<void> {
-    await api.SetSettings(s);
+    await api.system.setSettings(s);
     this.settings = s;
   }
 
@@ -117,7 +122,7 @@ export class ApprovalsStore {
     if (typeof document === 'undefined' || !document.hidden) return;
     try {
       const n = new Notification(`Approval needed: ${a.tool}`, {
-        body: `${a.agent || 'An agent'} wants to call ${a.tool} on ${a.server}.`,
+        body: `${a.agent || 'An agent'} wants to ${verbOf(a.kind)} ${a.tool} on ${a.server}.`,
         tag: `airlock-approval-${a.id}`,
         requireInteraction: true,
       });

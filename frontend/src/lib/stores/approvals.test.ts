@@ -6,7 +6,7 @@ import { ApprovalsStore } from './approvals.svelte';
 vi.mock('../api', async () => (await import('../testing/fakeApi')).fakeApiModule());
 
 const a = (id: string): Approval => ({
-  id, agent: 'cursor', session: 's', server: 'fs', tool: 'write_file', exposedName: 'fs__write_file', arguments: {},
+  id, kind: 'tools/call', agent: 'cursor', session: 's', ruleId: '', server: 'fs', tool: 'write_file', exposedName: 'fs__write_file', arguments: {},
   risk: 'destructive', warning: '', reason: '', ruleSetVersion: 1, createdAt: '', deadline: '', status: 'pending',
 });
 
