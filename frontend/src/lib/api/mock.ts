@@ -71,9 +71,9 @@ export function mockTransport(): Transport {
     { ...base, id: 'c07d5e2a91b34f68', kind: 'tool', serverId: 'filesystem', toolName: 'write_file', toolPattern: null, autoApprove: true, priority: 5, conditions: [{ path: '$.path', op: 'inside', value: '/home/me/projects/scratch' }], agentId: 'claude-code', expiresAt: new Date(t0 + 8 * 3600e3).toISOString() },
     { ...base, id: '5a2d8f0e6c1b7394', kind: 'tool', serverId: 'weather', toolName: null, toolPattern: null, autoApprove: true, priority: 1 },
     { ...base, id: 'e94b2c7f05d8a163', kind: 'tool', serverId: 'weather', toolName: 'forecast', toolPattern: null, autoApprove: false, priority: 0 },
-    { ...base, id: 'default-prompts', kind: 'prompt', serverId: null, toolName: null, toolPattern: null, autoApprove: true, priority: -1000 },
+    { ...base, id: 'default-prompts', kind: 'prompt', serverId: null, toolName: null, toolPattern: null, autoApprove: true, priority: 0 },
     { ...base, id: '7d3c9e1f2a4b8056', kind: 'resource', serverId: 'filesystem', toolName: null, toolPattern: 'file:///home/me/.ssh/*', autoApprove: false, priority: 0 },
-    { ...base, id: 'default-resources', kind: 'resource', serverId: null, toolName: null, toolPattern: null, autoApprove: true, priority: -1000 },
+    { ...base, id: 'default-resources', kind: 'resource', serverId: null, toolName: null, toolPattern: null, autoApprove: true, priority: 0 },
   ];
   let nextRule = 1;
   const kindOrder = { tool: 0, prompt: 1, resource: 2 } as Record<string, number>;
