@@ -3,6 +3,7 @@ import { render, screen, waitFor } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { fakeApi, resetFakeApi } from '../../testing/fakeApi';
 import { testStores } from '../../testing/stores';
+import type { Info } from '../../api';
 import ConnectAgent from './ConnectAgent.svelte';
 
 vi.mock('../../api', async () => (await import('../../testing/fakeApi')).fakeApiModule());
@@ -14,7 +15,7 @@ describe('ConnectAgent', () => {
     resetFakeApi();
     vi.mocked(fakeApi.system.info).mockResolvedValue({
       version: '1.0.0', mcpUrl: 'http://127.0.0.1:7801/mcp', sseUrl: '', agentToken: TOKEN, dataDir: '/d', configPath: '/d/servers.json',
-    });
+    } as Info);
   });
 
   it('never prints the token in full while it is masked; Show reveals it', async () => {
