@@ -74,9 +74,11 @@ export function mockTransport(): Transport {
     { ...base, id: 'default-prompts', kind: 'prompt', serverId: null, toolName: null, toolPattern: null, autoApprove: true, priority: 0 },
     { ...base, id: '7d3c9e1f2a4b8056', kind: 'resource', serverId: 'filesystem', toolName: null, toolPattern: 'file:///home/me/.ssh/*', autoApprove: false, priority: 0 },
     { ...base, id: 'default-resources', kind: 'resource', serverId: null, toolName: null, toolPattern: null, autoApprove: true, priority: 0 },
+    { ...base, id: 'default-sampling', kind: 'sampling', serverId: null, toolName: null, toolPattern: null, autoApprove: true, priority: 0 },
+    { ...base, id: 'default-elicitation', kind: 'elicitation', serverId: null, toolName: null, toolPattern: null, autoApprove: true, priority: 0 },
   ];
   let nextRule = 1;
-  const kindOrder = { tool: 0, prompt: 1, resource: 2 } as Record<string, number>;
+  const kindOrder = { tool: 0, prompt: 1, resource: 2, sampling: 3, elicitation: 4 } as Record<string, number>;
   const sortRules = () => rules.sort((a, b) => kindOrder[a.kind] - kindOrder[b.kind] || b.priority - a.priority);
   const label = (r: Rule) => `rule #${rules.indexOf(r) + 1} [${r.id}]`;
 
@@ -194,7 +196,7 @@ export function mockTransport(): Transport {
       return dead && by ? [{ ruleId: dead.id, byRuleId: by.id, why: `${label(by)} (priority 1, server weather) comes first and matches every call this rule matches` }] : [];
     },
     'Rules.Test': (t: TestCall) => {
-      const kind = t.kind === 'prompts/get' ? 'prompt' : t.kind === 'resources/read' ? 'resource' : 'tool';
+      const kind = ({ 'prompts/get': 'prompt', 'resources/read': 'resource', 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation' } as Record<string, string>)[t.kind ?? ''] ?? 'tool';
       const fired = rules.find((r) => r.kind === kind && (!r.serverId || r.serverId === t.serverId) && (!r.toolName || r.toolName === t.toolName)) ?? null;
       const skipped = rules.slice(0, fired ? rules.indexOf(fired) : rules.length).map((rule) => ({
         rule, why: rule.kind !== kind ? `the rule is for ${rule.kind}s, this is a ${kind} request` : rule.serverId !== t.serverId ? `server is ${t.serverId}, the rule wants ${rule.serverId}` : `${t.toolName} does not match`,

@@ -17,17 +17,28 @@ export const DECISIONS: Decision[] = ['allow', 'approved', 'declined', 'timeout'
 /** Result statuses recorded in the audit log; `running` until the request ends. */
 export type CallStatus = 'running' | 'ok' | 'tool_error' | 'error';
 
-/** The MCP methods that pass the pipeline (core.Kind*), plus refused foreign-session requests. */
-export type RequestKind = 'tools/call' | 'prompts/get' | 'resources/read';
-export const REQUEST_KINDS: RequestKind[] = ['tools/call', 'prompts/get', 'resources/read'];
+/**
+ * The MCP methods that pass the pipeline (core.Kind*): an agent's requests,
+ * then the requests a server makes of the agent's client during a call,
+ * which Airlock relays.
+ */
+export type RequestKind = 'tools/call' | 'prompts/get' | 'resources/read' | 'sampling/createMessage' | 'elicitation/create';
+export const REQUEST_KINDS: RequestKind[] = ['tools/call', 'prompts/get', 'resources/read', 'sampling/createMessage', 'elicitation/create'];
+/** Audit records also log refused foreign-session requests. */
 export type AuditKind = RequestKind | 'session';
 
-/** What a rule applies to (hitl.Kind*). */
-export type RuleKind = 'tool' | 'prompt' | 'resource';
-export const RULE_KINDS: RuleKind[] = ['tool', 'prompt', 'resource'];
+/** What a rule applies to (hitl.Kind*), in the order the backend lists them. */
+export type RuleKind = 'tool' | 'prompt' | 'resource' | 'sampling' | 'elicitation';
+export const RULE_KINDS: RuleKind[] = ['tool', 'prompt', 'resource', 'sampling', 'elicitation'];
 
 /** The request kind a rule of kind k decides. */
-export const REQUEST_KIND_OF: Record<RuleKind, RequestKind> = { tool: 'tools/call', prompt: 'prompts/get', resource: 'resources/read' };
+export const REQUEST_KIND_OF: Record<RuleKind, RequestKind> = {
+  tool: 'tools/call',
+  prompt: 'prompts/get',
+  resource: 'resources/read',
+  sampling: 'sampling/createMessage',
+  elicitation: 'elicitation/create',
+};
 
 /** A verdict's outcome (core.Allow/Ask/Deny). */
 export type Outcome = 'allow' | 'ask' | 'deny';

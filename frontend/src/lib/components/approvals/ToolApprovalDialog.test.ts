@@ -69,6 +69,16 @@ describe('ToolApprovalDialog', () => {
     expect(screen.getByLabelText('Every resource on filesystem')).toBeTruthy();
   });
 
+  it('words a sampling request as the server asking the agent\'s model, not as a tool of unknown risk', () => {
+    setup([approval({ kind: 'sampling/createMessage', tool: 'sampling/createMessage', exposedName: 'sampling/createMessage', risk: 'unknown', warning: 'The server does not say what this tool does.', arguments: { messages: [], maxTokens: 100 } })]);
+    expect(screen.getByText("Sampling request from a server, during the agent's call")).toBeTruthy();
+    const warning = screen.getByTestId('approval-warning');
+    expect(warning.textContent).toContain("uses the agent's model");
+    expect(warning.textContent).not.toContain('unknown risk');
+    expect(screen.getByLabelText('Every sampling request from filesystem, any content')).toBeTruthy();
+    expect(screen.queryByLabelText(/Every .* on filesystem/)).toBeNull();
+  });
+
   it('Approve calls api.approvals.approve with the approval id and moves on', async () => {
     const stores = setup([approval(), approval({ id: 'ap-2', tool: 'move_file' })]);
     expect(screen.getByTestId('queue-position').textContent).toBe('1 of 2');

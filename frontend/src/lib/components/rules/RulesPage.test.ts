@@ -26,6 +26,7 @@ const rules = [
   rule({ id: 'default-prompts', kind: 'prompt', autoApprove: true, priority: -1000 }),
   rule({ id: 'r-ssh', kind: 'resource', serverId: 'filesystem', toolPattern: 'file:///home/me/.ssh/*', priority: 0 }),
   rule({ id: 'default-resources', kind: 'resource', autoApprove: true, priority: -1000 }),
+  rule({ id: 'default-sampling', kind: 'sampling', autoApprove: true }),
 ];
 
 function renderPage() {
@@ -69,7 +70,7 @@ describe('RulesPage (ToolPermissionSettings)', () => {
 
   it('numbers every rule by its place in evaluation order, across kinds, as explanations name them', async () => {
     const rows = await renderPage();
-    expect(rows.map((r) => within(r).getByTestId('rule-position').textContent)).toEqual(['#1', '#2', '#3', '#4', '#5', '#6', '#7']);
+    expect(rows.map((r) => within(r).getByTestId('rule-position').textContent)).toEqual(['#1', '#2', '#3', '#4', '#5', '#6', '#7', '#8']);
     // The shadow warning names the rule the way the list numbers it.
     expect(within(rows[2]).getByTestId('rule-shadowed').textContent).toContain('never fires — rule #1 decides first');
     expect(within(rows[2]).getByTestId('rule-shadowed').getAttribute('title')).toContain('rule #1 [r-read]');
@@ -78,8 +79,10 @@ describe('RulesPage (ToolPermissionSettings)', () => {
   it('shows the kind of each rule and filters by kind, keeping the numbers', async () => {
     const rows = await renderPage();
     expect(rows.map((r) => within(r).getByTestId('rule-kind').textContent)).toEqual([
-      'tool calls', 'tool calls', 'tool calls', 'tool calls', 'prompts', 'resource reads', 'resource reads',
+      'tool calls', 'tool calls', 'tool calls', 'tool calls', 'prompts', 'resource reads', 'resource reads', 'sampling',
     ]);
+    expect(screen.getAllByRole('heading', { level: 3 }).map((h) => h.textContent)).toEqual(['Tool calls', 'Prompts', 'Resource reads', 'Sampling']);
+    expect(within(rows[7]).getByText('global — every sampling request')).toBeTruthy();
     expect(within(rows[4]).getByText('global — every prompt')).toBeTruthy();
     expect(within(rows[4]).getByText('default')).toBeTruthy();
     await userEvent.click(screen.getByRole('button', { name: /^Resource reads/ }));
@@ -138,6 +141,20 @@ describe('RulesPage (ToolPermissionSettings)', () => {
     expect(fakeApi.rules.create).toHaveBeenCalledWith(expect.objectContaining({
       kind: 'resource', toolName: null, toolPattern: 'file:///home/me/projects/*', autoApprove: true,
     }));
+  });
+
+  it('a sampling rule has no name fields: it matches by the server that asks', async () => {
+    vi.mocked(fakeApi.rules.create).mockResolvedValue(rule({ id: 'new', kind: 'sampling' }));
+    await renderPage();
+    await userEvent.click(screen.getByRole('button', { name: 'New rule' }));
+    const form = within(screen.getByRole('form', { name: 'Create rule' }));
+    await userEvent.type(form.getByLabelText(/Tool name/), 'leftover');
+    await userEvent.click(form.getByLabelText('Sampling'));
+    expect(form.queryByLabelText(/name/i)).toBeNull();
+    expect(form.queryByLabelText(/pattern/i)).toBeNull();
+    await userEvent.type(form.getByLabelText('Server id'), 'everything');
+    await userEvent.click(form.getByRole('button', { name: 'Create rule' }));
+    expect(fakeApi.rules.create).toHaveBeenCalledWith(expect.objectContaining({ kind: 'sampling', serverId: 'everything', toolName: null, toolPattern: null }));
   });
 
   it('shows Rules.Lint warnings while the rule is written', async () => {
