@@ -27,16 +27,44 @@ export class ApprovalsStore {
   /** 0-based position of the dialog's approval in the queue. */
   index: number = $derived(this.pending.findIndex((a) => a.id === this.currentId));
 
+  private seq = 0;
+  /** What the events said while a load was in flight: its answer may predate them. */
+  private duringLoad: { requested: Approval[]; resolved: Set<string> } | null = null;
+  /** Every approval this store has shown or queued; one it has not seen opens the dialog. */
+  private seen = new Set<string>();
+
+  /**
+   * Loads the queue (at start, and whenever events may have been missed).
+   * Events that arrive while the answer is on its way win over it: a call
+   * decided meanwhile stays decided, one requested meanwhile stays queued.
+   */
   async load(): Promise<void> {
+    const seq = ++this.seq;
+    this.duringLoad = { requested: [], resolved: new Set() };
     try {
-      this.pending = (await api.approvals.pending()) ?? [];
+      const rows = (await api.approvals.pending()) ?? [];
+      if (seq !== this.seq) return; // a newer load won
+      const during = this.duringLoad ?? { requested: [], resolved: new Set<string>() };
+      this.duringLoad = null;
+      const list = rows.filter((a) => !during.resolved.has(a.id));
+      for (const a of during.requested) {
+        if (!during.resolved.has(a.id) && !list.some((x) => x.id === a.id)) list.push(a);
+      }
+      const fresh = list.filter((a) => !this.seen.has(a.id));
+      fresh.forEach((a) => this.seen.add(a.id));
+      this.pending = list;
       this.error = null;
-      if (this.currentId && !this.pending.some((a) => a.id === this.currentId)) this.currentId = this.pending[0]?.id ?? null;
-      if (this.pending.length && this.loaded === false) this.open();
+      if (this.currentId && !list.some((a) => a.id === this.currentId)) this.currentId = list[0]?.id ?? null;
+      if (list.length === 0) this.dialogOpen = false;
+      // Calls nobody has seen yet (at start, or missed while the stream was down) need a person now.
+      else if (fresh.length && !this.dialogOpen) this.open(fresh[0].id);
     } catch (err) {
-      this.error = errorText(err);
+      if (seq === this.seq) {
+        this.duringLoad = null;
+        this.error = errorText(err);
+      }
     } finally {
-      this.loaded = true;
+      if (seq === this.seq) this.loaded = true;
     }
   }
 
@@ -50,6 +78,8 @@ export class ApprovalsStore {
   }
 
   requested(a: Approval): void {
+    this.duringLoad?.requested.push(a);
+    this.seen.add(a.id);
     if (this.pending.some((x) => x.id === a.id)) return;
     this.pending = [...this.pending, a];
     if (!this.dialogOpen) {
@@ -61,6 +91,7 @@ export class ApprovalsStore {
 
   /** Removes a decided approval; the dialog moves on to the next one. */
   resolved(id: string): void {
+    this.duringLoad?.resolved.add(id);
     const i = this.pending.findIndex((a) => a.id === id);
     if (i < 0) return;
     const next = this.pending.filter((a) => a.id !== id);

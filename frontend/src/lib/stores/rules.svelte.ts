@@ -14,20 +14,26 @@ export class RulesStore {
   loaded = $state(false);
   error = $state<string | null>(null);
 
+  private seq = 0;
+
   async load(): Promise<void> {
+    const seq = ++this.seq;
     this.loading = true;
     try {
       const [rules, shadowed, state] = await Promise.all([api.rules.list(), api.rules.shadowed(), api.rules.state()]);
+      if (seq !== this.seq) return; // a newer load (after a newer change) won
       this.rules = rules ?? [];
       this.shadowed = shadowed ?? [];
       this.version = state?.version ?? null;
       this.fileError = state?.fileError || null;
       this.error = null;
     } catch (err) {
-      this.error = errorText(err);
+      if (seq === this.seq) this.error = errorText(err);
     } finally {
-      this.loading = false;
-      this.loaded = true;
+      if (seq === this.seq) {
+        this.loading = false;
+        this.loaded = true;
+      }
     }
   }
 

@@ -11,18 +11,33 @@ export class ServersStore {
   loaded = $state(false);
   error = $state<string | null>(null);
 
+  private seq = 0;
+  /** Statuses that arrived while a load was in flight: newer than its answer. */
+  private duringLoad: ServerStatus[] | null = null;
+
   async load(): Promise<void> {
+    const seq = ++this.seq;
     this.loading = true;
+    this.duringLoad = [];
     try {
       const [views, cs] = await Promise.all([api.servers.list(), api.servers.configState()]);
+      if (seq !== this.seq) return; // a newer load won
+      const during = this.duringLoad ?? [];
+      this.duringLoad = null;
       this.views = views ?? [];
       this.configState = cs;
       this.error = null;
+      during.forEach((s) => this.applyStatus(s));
     } catch (err) {
-      this.error = errorText(err);
+      if (seq === this.seq) {
+        this.duringLoad = null;
+        this.error = errorText(err);
+      }
     } finally {
-      this.loading = false;
-      this.loaded = true;
+      if (seq === this.seq) {
+        this.loading = false;
+        this.loaded = true;
+      }
     }
   }
 
@@ -40,6 +55,7 @@ export class ServersStore {
   }
 
   applyStatus(s: ServerStatus): void {
+    this.duringLoad?.push(s);
     const v = this.views.find((v) => v.config.id === s.id);
     if (v) v.status = s;
     // A built-in server has no config entry to add it: its status is all there is.
