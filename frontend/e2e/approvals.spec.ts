@@ -19,7 +19,7 @@ describe('approvals through a real airlock serve', () => {
     ui = await openUi(airlock);
     page = ui.page;
     // Setup, not under test here (the Servers screen is covered by servers-activity.spec).
-    await rpc(page, 'AddServer', { id: 'everything', command: process.execPath, args: [everythingEntry(), 'stdio'] });
+    await rpc(page, 'Servers.Add', { id: 'everything', command: process.execPath, args: [everythingEntry(), 'stdio'] });
     client = await connectClient(airlock);
     await waitForTool(client, TOOL);
     await page.getByRole('link', { name: 'Approvals' }).click();

@@ -23,6 +23,15 @@ export function everythingEntry(): string {
   return entry;
 }
 
+/** The stdio entry point of @modelcontextprotocol/server-filesystem installed for the Go tests. */
+export function filesystemEntry(): string {
+  const entry = join(repoRoot, 'backend/testutil/mcpservers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+  if (!existsSync(entry)) {
+    throw new Error(`${entry} is missing: run \`npm ci --prefix backend/testutil/mcpservers\` (go tool task test does it).`);
+  }
+  return entry;
+}
+
 export interface Airlock {
   uiUrl: string;
   mcpUrl: string;
@@ -117,9 +126,18 @@ export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(screenshotDir, `${name}.png`) });
 }
 
+/** Screenshots in the light and the dark colour scheme (name-light.png, name-dark.png). */
+export async function shots(page: Page, name: string): Promise<void> {
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await shot(page, `${name}-${scheme}`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
 /** A real MCP client connected to Airlock over Streamable HTTP with the agent token. */
-export async function connectClient(airlock: Airlock, name = 'e2e-agent'): Promise<Client> {
-  const client = new Client({ name, version: '1.0.0' });
+export async function connectClient(airlock: Airlock, name = 'e2e-agent', version = '1.0.0'): Promise<Client> {
+  const client = new Client({ name, version });
   const transport = new StreamableHTTPClientTransport(new URL(airlock.mcpUrl), {
     requestInit: { headers: { Authorization: `Bearer ${airlock.token}` } },
   });

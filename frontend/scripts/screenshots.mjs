@@ -1,6 +1,8 @@
 // Screenshots of every screen against the demo backend (`?mock=1`, dev
 // server only), in light and dark, for looking at the UI without Go:
-//   node scripts/screenshots.mjs   → e2e/screenshots/mock-*.png
+//   node scripts/screenshots.mjs [name]   → e2e/screenshots/mock-*.png
+// The same screens against a real `airlock serve` come from the e2e run
+// (e2e/screens.spec.ts → e2e/screenshots/real-*.png).
 import { createServer } from 'vite';
 import { chromium } from 'playwright-core';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -35,6 +37,10 @@ const shots = [
     await p.getByTestId('test-result').waitFor();
   }],
   ['rules-new', '?mock=1&approvals=0#/rules', async (p) => { await p.getByRole('button', { name: 'New rule' }).first().click(); await p.getByRole('button', { name: '+ Add condition' }).click(); }],
+  ['audit-failed', '?mock=1&approvals=0&auditFailed=1#/activity', async (p) => { await p.getByTestId('audit-failed').waitFor(); }],
+  ['servers-new-tool', '?mock=1&approvals=0#/servers', async (p) => { await p.getByRole('button', { name: /^everything/ }).click(); await p.getByTestId('tool-new').waitFor(); }],
+  ['servers-built-in', '?mock=1&approvals=0#/servers', async (p) => { await p.getByRole('button', { name: /^airlock/ }).click(); await p.getByTestId('built-in').waitFor(); }],
+  ['server-form', '?mock=1&approvals=0#/servers', async (p) => { await p.getByRole('button', { name: 'Add server' }).first().click(); await p.getByRole('dialog').waitFor(); }],
   ['connect', '?mock=1&approvals=0#/servers', async (p) => { await p.getByRole('button', { name: /Connect an agent/ }).first().click(); await p.getByTestId('agent-token').waitFor(); }],
 ];
 try {

@@ -1,13 +1,13 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { render, screen, waitFor } from '@testing-library/svelte';
-import { emit, fakeApi, resetFakeApi, triggerUnauthorized } from './lib/testing/fakeApi';
+import { emit, fakeApi, resetFakeApi, subscribedEvents, triggerUnauthorized } from './lib/testing/fakeApi';
 import type { Approval } from './lib/api';
 import App from './App.svelte';
 
 vi.mock('./lib/api', async () => (await import('./lib/testing/fakeApi')).fakeApiModule());
 
 const approval = (id: string, tool: string): Approval => ({
-  id, agent: 'cursor', session: 's', server: 'everything', tool, exposedName: `everything__${tool}`, arguments: {},
+  id, kind: 'tools/call', agent: 'cursor', session: 's', ruleId: '', server: 'everything', tool, exposedName: `everything__${tool}`, arguments: {},
   risk: 'unknown', warning: '', reason: 'no rule matched', ruleSetVersion: 1, createdAt: new Date().toISOString(),
   deadline: new Date(Date.now() + 60_000).toISOString(), status: 'pending',
 });
@@ -34,9 +34,43 @@ describe('App shell', () => {
   });
 
   it('opens the dialog at start when calls are already waiting', async () => {
-    vi.mocked(fakeApi.ListApprovals).mockResolvedValue([approval('a9', 'slow')]);
+    vi.mocked(fakeApi.approvals.pending).mockResolvedValue([approval('a9', 'slow')]);
     render(App);
     expect((await screen.findByTestId('approval-tool')).textContent).toBe('slow');
+  });
+
+  it('shows on every screen that the audit log cannot be written, and why', async () => {
+    render(App);
+    await screen.findByRole('heading', { name: 'Activity' });
+    expect(screen.queryByTestId('audit-failed')).toBeNull();
+    emit('audit:failed', { error: 'write audit.journal: no space left on device', at: '2026-01-01T10:00:00Z' });
+    const banner = await screen.findByTestId('audit-failed');
+    expect(banner.textContent).toContain('refuses');
+    expect(banner.textContent).toContain('no space left on device');
+    expect(banner.textContent).toContain('audit_unavailable');
+    location.hash = '#/rules';
+    await screen.findByRole('heading', { name: 'Rules' });
+    expect(screen.getByTestId('audit-failed')).toBeTruthy();
+  });
+
+  it('shows an audit failure that happened before the page opened', async () => {
+    vi.mocked(fakeApi.system.auditStatus).mockResolvedValue({ lastFailure: { error: 'disk I/O error', at: '2026-01-01T10:00:00Z' } });
+    render(App);
+    expect((await screen.findByTestId('audit-failed')).textContent).toContain('disk I/O error');
+  });
+
+  it('subscribes only to the events of what it shows', async () => {
+    location.hash = '#/servers';
+    render(App);
+    await screen.findByRole('heading', { name: 'Servers' });
+    const shell = ['approval:requested', 'approval:resolved', 'audit:failed', 'server:status', 'servers:changed'];
+    await waitFor(() => expect(subscribedEvents()).toEqual(shell));
+    location.hash = '#/activity';
+    await screen.findByRole('heading', { name: 'Activity' });
+    await waitFor(() => expect(subscribedEvents()).toEqual(['activity:new', ...shell].sort()));
+    location.hash = '#/rules';
+    await screen.findByRole('heading', { name: 'Rules' });
+    await waitFor(() => expect(subscribedEvents()).toEqual([...shell, 'rules:changed'].sort()));
   });
 
   it('shows the expired-link message on 401', async () => {

@@ -1,32 +1,13 @@
-// The typed facade over the Go `api.API`: the only module the rest of the
-// UI uses to reach the backend. Tests mock this module.
+// The typed client of the Go facade: the only module the rest of the UI uses
+// to reach the backend. The client itself is generated from Go
+// (generated.ts); this module picks the transport. Tests mock this module.
+import { createClient, type Client, type EventMap, type EventName } from './generated';
 import { ApiError, httpTransport, wailsAvailable, wailsTransport, type Transport } from './transport';
-import type {
-  ActivityFilter,
-  Approval,
-  AuditRecord,
-  ConfigState,
-  EventMap,
-  EventName,
-  Explanation,
-  ImportResult,
-  Info,
-  Rule,
-  RuleBreadth,
-  RuleExpiry,
-  RuleId,
-  RuleInput,
-  RulesChanged,
-  ServerConfig,
-  ServerView,
-  Settings,
-  ShadowInfo,
-  TestCall,
-} from './types';
 
 export { ApiError };
 export type * from './types';
-export { CONDITION_OPS, DECISIONS } from './types';
+export { CONDITION_OPS, DECISIONS, REQUEST_KINDS, REQUEST_KIND_OF, RULE_KINDS } from './types';
+export type { Client };
 
 const unauthorizedListeners = new Set<() => void>();
 
@@ -58,11 +39,13 @@ export async function transportKind(): Promise<Transport['kind']> {
   return (await getTransport()).kind;
 }
 
-function call<T>(method: string, ...args: unknown[]): Promise<T> {
-  return getTransport().then((t) => t.call(method, args) as Promise<T>);
-}
+/** The backend: api.<area>.<method>(…), e.g. api.servers.list(). */
+export const api: Client = createClient((method, args) => getTransport().then((t) => t.call(method, args)));
 
-/** Subscribes to a backend event; returns the unsubscribe function at once. */
+/**
+ * Subscribes to a backend event; returns the unsubscribe function at once.
+ * Over HTTP the event stream carries only the topics someone subscribed to.
+ */
 export function subscribe<K extends EventName>(name: K, fn: (payload: EventMap[K]) => void): () => void {
   let off: (() => void) | null = null;
   let cancelled = false;
@@ -75,7 +58,11 @@ export function subscribe<K extends EventName>(name: K, fn: (payload: EventMap[K
   };
 }
 
-/** Runs fn after the event stream reconnected, so stores can resynchronise. */
+/**
+ * Runs fn whenever events may have been missed — the stream (re)opened or
+ * the backend said this client fell behind (events:lagged) — so stores
+ * reload what they show.
+ */
 export function onReconnect(fn: () => void): () => void {
   let off: (() => void) | null = null;
   let cancelled = false;
@@ -87,41 +74,3 @@ export function onReconnect(fn: () => void): () => void {
     off?.();
   };
 }
-
-export const api = {
-  // Servers
-  ListServers: () => call<ServerView[] | null>('ListServers'),
-  AddServer: (cfg: ServerConfig) => call<ServerView>('AddServer', cfg),
-  UpdateServer: (cfg: ServerConfig) => call<ServerView>('UpdateServer', cfg),
-  RemoveServer: (id: string) => call<null>('RemoveServer', id),
-  RestartServer: (id: string) => call<null>('RestartServer', id),
-  AcceptToolChange: (server: string, tool: string) => call<null>('AcceptToolChange', server, tool),
-  ImportServers: (text: string) => call<ImportResult>('ImportServers', text),
-  GetConfigState: () => call<ConfigState>('GetConfigState'),
-  // Activity
-  ListActivity: (filter: ActivityFilter) => call<AuditRecord[] | null>('ListActivity', filter),
-  ExportActivity: (filter: ActivityFilter, format: 'json' | 'csv') => call<string>('ExportActivity', filter, format),
-  GetInfo: () => call<Info>('GetInfo'),
-  // Rules
-  ListRules: () => call<Rule[] | null>('ListRules'),
-  CreateRule: (input: RuleInput) => call<Rule>('CreateRule', input),
-  UpdateRule: (id: RuleId, input: RuleInput) => call<Rule>('UpdateRule', id, input),
-  DeleteRule: (id: RuleId) => call<null>('DeleteRule', id),
-  TestRule: (t: TestCall) => call<Explanation>('TestRule', t),
-  MoveRule: (id: RuleId, delta: -1 | 1) => call<Rule[]>('MoveRule', id, delta),
-  ShadowedRules: () => call<ShadowInfo[] | null>('ShadowedRules'),
-  GetRulesState: () => call<RulesChanged>('GetRulesState'),
-  ExportRules: () => call<string>('ExportRules'),
-  ImportRules: (text: string, replace: boolean) => call<number>('ImportRules', text, replace),
-  // Approvals
-  ListApprovals: () => call<Approval[] | null>('ListApprovals'),
-  Approve: (id: string) => call<null>('Approve', id),
-  Decline: (id: string, reason: string) => call<null>('Decline', id, reason),
-  ApproveAndAddRule: (id: string, breadth: RuleBreadth, expiry: RuleExpiry) =>
-    call<null>('ApproveAndAddRule', id, breadth, expiry),
-  // Settings
-  GetSettings: () => call<Settings>('GetSettings'),
-  SetSettings: (s: Settings) => call<null>('SetSettings', s),
-};
-
-export type Api = typeof api;

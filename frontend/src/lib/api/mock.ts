@@ -1,19 +1,31 @@
 // Demo backend for screenshots and UI work without Go: loaded only when the
 // page is opened with `?mock=1` (see getTransport). It is never a fallback.
+// Methods are keyed "Area.Method", as the generated client calls them.
 import { ApiError, type Transport } from './transport';
-import type { Approval, AuditRecord, Rule, RuleInput, ServerView, ToolInfo } from './types';
+import type { Approval, AuditRecord, Rule, RuleInput, ServerConfig, ServerView, TestCall, ToolInfo } from './types';
 
 const now = () => new Date().toISOString();
 
-function tool(serverId: string, name: string, description: string, annotations?: ToolInfo['annotations']): ToolInfo {
-  return { serverId, name, exposedName: `${serverId}__${name}`, description, annotations };
+function tool(serverId: string, name: string, description: string, annotations?: ToolInfo['annotations'], changed?: ToolInfo['changed']): ToolInfo {
+  return { serverId, name, exposedName: `${serverId}__${name}`, description, annotations, changed };
 }
 
 export function mockTransport(): Transport {
   const listeners = new Map<string, Set<(p: unknown) => void>>();
   const emit = (name: string, payload: unknown) => listeners.get(name)?.forEach((fn) => fn(payload));
+  const params = typeof location !== 'undefined' ? new URLSearchParams(location.search) : new URLSearchParams();
 
   const servers: ServerView[] = [
+    {
+      config: { id: 'airlock', type: 'in-process' },
+      status: {
+        id: 'airlock', transport: 'in-process', builtIn: true, state: 'running', restarts: 0, since: now(), stderrTail: [],
+        tools: [
+          tool('airlock', 'help', 'Lists the tools available to you now, or explains one of them', { readOnlyHint: true }),
+          tool('airlock', 'health_check', 'Says whether Airlock is up', { readOnlyHint: true }),
+        ],
+      },
+    },
     {
       config: { id: 'everything', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything', 'stdio'] },
       status: {
@@ -23,17 +35,21 @@ export function mockTransport(): Transport {
           tool('everything', 'echo', 'Echoes back the input string', { readOnlyHint: true }),
           tool('everything', 'get-sum', 'Returns the sum of two numbers', { readOnlyHint: true, idempotentHint: true }),
           tool('everything', 'trigger-long-running-operation', 'Demonstrates a long running operation with progress updates'),
-          tool('everything', 'get-tiny-image', 'Returns a tiny MCP logo image'),
+          tool('everything', 'get-tiny-image', 'Returns a tiny MCP logo image', undefined, { new: true, fields: [], accepted: '', since: now() }),
         ],
+        warnings: ['tool "everything__echo" of server "echo-copy" is hidden: its name collides with a tool of "everything"'],
       },
     },
     {
-      config: { id: 'filesystem', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/projects'] },
+      config: { id: 'filesystem', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/projects'], trustNewTools: true },
       status: {
         id: 'filesystem', transport: 'stdio', state: 'running', pid: 48230, restarts: 1, since: now(), stderrTail: ['Secure MCP Filesystem Server running on stdio'],
         tools: [
-          tool('filesystem', 'read_text_file', 'Read the complete contents of a file as text', { readOnlyHint: true }),
+          tool('filesystem', 'read_text_file', 'Read the complete contents of a file as text', { readOnlyHint: true }, {
+            fields: ['description'], accepted: JSON.stringify({ description: 'Read a file' }), since: now(),
+          }),
           tool('filesystem', 'write_file', 'Create a new file or completely overwrite an existing file', { destructiveHint: true }),
+          tool('filesystem', 'edit_file', 'Make line-based edits to a text file', { readOnlyHint: false, destructiveHint: false, openWorldHint: false }),
           tool('filesystem', 'move_file', 'Move or rename files and directories', { destructiveHint: true, idempotentHint: false }),
         ],
       },
@@ -48,100 +64,154 @@ export function mockTransport(): Transport {
   ];
 
   const t0 = Date.now();
+  const base = { conditions: [], agentId: null, sessionId: null, expiresAt: null, createdAt: now(), updatedAt: now() };
   const rules: Rule[] = [
-    { id: 'r1', serverId: 'filesystem', toolName: null, toolPattern: 'read_*', autoApprove: true, priority: 10, conditions: [], agentId: null, sessionId: null, expiresAt: null, createdAt: now(), updatedAt: now() },
-    { id: 'r2', serverId: 'filesystem', toolName: null, toolPattern: 'delete_*', autoApprove: false, priority: 10, conditions: [], agentId: null, sessionId: null, expiresAt: null, createdAt: now(), updatedAt: now() },
-    { id: 'r3', serverId: 'filesystem', toolName: 'write_file', toolPattern: null, autoApprove: true, priority: 5, conditions: [{ path: '$.path', op: 'inside', value: '/home/me/projects/scratch' }], agentId: 'claude-code', sessionId: null, expiresAt: new Date(t0 + 8 * 3600e3).toISOString(), createdAt: now(), updatedAt: now() },
-    { id: 'r4', serverId: 'weather', toolName: null, toolPattern: null, autoApprove: true, priority: 1, conditions: [], agentId: null, sessionId: null, expiresAt: null, createdAt: now(), updatedAt: now() },
-    { id: 'r5', serverId: 'weather', toolName: 'forecast', toolPattern: null, autoApprove: false, priority: 0, conditions: [], agentId: null, sessionId: null, expiresAt: null, createdAt: now(), updatedAt: now() },
-    { id: 'r6', serverId: null, toolName: null, toolPattern: null, autoApprove: false, priority: 0, conditions: [], agentId: null, sessionId: null, expiresAt: null, createdAt: now(), updatedAt: now() },
+    { ...base, id: '3f9a0c21d4e5b678', kind: 'tool', serverId: 'filesystem', toolName: null, toolPattern: 'read_*', autoApprove: true, priority: 10 },
+    { ...base, id: '8b1e44c07a2f9d13', kind: 'tool', serverId: 'filesystem', toolName: null, toolPattern: 'delete_*', autoApprove: false, priority: 10 },
+    { ...base, id: 'c07d5e2a91b34f68', kind: 'tool', serverId: 'filesystem', toolName: 'write_file', toolPattern: null, autoApprove: true, priority: 5, conditions: [{ path: '$.path', op: 'inside', value: '/home/me/projects/scratch' }], agentId: 'claude-code', expiresAt: new Date(t0 + 8 * 3600e3).toISOString() },
+    { ...base, id: '5a2d8f0e6c1b7394', kind: 'tool', serverId: 'weather', toolName: null, toolPattern: null, autoApprove: true, priority: 1 },
+    { ...base, id: 'e94b2c7f05d8a163', kind: 'tool', serverId: 'weather', toolName: 'forecast', toolPattern: null, autoApprove: false, priority: 0 },
+    { ...base, id: 'default-prompts', kind: 'prompt', serverId: null, toolName: null, toolPattern: null, autoApprove: true, priority: 0 },
+    { ...base, id: '7d3c9e1f2a4b8056', kind: 'resource', serverId: 'filesystem', toolName: null, toolPattern: 'file:///home/me/.ssh/*', autoApprove: false, priority: 0 },
+    { ...base, id: 'default-resources', kind: 'resource', serverId: null, toolName: null, toolPattern: null, autoApprove: true, priority: 0 },
+    { ...base, id: 'default-sampling', kind: 'sampling', serverId: null, toolName: null, toolPattern: null, autoApprove: true, priority: 0 },
+    { ...base, id: 'default-elicitation', kind: 'elicitation', serverId: null, toolName: null, toolPattern: null, autoApprove: true, priority: 0 },
   ];
-  let nextRule = 7;
+  let nextRule = 1;
+  const kindOrder = { tool: 0, prompt: 1, resource: 2, sampling: 3, elicitation: 4 } as Record<string, number>;
+  const sortRules = () => rules.sort((a, b) => kindOrder[a.kind] - kindOrder[b.kind] || b.priority - a.priority);
+  const label = (r: Rule) => `rule #${rules.indexOf(r) + 1} [${r.id}]`;
 
-  const decisions: AuditRecord['decision'][] = ['allow', 'approved', 'allow', 'declined', 'allow', 'error', 'timeout'];
+  const decisions = ['allow', 'approved', 'allow', 'declined', 'allow', 'error', 'timeout'];
+  const clients = [['claude-code', '2.1.0'], ['cursor', '1.7.2'], ['inspector-cli', '2.12.0']];
   const activity: AuditRecord[] = Array.from({ length: 14 }, (_, i) => {
     const d = decisions[i % decisions.length];
+    const [client, clientVersion] = clients[i % 3];
+    const kind = i === 4 ? 'resources/read' : i === 6 ? 'prompts/get' : 'tools/call';
+    const toolName = kind === 'resources/read' ? 'file:///home/me/projects/airlock/README.md' : kind === 'prompts/get' ? 'code_review' : i % 2 ? 'read_text_file' : 'echo';
     return {
-      id: 100 - i, time: new Date(t0 - i * 47_000).toISOString(), agent: i % 3 ? 'claude-code' : 'cursor', session: `s-${(i % 2) + 1}`,
-      server: i % 2 ? 'filesystem' : 'everything', tool: i % 2 ? 'read_text_file' : 'echo',
+      id: 100 - i, time: new Date(t0 - i * 47_000).toISOString(), kind, agent: i % 3 === 2 ? 'unauthenticated' : 'owner', agentId: i % 3 === 2 ? undefined : 'owner',
+      client, clientVersion, session: `s-${(i % 2) + 1}`, purpose: i % 4 === 0 ? 'task' : undefined,
+      server: i % 2 ? 'filesystem' : 'everything', tool: toolName,
       arguments: i % 2 ? JSON.stringify({ path: `/home/me/projects/airlock/file${i}.go` }) : JSON.stringify({ message: `hello ${i}` }),
-      argsDigest: 'sha256:9f2c…', decision: d, reason: d === 'allow' ? 'rule r1 (read_* on filesystem) auto-approves' : d === 'error' ? 'unknown tool' : 'no rule matched: ask',
-      ruleId: d === 'allow' ? 'r1' : undefined, ruleSetVersion: 3, approver: d === 'approved' ? 'owner' : undefined, waitMs: d === 'approved' ? 4200 : undefined,
+      argsDigest: '9f2c4be1a07d3e55c1d0b8a9e6f4c2d17a3b5e9f0c8d7a6b5e4f3c2d1a0b9c8d', decision: d,
+      reason: d === 'allow' ? 'rule #1 [3f9a0c21d4e5b678] (priority 10, server filesystem, pattern read_*) auto-approves' : d === 'error' ? 'unknown tool' : 'no rule matched: ask',
+      ruleId: d === 'allow' ? '3f9a0c21d4e5b678' : undefined, ruleSetVersion: 3, approver: d === 'approved' ? 'the user in Airlock' : undefined, waitMs: d === 'approved' ? 4200 : undefined,
       status: d === 'error' ? 'error' : d === 'declined' || d === 'timeout' ? 'error' : 'ok', errorCode: d === 'error' ? 'not_found' : undefined,
       error: d === 'error' ? 'tool everything__nope not found' : undefined, latencyUs: 180 + i * 37,
     };
   });
+  activity.unshift({
+    id: 101, time: now(), kind: 'tools/call', agent: 'owner', agentId: 'owner', client: 'claude-code', clientVersion: '2.1.0', session: 's-1',
+    server: 'everything', tool: 'trigger-long-running-operation', arguments: '{"duration":10,"steps":5}', argsDigest: '1c0d', decision: 'allow',
+    reason: 'rule #4 [5a2d8f0e6c1b7394] auto-approves', status: 'running', latencyUs: 0,
+  });
 
   const approvals: Approval[] = [];
   let nextApproval = 1;
-  function request(server: string, toolName: string, args: unknown, risk: Approval['risk'], warning: string) {
+  function request(server: string, toolName: string, args: unknown, risk: string, warning: string, kind = 'tools/call') {
     const a: Approval = {
-      id: `ap-${nextApproval++}`, agent: 'claude-code', session: 'task · s-1', server, tool: toolName, exposedName: `${server}__${toolName}`,
-      arguments: args, risk, warning, ruleId: 'r6', reason: 'no rule matched: ask', ruleSetVersion: 3, createdAt: now(),
+      id: `ap-${nextApproval++}`, kind, agent: 'owner', agentId: 'owner', client: 'claude-code', clientVersion: '2.1.0', purpose: 'task',
+      session: 'mcp-7f3a', server, tool: toolName, exposedName: `${server}__${toolName}`,
+      arguments: args, risk, warning, ruleId: '', reason: 'no rule matched: ask', ruleSetVersion: 3, createdAt: now(),
       deadline: new Date(Date.now() + 300_000).toISOString(), status: 'pending',
-      annotations: risk === 'destructive' ? { destructiveHint: true } : undefined,
+      annotations: risk === 'destructive' ? { destructiveHint: true } : risk === 'modifies' ? { destructiveHint: false, openWorldHint: false } : undefined,
     };
     approvals.push(a);
     emit('approval:requested', a);
   }
-  const params = typeof location !== 'undefined' ? new URLSearchParams(location.search) : new URLSearchParams();
   const empty = params.get('empty') === '1';
   if (empty) {
-    servers.length = 0;
+    servers.splice(1);
     activity.length = 0;
-    rules.length = 0;
+    rules.splice(0, rules.length, ...rules.filter((r) => r.id.startsWith('default-')));
   }
   if (params.get('approvals') !== '0' && !empty) {
     setTimeout(() => {
-      request('filesystem', 'write_file', { path: '/home/me/projects/airlock/README.md', content: '# Airlock\n\nA gateway between AI agents and their MCP servers.\n', overwrite: true }, 'destructive', 'This tool is marked destructive: it may delete or overwrite data.');
-      request('everything', 'get-tiny-image', {}, 'unknown', 'The server gives no hints about what this tool does.');
-      request('weather', 'forecast', { city: 'Berlin', days: 3 }, 'open_world', 'This tool reaches outside your machine (open world).');
+      request('filesystem', 'write_file', { path: '/home/me/projects/airlock/README.md', content: '# Airlock\n\nA gateway between AI agents and their MCP servers.\n', overwrite: true }, 'destructive', 'This tool may delete or overwrite data. Check the arguments before approving.');
+      request('filesystem', 'edit_file', { path: '/home/me/projects/airlock/go.mod', edits: [{ oldText: 'go 1.25', newText: 'go 1.26' }] }, 'modifies', 'This tool may change data; the server says it destroys nothing and stays on this machine.');
+      request('weather', 'forecast', { city: 'Berlin', days: 3 }, 'open_world', 'This tool reaches outside this machine (the internet or other systems).');
     }, 400);
   }
+  if (params.get('auditFailed') === '1') {
+    setTimeout(() => emit('audit:failed', { error: 'write /home/me/.local/share/airlock/audit.journal: no space left on device', at: now() }), 300);
+  }
 
-  const resolve = (id: string, status: Approval['status'], declineReason?: string) => {
+  const resolve = (id: string, status: string, declineReason?: string) => {
     const i = approvals.findIndex((a) => a.id === id);
     if (i < 0) throw new ApiError('not_found', `approval ${id} is not waiting`);
     const [a] = approvals.splice(i, 1);
-    emit('approval:resolved', { ...a, status, decidedBy: 'owner', declineReason });
+    emit('approval:resolved', { ...a, status, decidedBy: 'the user in Airlock', declineReason });
     return null;
   };
 
-  const toRule = (input: RuleInput, id = `r${nextRule++}`): Rule => ({ ...input, id, createdAt: now(), updatedAt: now() });
+  const toRule = (input: RuleInput, id = `a1b2c3d4e5f6${String(nextRule++).padStart(4, '0')}`): Rule => ({
+    kind: 'tool', ...input, id, createdAt: now(), updatedAt: now(),
+  });
   const rulesChanged = () => emit('rules:changed', { version: Date.now() });
+  const known = () => servers.map((s) => s.config.id);
 
   const methods: Record<string, (...a: any[]) => unknown> = {
-    ListServers: () => servers,
-    GetConfigState: () => ({ path: '~/.config/airlock/servers.json', loadedAt: now(), error: params.get('configError') ? 'servers.json line 7: invalid character \'}\' looking for beginning of object key string' : undefined }),
-    AddServer: (cfg) => { const v = { config: cfg, status: { id: cfg.id, transport: cfg.url ? 'http' : 'stdio', state: 'starting', restarts: 0, stderrTail: [], tools: [], since: now() } } as ServerView; servers.push(v); return v; },
-    UpdateServer: (cfg) => { const v = servers.find((s) => s.config.id === cfg.id)!; v.config = cfg; return v; },
-    RemoveServer: (id) => { servers.splice(servers.findIndex((s) => s.config.id === id), 1); return null; },
-    RestartServer: () => null,
-    AcceptToolChange: () => null,
-    ImportServers: () => ({ added: ['memory'], skipped: [{ id: 'everything', reason: 'a server with this id exists already' }] }),
-    ExportActivity: () => JSON.stringify(activity, null, 2),
-    ListActivity: (f) => activity.filter((r) => (!f.agent || r.agent === f.agent) && (!f.server || r.server === f.server) && (!f.tool || r.tool === f.tool) && (!f.decision || r.decision === f.decision)),
-    GetInfo: () => ({ version: '0.1.0-dev', mcpUrl: 'http://127.0.0.1:7801/mcp', sseUrl: 'http://127.0.0.1:7801/sse', agentToken: 'alk_agent_7c1e4f0d9b2a48e6a5f3', dataDir: '~/.local/share/airlock', configPath: '~/.config/airlock/servers.json' }),
-    ListRules: () => rules,
-    CreateRule: (input) => { const r = toRule(input); rules.push(r); rules.sort((a, b) => b.priority - a.priority); rulesChanged(); return r; },
-    UpdateRule: (id, input) => { const i = rules.findIndex((r) => r.id === id); rules[i] = { ...rules[i], ...input, updatedAt: now() }; rules.sort((a, b) => b.priority - a.priority); rulesChanged(); return rules[i]; },
-    DeleteRule: (id) => { rules.splice(rules.findIndex((r) => r.id === id), 1); rulesChanged(); return null; },
-    GetRulesState: () => ({ version: 1 }),
-    MoveRule: () => rules,
-    ShadowedRules: () => (rules.some((r) => r.id === 'r5') ? [{ ruleId: 'r5', byRuleId: 'r4', why: 'r4 matches every tool of weather at a higher priority' }] : []),
-    TestRule: (t) => {
-      const fired = rules.find((r) => (!r.serverId || r.serverId === t.serverId) && (!r.toolName || r.toolName === t.toolName)) ?? null;
-      const skipped = rules.slice(0, fired ? rules.indexOf(fired) : rules.length).map((rule) => ({ rule, why: rule.serverId !== t.serverId ? `server is ${t.serverId}, rule wants ${rule.serverId}` : `tool ${t.toolName} does not match` }));
-      return { decision: { autoApprove: !!fired?.autoApprove, ruleId: fired?.id ?? null, ruleSetVersion: 3, reason: fired ? `rule ${fired.id} fired` : 'no rule matched: ask' }, fired, skipped };
+    'System.Info': () => ({ version: '0.1.0-dev', mcpUrl: 'http://127.0.0.1:7801/mcp', sseUrl: 'http://127.0.0.1:7801/sse', agentToken: 'alk_agent_7c1e4f0d9b2a48e6a5f3', dataDir: '~/.local/share/airlock', configPath: '~/.config/airlock/servers.json' }),
+    'System.Settings': () => ({ approvalTimeoutSeconds: 300 }),
+    'System.SetSettings': () => null,
+    'System.AuditStatus': () => ({ lastFailure: null }),
+    'Servers.List': () => servers,
+    'Servers.ConfigState': () => ({ path: '~/.config/airlock/servers.json', loadedAt: now(), error: params.get('configError') ? 'servers.json line 7: invalid character \'}\' looking for beginning of object key string' : undefined }),
+    'Servers.Add': (cfg: ServerConfig) => { const v: ServerView = { config: cfg, status: { id: cfg.id, transport: cfg.url ? 'http' : 'stdio', state: 'starting', restarts: 0, stderrTail: [], tools: [], since: now() } }; servers.push(v); return v; },
+    'Servers.Update': (cfg: ServerConfig) => { const v = servers.find((s) => s.config.id === cfg.id)!; v.config = cfg; return v; },
+    'Servers.Remove': (id: string) => { servers.splice(servers.findIndex((s) => s.config.id === id), 1); return null; },
+    'Servers.Restart': () => null,
+    'Servers.AcceptToolChange': (server: string, name: string) => {
+      const t = servers.find((s) => s.config.id === server)?.status.tools.find((t) => t.name === name);
+      if (t) t.changed = null;
+      return null;
     },
-    ExportRules: () => JSON.stringify({ rules }, null, 2),
-    ImportRules: () => 2,
-    ListApprovals: () => approvals,
-    Approve: (id) => resolve(id, 'approved'),
-    Decline: (id, reason) => resolve(id, 'declined', reason),
-    ApproveAndAddRule: (id) => resolve(id, 'approved'),
-    GetSettings: () => ({ approvalTimeoutSeconds: 300 }),
-    SetSettings: () => null,
+    'Servers.Import': () => ({ added: ['memory'], skipped: [{ id: 'everything', reason: 'a server with this id exists already' }] }),
+    'Servers.Export': () => JSON.stringify({ mcpServers: {} }),
+    'Activity.List': (f) => activity.filter((r) => (!f.agent || r.agent === f.agent || r.agentId === f.agent) && (!f.server || r.server === f.server) && (!f.tool || r.tool === f.tool) && (!f.kind || r.kind === f.kind) && (!f.decision || r.decision === f.decision)),
+    'Activity.Get': (id: number) => {
+      const r = activity.find((x) => x.id === id);
+      if (!r) throw new ApiError('not_found', `audit record ${id} not found`);
+      return r;
+    },
+    'Activity.Export': () => JSON.stringify(activity, null, 2),
+    'Rules.List': () => rules,
+    'Rules.Create': (input: RuleInput) => { const r = toRule(input); rules.push(r); sortRules(); rulesChanged(); return r; },
+    'Rules.Update': (id: string, input: RuleInput) => { const i = rules.findIndex((r) => r.id === id); rules[i] = { ...rules[i], ...input, kind: input.kind ?? rules[i].kind, updatedAt: now() }; const r = rules[i]; sortRules(); rulesChanged(); return r; },
+    'Rules.Delete': (id: string) => { rules.splice(rules.findIndex((r) => r.id === id), 1); rulesChanged(); return null; },
+    'Rules.State': () => ({ version: 3 }),
+    'Rules.Move': () => rules,
+    'Rules.Precedence': () => '',
+    'Rules.Lint': (input: RuleInput) => {
+      const warnings: string[] = [];
+      if (input.serverId && !known().includes(input.serverId)) warnings.push(`no server named "${input.serverId}" is configured (known: ${known().join(', ')}); the rule matches once one is`);
+      for (const p of [input.toolName, input.toolPattern]) if (p?.includes('__') && !input.serverId) warnings.push(`"${p}" looks like a name agents see (server__tool); a rule names the tool as its server does, with the server in its own field`);
+      if (!input.serverId && !input.toolName && !input.toolPattern && !input.conditions.length && !input.agentId && !input.sessionId) warnings.push(`this global rule ${input.autoApprove ? 'auto-approves' : 'asks about'} every ${input.kind || 'tool'} request no rule above it decides`);
+      return { input, warnings };
+    },
+    'Rules.Shadowed': () => {
+      const dead = rules.find((r) => r.id === 'e94b2c7f05d8a163');
+      const by = rules.find((r) => r.id === '5a2d8f0e6c1b7394');
+      return dead && by ? [{ ruleId: dead.id, byRuleId: by.id, why: `${label(by)} (priority 1, server weather) comes first and matches every call this rule matches` }] : [];
+    },
+    'Rules.Test': (t: TestCall) => {
+      const kind = ({ 'prompts/get': 'prompt', 'resources/read': 'resource', 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation' } as Record<string, string>)[t.kind ?? ''] ?? 'tool';
+      const fired = rules.find((r) => r.kind === kind && (!r.serverId || r.serverId === t.serverId) && (!r.toolName || r.toolName === t.toolName)) ?? null;
+      const skipped = rules.slice(0, fired ? rules.indexOf(fired) : rules.length).map((rule) => ({
+        rule, why: rule.kind !== kind ? `the rule is for ${rule.kind}s, this is a ${kind} request` : rule.serverId !== t.serverId ? `server is ${t.serverId}, the rule wants ${rule.serverId}` : `${t.toolName} does not match`,
+      }));
+      return {
+        decision: { outcome: fired?.autoApprove ? 'allow' : 'ask', ruleId: fired?.id, ruleSetVersion: 3, by: 'rules', reason: fired ? `${label(fired)} ${fired.autoApprove ? 'auto-approves' : 'asks'}` : 'no rule matched: ask' },
+        fired, skipped,
+      };
+    },
+    'Rules.Export': () => JSON.stringify({ rules }, null, 2),
+    'Rules.Import': () => 2,
+    'Approvals.Pending': () => approvals,
+    'Approvals.Approve': (id: string) => resolve(id, 'approved'),
+    'Approvals.Decline': (id: string, reason: string) => resolve(id, 'declined', reason),
+    'Approvals.ApproveAndAddRule': (id: string) => resolve(id, 'approved'),
   };
 
   return {

@@ -1,28 +1,66 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ApiError, httpTransport, toApiError, wailsTransport } from './transport';
+import { createClient } from './generated';
+import { ApiError, httpTransport, toApiError, wailsTransport, type WailsWindow } from './transport';
 
 function response(status: number, body: string): Response {
   return new Response(body, { status, headers: { 'Content-Type': 'application/json' } });
 }
 
+/** A stand-in for the browser's EventSource that tests drive by hand. */
+class FakeEventSource {
+  static all: FakeEventSource[] = [];
+  readonly url: string;
+  closed = false;
+  private listeners = new Map<string, ((e: Event) => void)[]>();
+  constructor(url: string) {
+    this.url = url;
+    FakeEventSource.all.push(this);
+  }
+  addEventListener(name: string, fn: (e: Event) => void) {
+    this.listeners.set(name, [...(this.listeners.get(name) ?? []), fn]);
+  }
+  close() {
+    this.closed = true;
+  }
+  /** The server sent an event (or the connection opened, for 'open'). */
+  fire(name: string, data?: unknown) {
+    const e = name === 'open' ? new Event('open') : new MessageEvent(name, { data: JSON.stringify(data) });
+    for (const fn of this.listeners.get(name) ?? []) fn(e);
+  }
+  get topics(): string {
+    return decodeURIComponent(new URL(this.url, 'http://x').searchParams.get('topics') ?? '');
+  }
+  static open(): FakeEventSource[] {
+    return FakeEventSource.all.filter((s) => !s.closed);
+  }
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+function streaming() {
+  FakeEventSource.all = [];
+  return httpTransport({ fetch: vi.fn(), EventSource: FakeEventSource as unknown as typeof EventSource });
+}
+
 describe('http transport', () => {
-  it('POSTs positional arguments and returns the JSON result', async () => {
-    const fetch = vi.fn().mockResolvedValue(response(200, '[{"id":"a"}]'));
-    const t = httpTransport({ fetch });
-    expect(await t.call('UpdateRule', ['r1', { priority: 2 }])).toEqual([{ id: 'a' }]);
+  it('POSTs positional arguments to /api/rpc/Area.Method and returns the JSON result', async () => {
+    const fetch = vi.fn().mockResolvedValue(response(200, '{"id":"a"}'));
+    const api = createClient((m, a) => httpTransport({ fetch }).call(m, a));
+    expect(await api.rules.update('r1', { kind: 'tool', serverId: null, toolName: 'echo', toolPattern: null, autoApprove: true, priority: 2, conditions: [], agentId: null, sessionId: null, expiresAt: null })).toEqual({ id: 'a' });
     const [url, init] = fetch.mock.calls[0];
-    expect(url).toBe('/api/rpc/UpdateRule');
-    expect(init).toMatchObject({ method: 'POST', credentials: 'same-origin', body: '["r1",{"priority":2}]' });
+    expect(url).toBe('/api/rpc/Rules.Update');
+    expect(init).toMatchObject({ method: 'POST', credentials: 'same-origin' });
+    expect(JSON.parse(init.body)).toEqual(['r1', { kind: 'tool', serverId: null, toolName: 'echo', toolPattern: null, autoApprove: true, priority: 2, conditions: [], agentId: null, sessionId: null, expiresAt: null }]);
   });
 
   it('returns null for an empty 200 body', async () => {
     const t = httpTransport({ fetch: vi.fn().mockResolvedValue(response(200, '')) });
-    expect(await t.call('Approve', ['x'])).toBeNull();
+    expect(await t.call('Approvals.Approve', ['x'])).toBeNull();
   });
 
   it('turns an error body into an ApiError', async () => {
     const t = httpTransport({ fetch: vi.fn().mockResolvedValue(response(400, '{"code":"invalid","message":"priority must be an integer","hint":"use 0"}')) });
-    const err = await t.call('CreateRule', [{}]).catch((e) => e);
+    const err = await t.call('Rules.Create', [{}]).catch((e) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ code: 'invalid', message: 'priority must be an integer', hint: 'use 0', status: 400 });
   });
@@ -30,31 +68,109 @@ describe('http transport', () => {
   it('reports 401 to onUnauthorized', async () => {
     const onUnauthorized = vi.fn();
     const t = httpTransport({ fetch: vi.fn().mockResolvedValue(response(401, 'unauthorized')), onUnauthorized });
-    const err = await t.call('ListServers', []).catch((e) => e);
+    const err = await t.call('Servers.List', []).catch((e) => e);
     expect(onUnauthorized).toHaveBeenCalled();
     expect(err).toMatchObject({ code: 'unauthorized', status: 401 });
   });
 });
 
+describe('http event stream', () => {
+  it('opens one stream for the topics subscribed together and delivers their events', async () => {
+    const t = streaming();
+    const requested = vi.fn();
+    const status = vi.fn();
+    t.subscribe('approval:requested', requested);
+    t.subscribe('approval:resolved', vi.fn());
+    t.subscribe('server:status', status);
+    await tick();
+    expect(FakeEventSource.all).toHaveLength(1);
+    const s = FakeEventSource.all[0];
+    expect(s.url.startsWith('/api/events?topics=')).toBe(true);
+    expect(s.topics).toBe('approval,server');
+    s.fire('approval:requested', { id: 'a1' });
+    s.fire('server:status', { id: 'fs' });
+    expect(requested).toHaveBeenCalledWith({ id: 'a1' });
+    expect(status).toHaveBeenCalledWith({ id: 'fs' });
+  });
+
+  it('re-opens the stream when the topics grow, and resyncs once it is open', async () => {
+    const t = streaming();
+    const resync = vi.fn();
+    t.onReconnect(resync);
+    t.subscribe('approval:requested', vi.fn());
+    await tick();
+    const first = FakeEventSource.all[0];
+    first.fire('open');
+    expect(resync).toHaveBeenCalledTimes(1); // what was loaded before the stream listened may be stale
+
+    // A topic the stream already carries: no new stream.
+    t.subscribe('approval:resolved', vi.fn());
+    await tick();
+    expect(FakeEventSource.all).toHaveLength(1);
+
+    const batch = vi.fn();
+    const off = t.subscribe('activity:new', batch);
+    await tick();
+    expect(first.closed).toBe(true);
+    const [second] = FakeEventSource.open();
+    expect(second.topics).toBe('activity,approval');
+    second.fire('open');
+    expect(resync).toHaveBeenCalledTimes(2); // events of the old topics may have been missed in between
+    second.fire('activity:new', [{ id: 1 }]);
+    expect(batch).toHaveBeenCalledWith([{ id: 1 }]);
+
+    // Unsubscribing keeps the stream (fewer reconnects); the next growth drops the unused topic.
+    off();
+    second.fire('activity:new', [{ id: 2 }]);
+    expect(batch).toHaveBeenCalledTimes(1);
+    t.subscribe('rules:changed', vi.fn());
+    await tick();
+    expect(FakeEventSource.open().map((s) => s.topics)).toEqual(['approval,rules']);
+  });
+
+  it('treats events:lagged like a reconnect: stores reload', async () => {
+    const t = streaming();
+    const resync = vi.fn();
+    t.onReconnect(resync);
+    t.subscribe('activity:new', vi.fn());
+    await tick();
+    FakeEventSource.all[0].fire('events:lagged', { dropped: 12 });
+    expect(resync).toHaveBeenCalledTimes(1);
+  });
+});
+
 describe('wails transport', () => {
-  it('calls window.go.api.API.<Method> and normalises rejections', async () => {
+  it('calls window.go.api.<Area>.<Method> and normalises rejections', async () => {
     const Decline = vi.fn().mockRejectedValue({ code: 'conflict', message: 'decided already' });
-    const t = wailsTransport({ go: { api: { API: { Decline } } } });
-    const err = await t.call('Decline', ['a1', 'no']).catch((e) => e);
+    const w: WailsWindow = { go: { api: { Approvals: { Decline } } } };
+    const api = createClient((m, a) => wailsTransport(w).call(m, a));
+    const err = await api.approvals.decline('a1', 'no').catch((e) => e);
     expect(Decline).toHaveBeenCalledWith('a1', 'no');
     expect(err).toMatchObject({ code: 'conflict', message: 'decided already' });
   });
 
-  it('subscribes through runtime.EventsOn', () => {
+  it('says which method the desktop app lacks', async () => {
+    const err = (await wailsTransport({ go: { api: { Servers: {} } } }).call('Servers.List', []).catch((e) => e)) as ApiError;
+    expect(err.message).toBe('The desktop app has no method Servers.List.');
+  });
+
+  it('subscribes through runtime.EventsOn, and events:lagged resyncs', () => {
+    const handlers = new Map<string, (p: unknown) => void>();
     const off = vi.fn();
-    const EventsOn = vi.fn().mockReturnValue(off);
+    const EventsOn = vi.fn((name: string, cb: (p: unknown) => void) => {
+      handlers.set(name, cb);
+      return off;
+    });
     const t = wailsTransport({ runtime: { EventsOn } });
     const fn = vi.fn();
     t.subscribe('rules:changed', fn)();
-    expect(EventsOn.mock.calls[0][0]).toBe('rules:changed');
-    EventsOn.mock.calls[0][1]({ version: 3 });
+    handlers.get('rules:changed')!({ version: 3 });
     expect(fn).toHaveBeenCalledWith({ version: 3 });
     expect(off).toHaveBeenCalled();
+    const resync = vi.fn();
+    t.onReconnect(resync);
+    handlers.get('events:lagged')!({ dropped: 4 });
+    expect(resync).toHaveBeenCalledTimes(1);
   });
 });
 

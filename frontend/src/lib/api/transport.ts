@@ -1,4 +1,4 @@
-// The two ways to reach the Go facade `api.API`: Wails bindings in the
+// The two ways to reach the Go facade (backend/api): Wails bindings in the
 // desktop window, HTTP + SSE when the UI is served by `airlock serve`.
 // Nothing outside lib/api knows which one is in use.
 
@@ -18,19 +18,33 @@ export class ApiError extends Error {
   }
 }
 
+/** The event that tells a receiver it fell behind and must reload what it shows. */
+export const LAGGED = 'events:lagged';
+
+/** The topic of an event name: the part before the colon ("approval" for "approval:requested"). */
+export function topicOf(name: string): string {
+  const i = name.indexOf(':');
+  return i < 0 ? name : name.slice(0, i);
+}
+
 export interface Transport {
   readonly kind: 'wails' | 'http' | 'mock';
+  /** Calls "Area.Method" with positional arguments. */
   call(method: string, args: unknown[]): Promise<unknown>;
   /** Subscribes to a named backend event; returns the unsubscribe function. */
   subscribe(name: string, fn: (payload: unknown) => void): () => void;
-  /** Called after the event stream reconnected (events may have been missed). */
+  /**
+   * Called when events may have been missed (the stream reconnected, was
+   * re-opened for more topics, or the backend said the receiver lagged):
+   * stores reload what they show.
+   */
   onReconnect(fn: () => void): () => void;
 }
 
 type WailsMethod = (...args: unknown[]) => Promise<unknown>;
 
-interface WailsWindow {
-  go?: { api?: { API?: Record<string, WailsMethod> } };
+export interface WailsWindow {
+  go?: { api?: Record<string, Record<string, WailsMethod> | undefined> };
   runtime?: { EventsOn(name: string, cb: (...data: unknown[]) => void): () => void };
 }
 
@@ -58,15 +72,27 @@ export function toApiError(err: unknown, status?: number): ApiError {
   return new ApiError('internal', String(err), undefined, status);
 }
 
+function splitMethod(method: string): [area: string, name: string] {
+  const i = method.indexOf('.');
+  return i < 0 ? ['', method] : [method.slice(0, i), method.slice(i + 1)];
+}
+
+/** Whether the page runs inside the Wails window (its bindings are present). */
 export function wailsAvailable(w: unknown = globalThis): boolean {
-  return !!(w as WailsWindow).go?.api?.API;
+  const api = (w as WailsWindow).go?.api;
+  return !!api && Object.keys(api).length > 0;
 }
 
 export function wailsTransport(w: WailsWindow = globalThis as WailsWindow): Transport {
+  const reconnectListeners = new Set<() => void>();
+  // Wails events are in-process, but the backend still tells a window that
+  // fell behind to reload (the hub drops events rather than block).
+  let laggedOff: (() => void) | null = null;
   return {
     kind: 'wails',
     async call(method, args) {
-      const fn = w.go?.api?.API?.[method];
+      const [area, name] = splitMethod(method);
+      const fn = w.go?.api?.[area]?.[name];
       if (!fn) throw new ApiError('internal', `The desktop app has no method ${method}.`);
       try {
         const result = await fn(...args);
@@ -79,8 +105,11 @@ export function wailsTransport(w: WailsWindow = globalThis as WailsWindow): Tran
       if (!w.runtime) return () => {};
       return w.runtime.EventsOn(name, (payload: unknown) => fn(payload));
     },
-    // Wails events are in-process: nothing can be missed.
-    onReconnect: () => () => {},
+    onReconnect(fn) {
+      reconnectListeners.add(fn);
+      if (!laggedOff && w.runtime) laggedOff = w.runtime.EventsOn(LAGGED, () => reconnectListeners.forEach((f) => f()));
+      return () => reconnectListeners.delete(fn);
+    },
   };
 }
 
@@ -88,36 +117,85 @@ export interface HttpOptions {
   base?: string;
   fetch?: typeof fetch;
   onUnauthorized?: () => void;
+  /** The EventSource constructor (tests pass a fake). */
+  EventSource?: typeof EventSource;
 }
 
+/**
+ * HTTP transport: POST /api/rpc/<Area>.<Method> and one EventSource on
+ * /api/events?topics=… carrying the topics someone listens to. When a
+ * subscription needs a topic the open stream lacks, the stream is re-opened
+ * with the topics wanted now. Each time the stream opens (first open,
+ * automatic reconnect, re-open for more topics) events may have been missed,
+ * so the reconnect listeners run.
+ */
 export function httpTransport(opts: HttpOptions = {}): Transport {
   const base = opts.base ?? '';
   const doFetch = opts.fetch ?? ((...a: Parameters<typeof fetch>) => fetch(...a));
-  let source: EventSource | null = null;
+  const ES = opts.EventSource ?? (typeof EventSource === 'undefined' ? undefined : EventSource);
   const listeners = new Map<string, Set<(payload: unknown) => void>>();
   const reconnectListeners = new Set<() => void>();
-  let everOpened = false;
+  let source: EventSource | null = null;
+  /** The topics the open source streams. */
+  let openTopics = new Set<string>();
+  let pending = false;
 
-  function attach(name: string) {
-    source?.addEventListener(name, (e) => {
-      let payload: unknown;
-      try {
-        payload = JSON.parse((e as MessageEvent<string>).data);
-      } catch {
-        return;
-      }
-      for (const fn of listeners.get(name) ?? []) fn(payload);
-    });
+  const resync = () => reconnectListeners.forEach((fn) => fn());
+
+  function wantedTopics(): Set<string> {
+    const t = new Set<string>();
+    for (const [name, set] of listeners) if (set.size > 0 && name !== LAGGED) t.add(topicOf(name));
+    return t;
   }
 
-  function ensureSource() {
-    if (source || typeof EventSource === 'undefined') return;
-    source = new EventSource(`${base}/api/events`, { withCredentials: true });
-    source.addEventListener('open', () => {
-      if (everOpened) for (const fn of reconnectListeners) fn();
-      everOpened = true;
+  function dispatch(name: string, e: Event) {
+    let payload: unknown;
+    try {
+      payload = JSON.parse((e as MessageEvent<string>).data);
+    } catch {
+      return;
+    }
+    for (const fn of listeners.get(name) ?? []) fn(payload);
+  }
+
+  function attach(s: EventSource, name: string) {
+    s.addEventListener(name, (e) => dispatch(name, e));
+  }
+
+  function open(topics: Set<string>) {
+    source?.close();
+    openTopics = topics;
+    const q = [...topics].sort().join(',');
+    const s = new ES!(`${base}/api/events?topics=${encodeURIComponent(q)}`, { withCredentials: true });
+    source = s;
+    // Every open, the first included, resyncs: what a store loaded before
+    // the stream was listening (or while it was down) may be stale.
+    s.addEventListener('open', () => {
+      if (source === s) resync();
     });
-    for (const name of listeners.keys()) attach(name);
+    s.addEventListener(LAGGED, () => {
+      if (source === s) resync();
+    });
+    for (const name of listeners.keys()) if (name !== LAGGED) attach(s, name);
+  }
+
+  /**
+   * Opens or re-opens the stream when a topic is wanted that it lacks.
+   * Batched to the end of the current task, so a screen that subscribes to
+   * several topics at once opens one stream. Topics nobody wants any more
+   * stay until the next re-open: fewer reconnects, and extra events are
+   * harmless.
+   */
+  function reconcile() {
+    if (pending || !ES) return;
+    pending = true;
+    queueMicrotask(() => {
+      pending = false;
+      const want = wantedTopics();
+      if (want.size === 0) return;
+      if (source && [...want].every((t) => openTopics.has(t))) return;
+      open(want);
+    });
   }
 
   return {
@@ -152,10 +230,10 @@ export function httpTransport(opts: HttpOptions = {}): Transport {
       if (!set) {
         set = new Set();
         listeners.set(name, set);
-        attach(name);
+        if (source && name !== LAGGED) attach(source, name);
       }
       set.add(fn);
-      ensureSource();
+      reconcile();
       return () => set.delete(fn);
     },
     onReconnect(fn) {

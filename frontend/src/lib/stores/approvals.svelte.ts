@@ -3,6 +3,11 @@ import type { Approval, RuleBreadth, RuleExpiry, Settings } from '../api';
 import { on, onResync } from '../events';
 import { errorText } from './util';
 
+/** What the agent wants to do, as a verb for "wants to … X". */
+export function verbOf(kind: string): string {
+  return kind === 'prompts/get' ? 'get the prompt' : kind === 'resources/read' ? 'read' : 'call';
+}
+
 /** The queue of calls waiting for a person, and the dialog that decides them. */
 export class ApprovalsStore {
   /** Pending approvals, oldest first. */
@@ -22,16 +27,44 @@ export class ApprovalsStore {
   /** 0-based position of the dialog's approval in the queue. */
   index: number = $derived(this.pending.findIndex((a) => a.id === this.currentId));
 
+  private seq = 0;
+  /** What the events said while a load was in flight: its answer may predate them. */
+  private duringLoad: { requested: Approval[]; resolved: Set<string> } | null = null;
+  /** Every approval this store has shown or queued; one it has not seen opens the dialog. */
+  private seen = new Set<string>();
+
+  /**
+   * Loads the queue (at start, and whenever events may have been missed).
+   * Events that arrive while the answer is on its way win over it: a call
+   * decided meanwhile stays decided, one requested meanwhile stays queued.
+   */
   async load(): Promise<void> {
+    const seq = ++this.seq;
+    this.duringLoad = { requested: [], resolved: new Set() };
     try {
-      this.pending = (await api.ListApprovals()) ?? [];
+      const rows = (await api.approvals.pending()) ?? [];
+      if (seq !== this.seq) return; // a newer load won
+      const during = this.duringLoad ?? { requested: [], resolved: new Set<string>() };
+      this.duringLoad = null;
+      const list = rows.filter((a) => !during.resolved.has(a.id));
+      for (const a of during.requested) {
+        if (!during.resolved.has(a.id) && !list.some((x) => x.id === a.id)) list.push(a);
+      }
+      const fresh = list.filter((a) => !this.seen.has(a.id));
+      fresh.forEach((a) => this.seen.add(a.id));
+      this.pending = list;
       this.error = null;
-      if (this.currentId && !this.pending.some((a) => a.id === this.currentId)) this.currentId = this.pending[0]?.id ?? null;
-      if (this.pending.length && this.loaded === false) this.open();
+      if (this.currentId && !list.some((a) => a.id === this.currentId)) this.currentId = list[0]?.id ?? null;
+      if (list.length === 0) this.dialogOpen = false;
+      // Calls nobody has seen yet (at start, or missed while the stream was down) need a person now.
+      else if (fresh.length && !this.dialogOpen) this.open(fresh[0].id);
     } catch (err) {
-      this.error = errorText(err);
+      if (seq === this.seq) {
+        this.duringLoad = null;
+        this.error = errorText(err);
+      }
     } finally {
-      this.loaded = true;
+      if (seq === this.seq) this.loaded = true;
     }
   }
 
@@ -45,6 +78,8 @@ export class ApprovalsStore {
   }
 
   requested(a: Approval): void {
+    this.duringLoad?.requested.push(a);
+    this.seen.add(a.id);
     if (this.pending.some((x) => x.id === a.id)) return;
     this.pending = [...this.pending, a];
     if (!this.dialogOpen) {
@@ -56,6 +91,7 @@ export class ApprovalsStore {
 
   /** Removes a decided approval; the dialog moves on to the next one. */
   resolved(id: string): void {
+    this.duringLoad?.resolved.add(id);
     const i = this.pending.findIndex((a) => a.id === id);
     if (i < 0) return;
     const next = this.pending.filter((a) => a.id !== id);
@@ -83,26 +119,26 @@ export class ApprovalsStore {
   }
 
   async approve(id: string): Promise<void> {
-    await api.Approve(id);
+    await api.approvals.approve(id);
     this.resolved(id);
   }
 
   async decline(id: string, reason: string): Promise<void> {
-    await api.Decline(id, reason);
+    await api.approvals.decline(id, reason);
     this.resolved(id);
   }
 
   async approveAndAddRule(id: string, breadth: RuleBreadth, expiry: RuleExpiry): Promise<void> {
-    await api.ApproveAndAddRule(id, breadth, expiry);
+    await api.approvals.approveAndAddRule(id, breadth, expiry);
     this.resolved(id);
   }
 
   async loadSettings(): Promise<void> {
-    this.settings = await api.GetSettings();
+    this.settings = await api.system.settings();
   }
 
   async saveSettings(s: Settings): Promise<void> {
-    await api.SetSettings(s);
+    await api.system.setSettings(s);
     this.settings = s;
   }
 
@@ -117,7 +153,7 @@ export class ApprovalsStore {
     if (typeof document === 'undefined' || !document.hidden) return;
     try {
       const n = new Notification(`Approval needed: ${a.tool}`, {
-        body: `${a.agent || 'An agent'} wants to call ${a.tool} on ${a.server}.`,
+        body: `${a.agent || 'An agent'} wants to ${verbOf(a.kind)} ${a.tool} on ${a.server}.`,
         tag: `airlock-approval-${a.id}`,
         requireInteraction: true,
       });

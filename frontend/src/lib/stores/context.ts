@@ -3,6 +3,7 @@ import { ActivityStore } from './activity.svelte';
 import { ApprovalsStore } from './approvals.svelte';
 import { RulesStore } from './rules.svelte';
 import { ServersStore } from './servers.svelte';
+import { SystemStore } from './system.svelte';
 
 /** The app's stores, created once by App and handed down through context. */
 export interface Stores {
@@ -10,6 +11,7 @@ export interface Stores {
   activity: ActivityStore;
   approvals: ApprovalsStore;
   rules: RulesStore;
+  system: SystemStore;
 }
 
 export const STORES = Symbol('airlock-stores');
@@ -20,6 +22,7 @@ export function createStores(): Stores {
     activity: new ActivityStore(),
     approvals: new ApprovalsStore(),
     rules: new RulesStore(),
+    system: new SystemStore(),
   };
 }
 

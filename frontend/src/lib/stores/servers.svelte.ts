@@ -3,7 +3,7 @@ import type { ConfigState, ImportResult, ServerConfig, ServerStatus, ServerView 
 import { on, onResync } from '../events';
 import { errorText } from './util';
 
-/** The downstream servers, their live status and the servers file's state. */
+/** The tool sources (configured and built-in), their live status and the servers file's state. */
 export class ServersStore {
   views = $state<ServerView[]>([]);
   configState = $state<ConfigState | null>(null);
@@ -11,18 +11,33 @@ export class ServersStore {
   loaded = $state(false);
   error = $state<string | null>(null);
 
+  private seq = 0;
+  /** Statuses that arrived while a load was in flight: newer than its answer. */
+  private duringLoad: ServerStatus[] | null = null;
+
   async load(): Promise<void> {
+    const seq = ++this.seq;
     this.loading = true;
+    this.duringLoad = [];
     try {
-      const [views, cs] = await Promise.all([api.ListServers(), api.GetConfigState()]);
+      const [views, cs] = await Promise.all([api.servers.list(), api.servers.configState()]);
+      if (seq !== this.seq) return; // a newer load won
+      const during = this.duringLoad ?? [];
+      this.duringLoad = null;
       this.views = views ?? [];
       this.configState = cs;
       this.error = null;
+      during.forEach((s) => this.applyStatus(s));
     } catch (err) {
-      this.error = errorText(err);
+      if (seq === this.seq) {
+        this.duringLoad = null;
+        this.error = errorText(err);
+      }
     } finally {
-      this.loading = false;
-      this.loaded = true;
+      if (seq === this.seq) {
+        this.loading = false;
+        this.loaded = true;
+      }
     }
   }
 
@@ -40,8 +55,11 @@ export class ServersStore {
   }
 
   applyStatus(s: ServerStatus): void {
+    this.duringLoad?.push(s);
     const v = this.views.find((v) => v.config.id === s.id);
     if (v) v.status = s;
+    // A built-in server has no config entry to add it: its status is all there is.
+    else if (s.builtIn) this.upsert({ config: { id: s.id, type: 'in-process' }, status: s });
   }
 
   byId(id: string | null): ServerView | undefined {
@@ -49,34 +67,34 @@ export class ServersStore {
   }
 
   async add(cfg: ServerConfig): Promise<ServerView> {
-    const v = await api.AddServer(cfg);
+    const v = await api.servers.add(cfg);
     this.upsert(v);
     return v;
   }
 
   async update(cfg: ServerConfig): Promise<ServerView> {
-    const v = await api.UpdateServer(cfg);
+    const v = await api.servers.update(cfg);
     this.upsert(v);
     return v;
   }
 
   async remove(id: string): Promise<void> {
-    await api.RemoveServer(id);
+    await api.servers.remove(id);
     this.views = this.views.filter((v) => v.config.id !== id);
   }
 
   async restart(id: string): Promise<void> {
-    await api.RestartServer(id);
+    await api.servers.restart(id);
   }
 
-  /** Accepts a tool's changed definition; calls to it stop asking. */
+  /** Accepts a tool's changed definition (or a new tool); calls to it stop asking. */
   async acceptToolChange(server: string, tool: string): Promise<void> {
-    await api.AcceptToolChange(server, tool);
+    await api.servers.acceptToolChange(server, tool);
     await this.load();
   }
 
   async importConfig(text: string): Promise<ImportResult> {
-    const r = await api.ImportServers(text);
+    const r = await api.servers.import(text);
     await this.load();
     return r;
   }

@@ -11,9 +11,9 @@ vi.mock('../../api', async () => (await import('../../testing/fakeApi')).fakeApi
 
 function approval(over: Partial<Approval> = {}): Approval {
   return {
-    id: 'ap-1', agent: 'claude-code', client: 'claude-code 2.1.0', session: 'sess-42', server: 'filesystem', tool: 'write_file', exposedName: 'filesystem__write_file',
+    id: 'ap-1', kind: 'tools/call', agent: 'owner', agentId: 'owner', client: 'claude-code', clientVersion: '2.1.0', purpose: 'task', session: 'sess-42', server: 'filesystem', tool: 'write_file', exposedName: 'filesystem__write_file',
     arguments: { path: '/tmp/notes.txt', content: 'hello' }, risk: 'destructive', warning: 'This tool may overwrite files.',
-    ruleId: 'rule-7', reason: 'rule rule-7 asks for write_* on filesystem', ruleSetVersion: 12,
+    ruleId: 'rule-7', reason: 'rule #3 [rule-7] (priority 0, server filesystem, pattern write_*) asks', ruleSetVersion: 12,
     createdAt: new Date().toISOString(), deadline: new Date(Date.now() + 125_000).toISOString(), status: 'pending', ...over,
   };
 }
@@ -34,25 +34,56 @@ describe('ToolApprovalDialog', () => {
     setup();
     expect(screen.getByTestId('approval-tool').textContent).toBe('write_file');
     expect(screen.getByTestId('approval-server').textContent).toBe('filesystem');
-    expect(screen.getByTestId('approval-agent').textContent).toBe('claude-code');
+    // The agent and the MCP client it uses are two fields, never run together.
+    expect(screen.getByTestId('approval-agent').textContent).toBe('owner');
+    expect(screen.getByTestId('approval-client').textContent).toBe('claude-code 2.1.0');
     expect(screen.getByText('sess-42')).toBeTruthy();
-    expect(screen.getByText('claude-code 2.1.0')).toBeTruthy();
+    expect(screen.getByText('task')).toBeTruthy();
     const args = screen.getByTestId('approval-args').textContent!;
     expect(JSON.parse(args)).toEqual({ path: '/tmp/notes.txt', content: 'hello' });
     expect(args).toContain('\n  "path"'); // formatted, not one line
     const warning = screen.getByTestId('approval-warning');
     expect(warning.dataset.risk).toBe('destructive');
     expect(warning.textContent).toContain('This tool may overwrite files.');
-    expect(screen.getByTestId('approval-reason').textContent).toContain('rule rule-7 asks for write_* on filesystem');
-    expect(screen.getByText('rule rule-7')).toBeTruthy();
+    expect(screen.getByTestId('approval-reason').textContent).toContain('rule #3 [rule-7] (priority 0, server filesystem, pattern write_*) asks');
     expect(screen.getByText(/times out in 2:0[45]/)).toBeTruthy();
   });
 
-  it('Approve calls api.Approve with the approval id and moves on', async () => {
+  it.each([
+    ['modifies', 'changes data'],
+    ['destructive', 'destructive'],
+    ['open_world', 'open world'],
+    ['read_only', 'read-only'],
+    ['unknown', 'unknown risk'],
+  ])('labels risk %s as "%s"', (risk, label) => {
+    setup([approval({ risk, warning: '' })]);
+    const warning = screen.getByTestId('approval-warning');
+    expect(warning.querySelector('.badge')!.textContent).toBe(label);
+    expect(warning.textContent!.length).toBeGreaterThan(label.length); // a sentence, not only the badge
+  });
+
+  it('words a resource read as a resource, not a tool', () => {
+    setup([approval({ kind: 'resources/read', tool: 'file:///home/me/notes.md', risk: 'read_only' })]);
+    expect(screen.getByText('Resource read')).toBeTruthy();
+    expect(screen.getByLabelText('This resource (file:///home/me/notes.md), any arguments')).toBeTruthy();
+    expect(screen.getByLabelText('Every resource on filesystem')).toBeTruthy();
+  });
+
+  it('words a sampling request as the server asking the agent\'s model, not as a tool of unknown risk', () => {
+    setup([approval({ kind: 'sampling/createMessage', tool: 'sampling/createMessage', exposedName: 'sampling/createMessage', risk: 'unknown', warning: 'The server does not say what this tool does.', arguments: { messages: [], maxTokens: 100 } })]);
+    expect(screen.getByText("Sampling request from a server, during the agent's call")).toBeTruthy();
+    const warning = screen.getByTestId('approval-warning');
+    expect(warning.textContent).toContain("uses the agent's model");
+    expect(warning.textContent).not.toContain('unknown risk');
+    expect(screen.getByLabelText('Every sampling request from filesystem, any content')).toBeTruthy();
+    expect(screen.queryByLabelText(/Every .* on filesystem/)).toBeNull();
+  });
+
+  it('Approve calls api.approvals.approve with the approval id and moves on', async () => {
     const stores = setup([approval(), approval({ id: 'ap-2', tool: 'move_file' })]);
     expect(screen.getByTestId('queue-position').textContent).toBe('1 of 2');
     await userEvent.click(screen.getByRole('button', { name: 'Approve' }));
-    expect(fakeApi.Approve).toHaveBeenCalledWith('ap-1');
+    expect(fakeApi.approvals.approve).toHaveBeenCalledWith('ap-1');
     await waitFor(() => expect(screen.getByTestId('approval-tool').textContent).toBe('move_file'));
     expect(stores.approvals.pending.map((a) => a.id)).toEqual(['ap-2']);
   });
@@ -61,7 +92,7 @@ describe('ToolApprovalDialog', () => {
     setup();
     await userEvent.type(screen.getByLabelText(/Reason for declining/), 'not in this repo');
     await userEvent.click(screen.getByRole('button', { name: 'Decline' }));
-    expect(fakeApi.Decline).toHaveBeenCalledWith('ap-1', 'not in this repo');
+    expect(fakeApi.approvals.decline).toHaveBeenCalledWith('ap-1', 'not in this repo');
   });
 
   it('ignores Enter in the first second, then Enter approves', () => {
@@ -70,10 +101,10 @@ describe('ToolApprovalDialog', () => {
     fireEvent.keyDown(document.body, { key: 'Enter' });
     vi.advanceTimersByTime(900);
     fireEvent.keyDown(document.body, { key: 'Enter' });
-    expect(fakeApi.Approve).not.toHaveBeenCalled();
+    expect(fakeApi.approvals.approve).not.toHaveBeenCalled();
     vi.advanceTimersByTime(100);
     fireEvent.keyDown(document.body, { key: 'Enter' });
-    expect(fakeApi.Approve).toHaveBeenCalledWith('ap-1');
+    expect(fakeApi.approvals.approve).toHaveBeenCalledWith('ap-1');
   });
 
   it('blocks Enter on a focused Approve button in the first second', () => {
@@ -93,7 +124,7 @@ describe('ToolApprovalDialog', () => {
     stores.approvals.resolved('ap-1');
     vi.advanceTimersByTime(10);
     fireEvent.keyDown(document.body, { key: 'Enter' });
-    expect(fakeApi.Approve).not.toHaveBeenCalled();
+    expect(fakeApi.approvals.approve).not.toHaveBeenCalled();
   });
 
   it('arrow keys switch between waiting calls', async () => {
@@ -110,11 +141,11 @@ describe('ToolApprovalDialog', () => {
     await userEvent.click(screen.getByLabelText('This tool with these argument values'));
     await userEvent.selectOptions(screen.getByLabelText('Rule expiry'), '8h');
     await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
-    expect(fakeApi.ApproveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool_args', '8h');
+    expect(fakeApi.approvals.approveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool_args', '8h');
   });
 
   it('shows an error from Approve in the dialog and keeps the call', async () => {
-    vi.mocked(fakeApi.Approve).mockRejectedValue(new ApiError('conflict', 'approval ap-1 was decided already'));
+    vi.mocked(fakeApi.approvals.approve).mockRejectedValue(new ApiError('conflict', 'approval ap-1 was decided already'));
     const stores = setup();
     await userEvent.click(screen.getByRole('button', { name: 'Approve' }));
     expect((await screen.findByTestId('approval-error')).textContent).toContain('approval ap-1 was decided already');
@@ -126,7 +157,7 @@ describe('ToolApprovalDialog', () => {
     await userEvent.keyboard('{Escape}');
     expect(stores.approvals.dialogOpen).toBe(false);
     expect(stores.approvals.pending).toHaveLength(1);
-    expect(fakeApi.Decline).not.toHaveBeenCalled();
+    expect(fakeApi.approvals.decline).not.toHaveBeenCalled();
   });
 
   it('moves on when the shown call is resolved elsewhere', async () => {

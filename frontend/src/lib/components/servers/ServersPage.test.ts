@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { render, screen } from '@testing-library/svelte';
+import { render, screen, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { fakeApi, resetFakeApi } from '../../testing/fakeApi';
 import { testStores } from '../../testing/stores';
@@ -31,25 +31,77 @@ describe('ServersPage', () => {
         }],
       },
     };
-    vi.mocked(fakeApi.ListServers).mockResolvedValue([view]);
+    vi.mocked(fakeApi.servers.list).mockResolvedValue([view]);
     const { context } = testStores();
     render(ServersPage, { context });
     const flag = await screen.findByTestId('tool-changed');
     expect(flag.textContent).toContain('changed: description');
     expect(flag.textContent).toContain('was: “Reads a file.”');
     await userEvent.click(screen.getByRole('button', { name: 'Accept change' }));
-    expect(fakeApi.AcceptToolChange).toHaveBeenCalledWith('fs', 'read');
+    expect(fakeApi.servers.acceptToolChange).toHaveBeenCalledWith('fs', 'read');
+  });
+
+  it('flags a new tool that asks until accepted', async () => {
+    vi.mocked(fakeApi.servers.list).mockResolvedValue([{
+      config: { id: 'fs', command: 'node' },
+      status: {
+        id: 'fs', transport: 'stdio', state: 'running', restarts: 0, stderrTail: [], since: '',
+        tools: [{ serverId: 'fs', name: 'wipe', exposedName: 'fs__wipe', changed: { new: true, fields: [], accepted: '', since: '' } }],
+      },
+    }]);
+    const { context } = testStores();
+    render(ServersPage, { context });
+    const flag = await screen.findByTestId('tool-new');
+    expect(flag.textContent).toContain('New tool — calls ask until you accept it');
+    expect(screen.queryByTestId('tool-changed')).toBeNull();
+    await userEvent.click(screen.getByRole('button', { name: 'Accept new tool wipe' }));
+    expect(fakeApi.servers.acceptToolChange).toHaveBeenCalledWith('fs', 'wipe');
+  });
+
+  it('shows a built-in server with a badge and without config actions, and its warnings', async () => {
+    vi.mocked(fakeApi.servers.list).mockResolvedValue([{
+      config: { id: 'airlock', type: 'in-process' },
+      status: {
+        id: 'airlock', transport: 'in-process', builtIn: true, state: 'running', restarts: 0, stderrTail: [], since: '',
+        tools: [{ serverId: 'airlock', name: 'help', exposedName: 'help' }],
+        warnings: ['tool "help" of server "docs" is hidden: its name collides with a tool of "airlock"'],
+      },
+    }]);
+    const { context } = testStores();
+    render(ServersPage, { context });
+    expect(await screen.findByTestId('built-in')).toBeTruthy();
+    // Built-in servers are not "your" servers: the empty state still says how to add one.
+    expect(screen.getByRole('heading', { name: 'No MCP servers yet' })).toBeTruthy();
+    const detail = screen.getByRole('region', { name: 'Server airlock' });
+    for (const name of ['Edit', 'Remove', 'Restart', 'Disable']) expect(within(detail).queryByRole('button', { name })).toBeNull();
+    expect(within(detail).getByTestId('server-warnings').textContent).toContain('its name collides');
+  });
+
+  it('sets "keep the server\'s own tool names" and "trust new tools" in the form', async () => {
+    vi.mocked(fakeApi.servers.add).mockImplementation(async (cfg) => ({
+      config: cfg,
+      status: { id: cfg.id, transport: 'stdio', state: 'starting', restarts: 0, stderrTail: [], tools: [], since: '' },
+    }));
+    const { context } = testStores();
+    render(ServersPage, { context });
+    await userEvent.click((await screen.findAllByRole('button', { name: 'Add server' }))[0]);
+    await userEvent.type(screen.getByLabelText(/^Server id/), 'memory');
+    await userEvent.type(screen.getByLabelText('Command'), 'npx');
+    await userEvent.click(screen.getByLabelText(/Keep the server's own tool names/));
+    await userEvent.click(screen.getByLabelText(/Trust new tools/));
+    await userEvent.click(screen.getByRole('dialog').querySelector('button[type=submit]')!);
+    expect(fakeApi.servers.add).toHaveBeenCalledWith({ id: 'memory', command: 'npx', noPrefix: true, trustNewTools: true });
   });
 
   it('shows an invalid servers-file edit as a banner', async () => {
-    vi.mocked(fakeApi.GetConfigState).mockResolvedValue({ path: '/x/servers.json', loadedAt: '', error: 'line 3: unexpected }' });
+    vi.mocked(fakeApi.servers.configState).mockResolvedValue({ path: '/x/servers.json', loadedAt: '', error: 'line 3: unexpected }' });
     const { context } = testStores();
     render(ServersPage, { context });
     expect((await screen.findByTestId('config-error')).textContent).toContain('line 3: unexpected }');
   });
 
   it('adds a stdio server from the form', async () => {
-    vi.mocked(fakeApi.AddServer).mockImplementation(async (cfg) => ({
+    vi.mocked(fakeApi.servers.add).mockImplementation(async (cfg) => ({
       config: cfg,
       status: { id: cfg.id, transport: 'stdio', state: 'starting', restarts: 0, stderrTail: [], tools: [], since: '' },
     }));
@@ -63,16 +115,16 @@ describe('ServersPage', () => {
     await userEvent.type(screen.getByLabelText(/Environment/), 'DEBUG=1');
     const dialog = screen.getByRole('dialog');
     await userEvent.click(dialog.querySelector('button[type=submit]')!);
-    expect(fakeApi.AddServer).toHaveBeenCalledWith({ id: 'everything', command: 'node', args: ['server.js', 'stdio'], env: { DEBUG: '1' } });
+    expect(fakeApi.servers.add).toHaveBeenCalledWith({ id: 'everything', command: 'node', args: ['server.js', 'stdio'], env: { DEBUG: '1' } });
     expect(await screen.findByRole('list', { name: 'Servers' })).toBeTruthy();
   });
 
   it('edits a server without losing fields Airlock does not know', async () => {
     const cfg = { id: 'fs', command: 'npx', args: ['-y', 'server-filesystem'], extra: { autoApprove: ['read_file'] } };
-    vi.mocked(fakeApi.ListServers).mockResolvedValue([
+    vi.mocked(fakeApi.servers.list).mockResolvedValue([
       { config: cfg, status: { id: 'fs', transport: 'stdio', state: 'running', restarts: 0, stderrTail: [], tools: [], since: '' } },
     ]);
-    vi.mocked(fakeApi.UpdateServer).mockImplementation(async (c) => ({
+    vi.mocked(fakeApi.servers.update).mockImplementation(async (c) => ({
       config: c,
       status: { id: c.id, transport: 'stdio', state: 'running', restarts: 0, stderrTail: [], tools: [], since: '' },
     }));
@@ -81,18 +133,18 @@ describe('ServersPage', () => {
     await userEvent.click(await screen.findByRole('button', { name: 'Edit' }));
     await userEvent.type(screen.getByLabelText(/Arguments/), '{Enter}/home/me');
     await userEvent.click(screen.getByRole('button', { name: 'Save' }));
-    expect(fakeApi.UpdateServer).toHaveBeenCalledWith({ id: 'fs', command: 'npx', args: ['-y', 'server-filesystem', '/home/me'], extra: { autoApprove: ['read_file'] } });
+    expect(fakeApi.servers.update).toHaveBeenCalledWith({ id: 'fs', command: 'npx', args: ['-y', 'server-filesystem', '/home/me'], extra: { autoApprove: ['read_file'] } });
   });
 
   it('imports a config and shows what was added and skipped', async () => {
-    vi.mocked(fakeApi.ImportServers).mockResolvedValue({ added: ['memory'], skipped: [{ id: 'fs', reason: 'exists already' }] });
+    vi.mocked(fakeApi.servers.import).mockResolvedValue({ added: ['memory'], skipped: [{ id: 'fs', reason: 'exists already' }] });
     const { context } = testStores();
     render(ServersPage, { context });
     await userEvent.click(await screen.findByRole('button', { name: 'Import…' }));
     await userEvent.click(screen.getByLabelText('Config JSON'));
     await userEvent.paste('{"mcpServers":{"memory":{"command":"npx"}}}');
     await userEvent.click(screen.getByRole('button', { name: 'Import' }));
-    expect(fakeApi.ImportServers).toHaveBeenCalledWith('{"mcpServers":{"memory":{"command":"npx"}}}');
+    expect(fakeApi.servers.import).toHaveBeenCalledWith('{"mcpServers":{"memory":{"command":"npx"}}}');
     const result = await screen.findByTestId('import-result');
     expect(result.textContent).toContain('memory');
     expect(result.textContent).toContain('exists already');

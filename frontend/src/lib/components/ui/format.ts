@@ -39,3 +39,8 @@ export function countdown(deadlineIso: string, now: number): string {
   const s = left % 60;
   return `${m}:${String(s).padStart(2, '0')}`;
 }
+
+/** An MCP client's self-description, "claude-code 2.1.0"; empty when it gave none. */
+export function clientLabel(name?: string, version?: string): string {
+  return [name, version].filter(Boolean).join(' ');
+}
