@@ -7,7 +7,7 @@ package activity
 
 import (
 	"log/slog"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
@@ -33,8 +33,9 @@ type Recorder struct {
 	stop   chan struct{}
 	done   chan struct{}
 
-	mu      sync.Mutex
-	lastErr *Failure
+	// lastErr is the failure since which no write has worked, nil when
+	// the last write worked.
+	lastErr atomic.Pointer[Failure]
 }
 
 // Failure is the last audit write that failed, for the UI to show.
@@ -65,6 +66,7 @@ func (r *Recorder) Begin(rec *core.AuditRecord) error {
 		r.failed(err)
 		return err
 	}
+	r.worked()
 	r.announce(rec)
 	return nil
 }
@@ -75,25 +77,40 @@ func (r *Recorder) Finish(rec *core.AuditRecord) error {
 		r.failed(err)
 		return err
 	}
+	r.worked()
 	r.announce(rec)
 	return nil
 }
 
 func (r *Recorder) failed(err error) {
 	f := &Failure{Error: err.Error(), At: time.Now().UTC()}
-	r.mu.Lock()
-	r.lastErr = f
-	r.mu.Unlock()
+	r.lastErr.Store(f)
 	r.logger.Error("audit write failed", "err", err)
 	r.sink.Emit(core.EventAuditFailed, *f)
 }
 
-// LastFailure returns the last failed audit write, if any.
-func (r *Recorder) LastFailure() *Failure {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.lastErr
+// worked clears a failure once a write works again and says so, so that a
+// warning shown since the failure can go away.
+func (r *Recorder) worked() {
+	if r.lastErr.Load() == nil {
+		return // the hot path: one atomic load
+	}
+	if f := r.lastErr.Swap(nil); f != nil {
+		r.logger.Info("audit writes work again", "failedAt", f.At)
+		r.sink.Emit(core.EventAuditRecovered, Recovery{FailedAt: f.At, At: time.Now().UTC()})
+	}
 }
+
+// Recovery is the payload of audit:recovered: writes work again after the
+// failure at FailedAt.
+type Recovery struct {
+	FailedAt time.Time `json:"failedAt"`
+	At       time.Time `json:"at"`
+}
+
+// LastFailure returns the failed audit write since which no write has
+// worked, nil when the last write worked.
+func (r *Recorder) LastFailure() *Failure { return r.lastErr.Load() }
 
 func (r *Recorder) announce(rec *core.AuditRecord) {
 	select {

@@ -15,6 +15,7 @@ func EventPayloads() map[string]any {
 	return map[string]any{
 		core.EventActivity:          []core.AuditRecord{},
 		core.EventAuditFailed:       activity.Failure{},
+		core.EventAuditRecovered:    activity.Recovery{},
 		core.EventServerStatus:      core.ServerStatus{},
 		core.EventServersChanged:    config.State{},
 		core.EventApprovalRequested: hitl.Approval{},

@@ -1,10 +1,12 @@
 package core
 
-// Event names, `area:verb`. Every payload type is mirrored in
-// frontend/src/lib/events.ts.
+// Event names, `area:verb`. The payload types are listed in
+// backend/api/events.go, from which frontend/src/lib/api/generated.ts is
+// generated.
 const (
 	EventActivity          = "activity:new"       // payload: []AuditRecord (batched; a record appears when it begins and again when it ends)
 	EventAuditFailed       = "audit:failed"       // payload: activity.Failure
+	EventAuditRecovered    = "audit:recovered"    // payload: activity.Recovery
 	EventServerStatus      = "server:status"      // payload: ServerStatus
 	EventServersChanged    = "servers:changed"    // payload: ConfigState
 	EventApprovalRequested = "approval:requested" // payload: Approval

@@ -301,6 +301,10 @@ func riskOf(kind string, ann *core.ToolAnnotations) (risk, warning string) {
 		return RiskReadOnly, "Reading a resource changes nothing, but its content reaches the agent."
 	case core.KindPromptGet:
 		return RiskReadOnly, "A prompt is a message template: getting it changes nothing."
+	case core.KindSampling:
+		return RiskOpenWorld, "The server asks the agent's client to run its language model: this spends the client's model tokens, and the model's reply goes back to the server."
+	case core.KindElicitation:
+		return RiskReadOnly, "The server asks the person at the agent's client for input; the client shows its own form, and what is entered goes back to the server."
 	}
 	switch {
 	case ann == nil:

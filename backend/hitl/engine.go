@@ -139,6 +139,9 @@ func (e *Engine) Explain(r *core.Request, now time.Time) Explanation {
 	a := args{raw: r.Args}
 	ex := Explanation{Verdict: core.Verdict{Outcome: core.Ask, By: VerdictBy, RuleSetVersion: s.version, Reason: NoMatchReason}, Skipped: []SkippedRule{}}
 	for _, c := range s.rules {
+		if c.rule.Kind != q.kind {
+			continue // rules for other kinds of request are not candidates
+		}
 		ok, why := c.match(&q, &a, true)
 		if ok {
 			r := c.rule

@@ -276,8 +276,10 @@ func TestExplain(t *testing.T) {
 	scoped.AgentID = sp("alice")
 	cond := mkRule("cond", 200, true, "fs", "", "", 0)
 	cond.Conditions = []Condition{{"$.path", OpInside, "/tmp"}}
+	prompt := mkRule("prompt", 120, false, "fs", "", "", 0)
+	prompt.Kind = KindPrompt // not a candidate for a tool call: not listed as skipped
 	e := mustEngine(t,
-		expired, scoped, cond,
+		expired, scoped, cond, prompt,
 		mkRule("shell", 150, true, "shell", "", "", 0),
 		mkRule("delete", 100, false, "fs", "", "delete_*", 0),
 		mkRule("exact", 90, true, "fs", "write_file", "", 0),

@@ -51,6 +51,8 @@ describe('App shell', () => {
     location.hash = '#/rules';
     await screen.findByRole('heading', { name: 'Rules' });
     expect(screen.getByTestId('audit-failed')).toBeTruthy();
+    emit('audit:recovered', { failedAt: '2026-01-01T10:00:00Z', at: '2026-01-01T10:05:00Z' });
+    await waitFor(() => expect(screen.queryByTestId('audit-failed')).toBeNull());
   });
 
   it('shows an audit failure that happened before the page opened', async () => {
@@ -63,7 +65,7 @@ describe('App shell', () => {
     location.hash = '#/servers';
     render(App);
     await screen.findByRole('heading', { name: 'Servers' });
-    const shell = ['approval:requested', 'approval:resolved', 'audit:failed', 'server:status', 'servers:changed'];
+    const shell = ['approval:requested', 'approval:resolved', 'audit:failed', 'audit:recovered', 'server:status', 'servers:changed'];
     await waitFor(() => expect(subscribedEvents()).toEqual(shell));
     location.hash = '#/activity';
     await screen.findByRole('heading', { name: 'Activity' });

@@ -229,6 +229,12 @@ export interface Project {
   updatedAt: string;
 }
 
+/** Go: activity.Recovery */
+export interface Recovery {
+  failedAt: string;
+  at: string;
+}
+
 /** Go: authz.Role */
 export interface Role {
   name: string;
@@ -462,6 +468,7 @@ export interface EventMap {
   'approval:requested': Approval;
   'approval:resolved': Approval;
   'audit:failed': Failure;
+  'audit:recovered': Recovery;
   'builtin:changed': Overview;
   'events:lagged': Lagged;
   'rules:changed': RulesChanged;

@@ -32,7 +32,12 @@ export class SystemStore {
   }
 
   connect(): () => void {
-    const offs = [on('audit:failed', (f) => (this.auditFailure = f)), onResync(() => void this.load())];
+    const offs = [
+      on('audit:failed', (f) => (this.auditFailure = f)),
+      // Writes work again: the banner goes away by itself.
+      on('audit:recovered', () => (this.auditFailure = null)),
+      onResync(() => void this.load()),
+    ];
     return () => offs.forEach((off) => off());
   }
 }
