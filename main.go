@@ -82,18 +82,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	// on stderr (main prints it) and exit 2.
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	dataDirFlag := fs.String("data-dir", "", "data directory (default $AIRLOCK_DATA_DIR or the user config dir)")
-	addrFlag := fs.String("addr", "", "listen address (default $AIRLOCK_ADDR or "+airlock.DefaultAddr+")")
+	dataDirFlag := fs.String("data-dir", "", "data directory `DIR` (default $AIRLOCK_DATA_DIR or the user config dir)")
+	addrFlag := fs.String("addr", "", "listen address `HOST:PORT` (default $AIRLOCK_ADDR or "+airlock.DefaultAddr+")")
 	var allowPaths hostList
-	fs.Var(&allowPaths, "allow-path", "a folder the built-in file and shell tools may use for this run (repeatable; '.' is the folder Airlock starts in); `airlock builtin allow-path DIR` allows one for good")
+	fs.Var(&allowPaths, "allow-path", "a folder `DIR` the built-in file and shell tools may use for this run (repeatable; '.' is the folder Airlock starts in); 'airlock builtin allow-path DIR' allows one for good")
 	var allowHosts hostList
-	fs.Var(&allowHosts, "allow-host", "a host name remote clients use to reach a non-loopback --addr (repeatable; also $AIRLOCK_ALLOW_HOSTS, comma-separated)")
+	fs.Var(&allowHosts, "allow-host", "a host `NAME` remote clients use to reach a non-loopback --addr (repeatable; also $AIRLOCK_ALLOW_HOSTS, comma-separated)")
 
 	parse := func() error {
 		err := fs.Parse(args)
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
-			fmt.Fprintln(stdout, "\nFlags of 'airlock "+strings.TrimSpace(cmd+"")+"':")
+			fmt.Fprintln(stdout, "\nFlags of '"+strings.TrimSpace("airlock "+cmd)+"':")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return errHelpShown
