@@ -12,6 +12,8 @@ import (
 	"github.com/airlock-dev/airlock/backend/airlock"
 	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/store"
 	"github.com/airlock-dev/airlock/backend/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -302,5 +304,56 @@ func TestCompactMode(t *testing.T) {
 	}})
 	if res.IsError || !strings.Contains(textOf(res), "Echo: one") || !strings.Contains(textOf(res), `"sum": 3`) {
 		t.Errorf("an allowed batch = %s", textOf(res))
+	}
+}
+
+// With no rules of the user's, Airlock's own tools answer at once (the
+// permission levels decide who may call them) while a downstream call
+// still waits for a person: the default rule is there and visible.
+func TestOwnToolsDoNotAsk(t *testing.T) {
+	srv := testutil.NewTestServer()
+	in := startWith(t, airlock.Options{DataDir: t.TempDir(), InProcess: map[string]*mcp.Server{"everything": srv.Server}})
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{in.Info.AgentToken}},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+
+	// The downstream call waits for a person...
+	waiting := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "x"}})
+		waiting <- res
+	}()
+	var pending []hitl.Approval
+	testutil.Eventually(t, 60*time.Second, func() bool {
+		pending, _ = in.API.Approvals.Pending()
+		return len(pending) == 1
+	}, "the echo call did not wait for approval")
+	// ...while help, on the same session, answers without asking.
+	res := call(t, sess, "help", nil)
+	if res.IsError {
+		t.Fatalf("help = %s, want its listing", textOf(res))
+	}
+	if p, _ := in.API.Approvals.Pending(); len(p) != 1 || p[0].ID != pending[0].ID {
+		t.Errorf("pending after help = %+v, want only the echo call", p)
+	}
+	rules, err := in.API.Rules.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(rules, func(r hitl.Rule) bool {
+		return r.ID == store.OwnToolsRuleID && r.AutoApprove && r.ServerID != nil && *r.ServerID == "airlock"
+	}) {
+		t.Errorf("rules = %+v, want the visible default rule for Airlock's own tools", rules)
+	}
+	if err := in.API.Approvals.Decline(pending[0].ID, "not now"); err != nil {
+		t.Fatal(err)
+	}
+	if res := <-waiting; res == nil || !res.IsError {
+		t.Errorf("the declined echo = %+v, want a tool error", res)
 	}
 }

@@ -75,9 +75,9 @@ func TestRulesRoundTrip(t *testing.T) {
 	s := store.NewRules(db)
 	// A new database holds the default rules that let prompts, resources
 	// and relayed sampling and elicitation run unasked, as they did before
-	// they were gated.
-	if v, err := s.RulesVersion(); err != nil || v != 2 {
-		t.Fatalf("initial RulesVersion = %d, %v; want 2 (two migrations added defaults)", v, err)
+	// they were gated, and Airlock's own tools (tested below).
+	if v, err := s.RulesVersion(); err != nil || v != 3 {
+		t.Fatalf("initial RulesVersion = %d, %v; want 3 (three migrations added defaults)", v, err)
 	}
 	defaults, err := s.ListRules()
 	if err != nil {
@@ -85,6 +85,9 @@ func TestRulesRoundTrip(t *testing.T) {
 	}
 	var kinds []string
 	for _, r := range defaults {
+		if r.ID == store.OwnToolsRuleID {
+			continue
+		}
 		if !r.AutoApprove || r.ServerID != nil || r.ToolName != nil || r.ToolPattern != nil {
 			t.Errorf("default rule %+v is not a global auto-approve rule", r)
 		}
@@ -154,8 +157,8 @@ func TestRulesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Three successful changes, three bumps; failures bump nothing.
-	if v, _ := s.RulesVersion(); v != 7 {
-		t.Errorf("RulesVersion = %d, want 7 (two migrations' defaults, clearing them, 2 creates, 1 update, 1 delete)", v)
+	if v, _ := s.RulesVersion(); v != 8 {
+		t.Errorf("RulesVersion = %d, want 8 (three migrations' defaults, clearing them, 2 creates, 1 update, 1 delete)", v)
 	}
 
 	imported := []hitl.Rule{{ID: "i1", Kind: hitl.KindTool, Conditions: []hitl.Condition{}, CreatedAt: now, UpdatedAt: now}}
@@ -171,5 +174,50 @@ func TestRulesRoundTrip(t *testing.T) {
 	}
 	if h, err := s.RulesFileHash(); h != "abc" || err != nil {
 		t.Errorf("RulesFileHash = %q, %v", h, err)
+	}
+}
+
+// An upgraded database gets the visible default rule that lets Airlock's
+// own tools run without asking, beside the user's rules; the rules version
+// moves so that running engines reload.
+func TestMigrate0010OwnToolsRule(t *testing.T) {
+	path := filepath.Join(t.TempDir(), store.FileName)
+	gdb, err := gorm.Open(sqlite.Open(store.DSN(path)), &gorm.Config{Logger: logger.Discard, TranslateError: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if sqlDB, err := gdb.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	if err := store.MigrateTo(gdb, "0008_relay_rules"); err != nil {
+		t.Fatalf("migrate to 0008: %v", err)
+	}
+	db := &store.DB{DB: gdb, Path: path}
+	before, err := store.NewRules(db).RulesVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Migrate(gdb); err != nil {
+		t.Fatalf("migrate to newest: %v", err)
+	}
+	rules, err := store.NewRules(db).ListRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var own *hitl.Rule
+	for i := range rules {
+		if rules[i].ID == store.OwnToolsRuleID {
+			own = &rules[i]
+		}
+	}
+	if own == nil || !own.AutoApprove || own.Kind != hitl.KindTool || own.ServerID == nil || *own.ServerID != "airlock" ||
+		own.ToolName != nil || own.ToolPattern != nil || own.AgentID != nil {
+		t.Fatalf("own-tools rule = %+v, want an auto-approve tool rule for server airlock only", own)
+	}
+	after, err := store.NewRules(db).RulesVersion()
+	if err != nil || after <= before {
+		t.Errorf("rules version %d → %d (%v), want it to move", before, after, err)
 	}
 }
