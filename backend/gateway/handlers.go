@@ -58,8 +58,14 @@ func (g *Gateway) visible(c *core.Caller, t core.Target) bool {
 	return g.lister != nil && g.lister.Check(c, t) == nil
 }
 
+// perCaller is the cache hint of every listing: each caller sees its own
+// (roles, grants, authentication), so only that client may cache it, and it
+// is stale at once (list_changed says when to ask again). The SDK would
+// send an empty, invalid cacheScope for lists it did not build itself.
+func perCaller() mcp.Cacheable { return mcp.Cacheable{TTLMs: 0, CacheScope: "private"} }
+
 func (g *Gateway) listTools(s *session) (*mcp.ListToolsResult, error) {
-	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
+	res := &mcp.ListToolsResult{Cacheable: perCaller(), Tools: []*mcp.Tool{}}
 	c, ok := g.listCaller(s)
 	if !ok {
 		return res, nil
@@ -71,7 +77,7 @@ func (g *Gateway) listTools(s *session) (*mcp.ListToolsResult, error) {
 }
 
 func (g *Gateway) listPrompts(s *session) (*mcp.ListPromptsResult, error) {
-	res := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}}
+	res := &mcp.ListPromptsResult{Cacheable: perCaller(), Prompts: []*mcp.Prompt{}}
 	c, ok := g.listCaller(s)
 	if !ok {
 		return res, nil
@@ -85,7 +91,7 @@ func (g *Gateway) listPrompts(s *session) (*mcp.ListPromptsResult, error) {
 }
 
 func (g *Gateway) listResources(s *session) (*mcp.ListResourcesResult, error) {
-	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	res := &mcp.ListResourcesResult{Cacheable: perCaller(), Resources: []*mcp.Resource{}}
 	c, ok := g.listCaller(s)
 	if !ok {
 		return res, nil
@@ -99,7 +105,7 @@ func (g *Gateway) listResources(s *session) (*mcp.ListResourcesResult, error) {
 }
 
 func (g *Gateway) listTemplates(s *session) (*mcp.ListResourceTemplatesResult, error) {
-	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}}
+	res := &mcp.ListResourceTemplatesResult{Cacheable: perCaller(), ResourceTemplates: []*mcp.ResourceTemplate{}}
 	c, ok := g.listCaller(s)
 	if !ok {
 		return res, nil
