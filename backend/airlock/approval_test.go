@@ -13,6 +13,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/airlock"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/store"
 	"github.com/airlock-dev/airlock/backend/testutil"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -312,6 +313,13 @@ func TestCancelWhileWaitingIsRecorded(t *testing.T) {
 
 func TestMoveRuleLandsExactlyOnePlace(t *testing.T) {
 	in := startWith(t, airlock.Options{DataDir: t.TempDir()})
+	// Without the default tool rules, which would sit between these (the
+	// user may delete them).
+	for _, id := range []string{store.OwnToolsRuleID, store.FileReadRuleID} {
+		if err := in.API.Rules.Delete(id); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sp := func(s string) *string { return &s }
 	// The order the user reported: echo (0, tool name), GET-* (0, pattern), get-* (-5, pattern).
 	a, _ := in.API.Rules.Create(hitl.RuleInput{ToolName: sp("echo")})
@@ -350,8 +358,8 @@ func TestMoveRuleLandsExactlyOnePlace(t *testing.T) {
 	}
 }
 
-// toolRules are the rules for tool calls: the list without the default
-// prompt and resource rules every Airlock starts with.
+// toolRules are the user's rules for tool calls: the list without the
+// default rules every Airlock starts with.
 func toolRules(t *testing.T, in *airlock.Instance) []hitl.Rule {
 	t.Helper()
 	rules, err := in.API.Rules.List()
@@ -360,7 +368,7 @@ func toolRules(t *testing.T, in *airlock.Instance) []hitl.Rule {
 	}
 	var out []hitl.Rule
 	for _, r := range rules {
-		if r.Kind == hitl.KindTool {
+		if r.Kind == hitl.KindTool && !strings.HasPrefix(r.ID, "default-") {
 			out = append(out, r)
 		}
 	}

@@ -322,6 +322,7 @@ func TestOwnToolsDoNotAsk(t *testing.T) {
 	}
 	defer sess.Close()
 
+	waitTool(t, sess, "everything__echo")
 	// The downstream call waits for a person...
 	waiting := make(chan *mcp.CallToolResult, 1)
 	go func() {

@@ -61,7 +61,7 @@ func TestRulesCLI(t *testing.T) {
 	}
 	// Equal priority and specificity: the older rule first; the default
 	// prompt and resource rules after the tool rules.
-	if diff := cmp.Diff([]string{read, del, store.OwnToolsRuleID, global, "default-prompts", "default-resources", "default-sampling", "default-elicitation"}, ids); diff != "" {
+	if diff := cmp.Diff([]string{read, del, store.OwnToolsRuleID, store.FileReadRuleID, global, "default-prompts", "default-resources", "default-sampling", "default-elicitation"}, ids); diff != "" {
 		t.Errorf("list order (-want +got):\n%s", diff)
 	}
 	if text := mustRunRules(t, db, "list"); !strings.Contains(text, "read_*") || !strings.Contains(text, "auto-approve") ||
@@ -110,7 +110,7 @@ func TestRulesCLI(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "rules.json")
 	mustRunRules(t, db, "export", "--out", file)
 	mustRunRules(t, db, "rm", read, del)
-	if out := mustRunRules(t, db, "import", "--replace", file); out != "imported 8 rules\n" {
+	if out := mustRunRules(t, db, "import", "--replace", file); out != "imported 9 rules\n" {
 		t.Errorf("import printed %q", out)
 	}
 	data, _ := os.ReadFile(file)

@@ -85,7 +85,7 @@ func TestRulesRoundTrip(t *testing.T) {
 	}
 	var kinds []string
 	for _, r := range defaults {
-		if r.ID == store.OwnToolsRuleID {
+		if r.ID == store.OwnToolsRuleID || r.ID == store.FileReadRuleID {
 			continue
 		}
 		if !r.AutoApprove || r.ServerID != nil || r.ToolName != nil || r.ToolPattern != nil {
@@ -177,10 +177,10 @@ func TestRulesRoundTrip(t *testing.T) {
 	}
 }
 
-// An upgraded database gets the visible default rule that lets Airlock's
-// own tools run without asking, beside the user's rules; the rules version
-// moves so that running engines reload.
-func TestMigrate0010OwnToolsRule(t *testing.T) {
+// An upgraded database gets the visible default rules that let Airlock's
+// own tools and the built-in file_read run without asking, beside the
+// user's rules; the rules version moves so that running engines reload.
+func TestMigrate0010DefaultRules(t *testing.T) {
 	path := filepath.Join(t.TempDir(), store.FileName)
 	gdb, err := gorm.Open(sqlite.Open(store.DSN(path)), &gorm.Config{Logger: logger.Discard, TranslateError: true})
 	if err != nil {
@@ -206,15 +206,17 @@ func TestMigrate0010OwnToolsRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var own *hitl.Rule
-	for i := range rules {
-		if rules[i].ID == store.OwnToolsRuleID {
-			own = &rules[i]
+	for id, server := range map[string]string{store.OwnToolsRuleID: "airlock", store.FileReadRuleID: "file-read"} {
+		i := slices.IndexFunc(rules, func(r hitl.Rule) bool { return r.ID == id })
+		if i < 0 {
+			t.Errorf("no rule %s after the upgrade", id)
+			continue
 		}
-	}
-	if own == nil || !own.AutoApprove || own.Kind != hitl.KindTool || own.ServerID == nil || *own.ServerID != "airlock" ||
-		own.ToolName != nil || own.ToolPattern != nil || own.AgentID != nil {
-		t.Fatalf("own-tools rule = %+v, want an auto-approve tool rule for server airlock only", own)
+		r := rules[i]
+		if !r.AutoApprove || r.Kind != hitl.KindTool || r.ServerID == nil || *r.ServerID != server ||
+			r.ToolName != nil || r.ToolPattern != nil || r.AgentID != nil {
+			t.Errorf("rule %s = %+v, want an auto-approve tool rule for server %s only", id, r, server)
+		}
 	}
 	after, err := store.NewRules(db).RulesVersion()
 	if err != nil || after <= before {
