@@ -242,7 +242,10 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 
 	localToken := randomToken()
 	routes := api.Routes{Security: sec, API: in.API, Hub: in.Hub, MCP: in.gw.StreamableHandler(), SSE: in.gw.SSEHandler(), UI: o.UI,
-		Instance: instance.Handler(localToken, o.OnFocus, in.reload, func() any { return in.cat.Status() }),
+		Instance: instance.Handler(localToken, o.OnFocus, in.reload, map[string]func() any{
+			instance.StatusServers: func() any { return in.cat.Status() },
+			instance.StatusBuiltin: func() any { return in.builtin.Get() },
+		}),
 		Debug:    agentsOnly(in.authz, expvar.Handler())}
 	in.srv = &http.Server{Handler: routes.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	// A second launch runs on this machine: give it a loopback address.

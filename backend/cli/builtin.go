@@ -13,6 +13,7 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/builtin"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/instance"
 	"github.com/airlock-dev/airlock/backend/store"
 )
 
@@ -61,7 +62,7 @@ func RunBuiltin(ctx context.Context, db *store.DB, args []string, stdout, stderr
 	rest := args[1:]
 	switch args[0] {
 	case "show":
-		return done(builtinShow(b, rest, stdout))
+		return done(builtinShow(b, filepath.Dir(db.Path), rest, stdout))
 	case "allow-path":
 		return done(builtinPath(b, builtinAllowPathCmd, rest, stdout))
 	case "remove-path":
@@ -85,9 +86,9 @@ var builtinShowCmd = command{name: "builtin show", usage: `builtin show [--json]
 
 Show the settings of the built-in tools and the folders in effect.`}
 
-func builtinShow(b *builtin.Builtin, args []string, stdout io.Writer) error {
-	var dataDir string
-	fs := builtinShowCmd.newFlags(&dataDir)
+func builtinShow(b *builtin.Builtin, dataDir string, args []string, stdout io.Writer) error {
+	var ignored string // --data-dir was applied when db was opened
+	fs := builtinShowCmd.newFlags(&ignored)
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, _, err := builtinShowCmd.parse(fs, args, stdout)
 	if err != nil {
@@ -96,7 +97,13 @@ func builtinShow(b *builtin.Builtin, args []string, stdout io.Writer) error {
 	if len(pos) > 0 {
 		return builtinShowCmd.usageError("unexpected argument %q", pos[0])
 	}
+	// A running Airlock knows what is in effect, including folders allowed
+	// with --allow-path for its run only; the database alone does not.
 	ov := b.Get()
+	var live builtin.Overview
+	if instance.Status(dataDir, instance.StatusBuiltin, &live) == nil {
+		ov = live
+	}
 	if *asJSON {
 		return writeJSON(stdout, ov)
 	}

@@ -106,10 +106,14 @@ func serversList(dataDir string, args []string, stdout, stderr io.Writer) error 
 		enc.SetIndent("", "  ")
 		return enc.Encode(list)
 	}
+	if len(list) == 0 {
+		fmt.Fprintln(stdout, "no servers yet: add one with 'airlock servers add' or 'airlock servers import'")
+		return nil
+	}
 	// The live state comes from the running Airlock, when there is one.
 	var statuses []core.ServerStatus
 	live := map[string]core.ServerStatus{}
-	running := instance.Status(dataDir, &statuses) == nil
+	running := instance.Status(dataDir, instance.StatusServers, &statuses) == nil
 	for _, st := range statuses {
 		live[st.ID] = st
 	}
@@ -137,9 +141,6 @@ func serversList(dataDir string, args []string, stdout, stderr io.Writer) error 
 	}
 	if err := tw.Flush(); err != nil {
 		return err
-	}
-	if len(list) == 0 {
-		fmt.Fprintln(stderr, "no servers yet: add one with 'airlock servers add' or 'airlock servers import'")
 	}
 	if !running {
 		fmt.Fprintln(stderr, "Airlock is not running on this data directory: no live state (start it with 'airlock' or 'airlock serve')")

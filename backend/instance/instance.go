@@ -83,9 +83,10 @@ func (l *Lock) Release() {
 // Handler serves the instance endpoint for the holder of token:
 // POST /instance/focus calls focus (the desktop app raises its window);
 // POST /instance/reload calls reload (the state a CLI command changed is
-// read again before the command returns); POST /instance/status answers
-// with status() as JSON (the live state of the servers, for the CLI).
-func Handler(token string, focus, reload func(), status func() any) http.Handler {
+// read again before the command returns); POST /instance/status/NAME
+// answers with status[NAME]() as JSON (live state the database does not
+// hold, for the CLI: the servers' state, the folders allowed for this run).
+func Handler(token string, focus, reload func(), status map[string]func() any) http.Handler {
 	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := sha256.Sum256([]byte(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")))
@@ -99,15 +100,12 @@ func Handler(token string, focus, reload func(), status func() any) http.Handler
 			fn = focus
 		case "/instance/reload":
 			fn = reload
-		case "/instance/status":
-			if status == nil {
-				w.WriteHeader(http.StatusNotFound)
+		default:
+			if name, ok := strings.CutPrefix(r.URL.Path, "/instance/status/"); ok && status[name] != nil {
+				w.Header().Set("Content-Type", "application/json")
+				json.NewEncoder(w).Encode(status[name]())
 				return
 			}
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(status())
-			return
-		default:
 			w.WriteHeader(http.StatusNotFound)
 			return
 		}
@@ -162,9 +160,17 @@ func postInto(dataDir, path string, out any) error {
 	return nil
 }
 
-// Status fills out with the running instance's live status (see Handler);
-// EUnavailable when none is running.
-func Status(dataDir string, out any) error { return postInto(dataDir, "/instance/status", out) }
+// Status fills out with the running instance's live status called name
+// (see Handler); EUnavailable when none is running.
+func Status(dataDir, name string, out any) error {
+	return postInto(dataDir, "/instance/status/"+name, out)
+}
+
+// Names of the live statuses a running Airlock answers.
+const (
+	StatusServers = "servers" // []core.ServerStatus
+	StatusBuiltin = "builtin" // builtin.Overview
+)
 
 // FocusRunning asks the Airlock running on dataDir to bring its window to
 // the front. It fails when none is running there.
