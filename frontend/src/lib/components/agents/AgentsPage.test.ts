@@ -130,7 +130,7 @@ describe('AgentsPage', () => {
     const dialog = screen.getByRole('dialog');
     await user.type(within(dialog).getByLabelText('Name'), 'scout');
     await user.click(within(dialog).getByRole('button', { name: 'Create agent' }));
-    expect(fakeApi.agents.create).toHaveBeenCalledWith(expect.objectContaining({ name: 'scout', kind: 'worker', role: 'default', parent: 'ag_lead' }));
+    expect(fakeApi.agents.create).toHaveBeenCalledWith(expect.objectContaining({ name: 'scout', kind: 'worker', role: 'default', parent: 'ag_owner' }));
 
     expect((await screen.findByTestId('new-token')).textContent!.startsWith(TOKEN.slice(0, 10))).toBe(true);
     expect(screen.getByRole('note').textContent).toContain("You won't see them again");
@@ -151,6 +151,17 @@ describe('AgentsPage', () => {
     await user.click(screen.getByRole('button', { name: 'Done' }));
     expect(screen.queryByRole('dialog')).toBeNull();
     expect(document.body.innerHTML).not.toContain(TOKEN.slice(10, 30));
+  });
+
+  it('adds an agent under the one shown', async () => {
+    vi.mocked(fakeApi.agents.create).mockResolvedValue({ agent: plain(a('ag_w', 'w', 'worker', 'ag_lead')), token: TOKEN, passkey: PASSKEY });
+    renderPage({ view: 'agents', id: 'ag_lead', tab: null });
+    await userEvent.click(await screen.findByRole('button', { name: 'Add agent under lead' }));
+    const dialog = screen.getByRole('dialog');
+    expect((within(dialog).getByLabelText('Reports to') as HTMLSelectElement).value).toBe('ag_lead');
+    await userEvent.type(within(dialog).getByLabelText('Name'), 'w');
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Create agent' }));
+    expect(fakeApi.agents.create).toHaveBeenCalledWith(expect.objectContaining({ name: 'w', parent: 'ag_lead' }));
   });
 
   it('shows a refused new agent\'s reason in the form', async () => {
