@@ -45,7 +45,58 @@ func (a *Agents) List() ([]AgentView, error) {
 // Create adds an agent and returns it with its token and passkey, shown
 // this once.
 func (a *Agents) Create(in authz.AgentInput) (authz.CreatedAgent, error) {
-	return a.d.Authz.CreateAgent(in)
+	v, err := a.d.Authz.CreateAgent(in)
+	return v, a.announce(err)
+}
+
+// announce tells every open Agents screen about a change authz may not
+// announce itself: authz emits agents:changed only for agents whose
+// permissions changed, so a new agent, role or project, or a change to a
+// role nobody has yet, would otherwise reach only the window that made it.
+// The event names no agent ("possibly all").
+// It returns err unchanged.
+func (a *Agents) announce(err error) error {
+	if err == nil && a.d.Events != nil {
+		a.d.Events.Emit(core.EventAgentsChanged, core.AgentsChanged{AgentIDs: []string{}})
+	}
+	return err
+}
+
+// ToolAccess is whether an agent may call one tool now, and if not, why:
+// the same decision the gate makes, so the screen cannot disagree with it.
+type ToolAccess struct {
+	Server      string `json:"server"`
+	Tool        string `json:"tool"`
+	ExposedName string `json:"exposedName"`
+	Allowed     bool   `json:"allowed"`
+	// Code is the deny reason (suspended, not_subscribed, user_disabled).
+	Code   string `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Hint names the setting that would change the decision.
+	Hint string `json:"hint,omitempty"`
+}
+
+// Access returns, for every tool of the servers (downstream and built-in,
+// not Airlock's own), whether the agent may call it in a task session now
+// and, when not, the gate's reason and hint.
+func (a *Agents) Access(id string) ([]ToolAccess, error) {
+	ag, err := a.d.Authz.Agent(id)
+	if err != nil {
+		return nil, err
+	}
+	caller := &core.Caller{AgentID: ag.ID, AgentName: ag.Name, Kind: ag.Kind, Role: ag.Role, Purpose: core.PurposeTask}
+	out := []ToolAccess{}
+	for _, t := range a.d.Catalog.Tools() {
+		if t.ServerID == authz.Server {
+			continue
+		}
+		acc := ToolAccess{Server: t.ServerID, Tool: t.Name, ExposedName: t.ExposedName, Allowed: true}
+		if e := a.d.Authz.Refusal(caller, core.Target{Kind: core.KindToolCall, Server: t.ServerID, Name: t.Name}); e != nil {
+			acc.Allowed, acc.Code, acc.Reason, acc.Hint = false, e.Code, e.Message, e.Hint
+		}
+		out = append(out, acc)
+	}
+	return out, nil
 }
 
 // Update changes the given fields of an agent.
@@ -86,11 +137,14 @@ func (a *Agents) Projects() ([]authz.Project, error) { return nonNil(a.d.Authz.P
 
 // CreateProject adds a project.
 func (a *Agents) CreateProject(name, description string) (authz.Project, error) {
-	return a.d.Authz.CreateProject(name, description)
+	v, err := a.d.Authz.CreateProject(name, description)
+	return v, a.announce(err)
 }
 
 // DeleteProject removes a project.
-func (a *Agents) DeleteProject(id string) error { return a.d.Authz.DeleteProject(id) }
+func (a *Agents) DeleteProject(id string) error {
+	return a.announce(a.d.Authz.DeleteProject(id))
+}
 
 // Assign puts an agent on a project.
 func (a *Agents) Assign(agent, project string) (authz.Agent, error) {
@@ -106,30 +160,39 @@ func (a *Agents) Unassign(agent, project string) (authz.Agent, error) {
 func (a *Agents) Roles() ([]authz.Role, error) { return nonNil(a.d.Authz.Roles()) }
 
 // CreateRole adds a role.
-func (a *Agents) CreateRole(in authz.RoleInput) (authz.Role, error) { return a.d.Authz.CreateRole(in) }
+func (a *Agents) CreateRole(in authz.RoleInput) (authz.Role, error) {
+	v, err := a.d.Authz.CreateRole(in)
+	return v, a.announce(err)
+}
 
 // DeleteRole removes a role no agent has.
-func (a *Agents) DeleteRole(name string) error { return a.d.Authz.DeleteRole(name) }
+func (a *Agents) DeleteRole(name string) error {
+	return a.announce(a.d.Authz.DeleteRole(name))
+}
 
 // Grant lets a role use a server's tools, prompts and resources.
 func (a *Agents) Grant(role, server string) (authz.Role, error) {
-	return a.d.Authz.GrantServer(role, server)
+	v, err := a.d.Authz.GrantServer(role, server)
+	return v, a.announce(err)
 }
 
 // Revoke takes a server away from a role.
 func (a *Agents) Revoke(role, server string) (authz.Role, error) {
-	return a.d.Authz.RevokeServer(role, server)
+	v, err := a.d.Authz.RevokeServer(role, server)
+	return v, a.announce(err)
 }
 
 // SetRoleTool allows or denies one tool for a role (nil: follow the
 // server's grant).
 func (a *Agents) SetRoleTool(role, server, tool string, allowed *bool) (authz.Role, error) {
-	return a.d.Authz.SetRoleTool(role, server, tool, allowed)
+	v, err := a.d.Authz.SetRoleTool(role, server, tool, allowed)
+	return v, a.announce(err)
 }
 
 // SetDefaultRole makes a role the one new agents get.
 func (a *Agents) SetDefaultRole(name string) (authz.Role, error) {
-	return a.d.Authz.SetDefaultRole(name)
+	v, err := a.d.Authz.SetDefaultRole(name)
+	return v, a.announce(err)
 }
 
 func nonNil[T any](list []T, err error) ([]T, error) {

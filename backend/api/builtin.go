@@ -26,3 +26,7 @@ func (b *Builtin) RemovePath(dir string) (builtin.Overview, error) {
 func (b *Builtin) Classify(command string, args []string) (builtin.Classification, error) {
 	return b.d.Builtin.ClassifyCommand(command, args)
 }
+
+// Servers returns the ids of the built-in servers (file-read, file-write,
+// shell-exec), each of which settings.off can switch off.
+func (b *Builtin) Servers() ([]string, error) { return builtin.ServerIDs(), nil }

@@ -135,11 +135,14 @@ export async function shots(page: Page, name: string): Promise<void> {
   await page.emulateMedia({ colorScheme: 'light' });
 }
 
-/** A real MCP client connected to Airlock over Streamable HTTP with the agent token. */
-export async function connectClient(airlock: Airlock, name = 'e2e-agent', version = '1.0.0'): Promise<Client> {
+/**
+ * A real MCP client connected to Airlock over Streamable HTTP with an agent
+ * token: the one `airlock serve` printed (the agent "default"), or token.
+ */
+export async function connectClient(airlock: Airlock, name = 'e2e-agent', version = '1.0.0', token = airlock.token): Promise<Client> {
   const client = new Client({ name, version });
   const transport = new StreamableHTTPClientTransport(new URL(airlock.mcpUrl), {
-    requestInit: { headers: { Authorization: `Bearer ${airlock.token}` } },
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
   });
   await client.connect(transport);
   return client;
@@ -162,6 +165,12 @@ export async function rpc<T>(page: Page, method: string, ...args: unknown[]): Pr
 export function resultText(result: unknown): string {
   const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
   return content.map((c) => c.text ?? '').join('\n');
+}
+
+/** The reason code Airlock put on a refused tool call (_meta["airlock/error"].code), or ''. */
+export function refusalCode(result: unknown): string {
+  const meta = (result as { _meta?: Record<string, { code?: string } | undefined> })._meta;
+  return meta?.['airlock/error']?.code ?? '';
 }
 
 /** Waits until the server's tools are visible through Airlock's gateway. */

@@ -65,7 +65,7 @@ describe('App shell', () => {
     location.hash = '#/servers';
     render(App);
     await screen.findByRole('heading', { name: 'Servers' });
-    const shell = ['approval:requested', 'approval:resolved', 'audit:failed', 'audit:recovered', 'server:status', 'servers:changed'];
+    const shell = ['agents:changed', 'approval:requested', 'approval:resolved', 'audit:failed', 'audit:recovered', 'server:status', 'servers:changed'];
     await waitFor(() => expect(subscribedEvents()).toEqual(shell));
     location.hash = '#/activity';
     await screen.findByRole('heading', { name: 'Activity' });
@@ -73,6 +73,9 @@ describe('App shell', () => {
     location.hash = '#/rules';
     await screen.findByRole('heading', { name: 'Rules' });
     await waitFor(() => expect(subscribedEvents()).toEqual([...shell, 'rules:changed'].sort()));
+    location.hash = '#/builtin';
+    await screen.findByRole('heading', { name: 'Built-in tools' });
+    await waitFor(() => expect(subscribedEvents()).toEqual([...shell, 'builtin:changed'].sort()));
   });
 
   it('shows the expired-link message on 401', async () => {

@@ -407,6 +407,17 @@ export interface TokenRecord {
   createdAt: string;
 }
 
+/** Go: api.ToolAccess */
+export interface ToolAccess {
+  server: string;
+  tool: string;
+  exposedName: string;
+  allowed: boolean;
+  code?: string;
+  reason?: string;
+  hint?: string;
+}
+
 /** Go: core.ToolAnnotations */
 export interface ToolAnnotations {
   readOnlyHint?: boolean | null;
@@ -569,6 +580,10 @@ export function createClient(call: Call) {
       list: (f: ActivityFilter): Promise<AuditRecord[]> => call('Activity.List', [f]) as Promise<AuditRecord[]>,
     },
     agents: {
+      /** Access returns, for every tool of the servers (downstream and built-in,
+       * not Airlock's own), whether the agent may call it in a task session now
+       * and, when not, the gate's reason and hint. */
+      access: (id: string): Promise<ToolAccess[]> => call('Agents.Access', [id]) as Promise<ToolAccess[]>,
       /** Assign puts an agent on a project. */
       assign: (agent: string, project: string): Promise<Agent> => call('Agents.Assign', [agent, project]) as Promise<Agent>,
       /** Create adds an agent and returns it with its token and passkey, shown
@@ -634,6 +649,9 @@ export function createClient(call: Call) {
       get: (): Promise<Overview> => call('Builtin.Get', []) as Promise<Overview>,
       /** RemovePath takes a folder away from the built-in tools. */
       removePath: (dir: string): Promise<Overview> => call('Builtin.RemovePath', [dir]) as Promise<Overview>,
+      /** Servers returns the ids of the built-in servers (file-read, file-write,
+       * shell-exec), each of which settings.off can switch off. */
+      servers: (): Promise<string[]> => call('Builtin.Servers', []) as Promise<string[]>,
       /** Update replaces the settings (invalid ones are refused, nothing changes). */
       update: (s: BuiltinSettings): Promise<Overview> => call('Builtin.Update', [s]) as Promise<Overview>,
     },

@@ -2,6 +2,7 @@
 // page is opened with `?mock=1` (see getTransport). It is never a fallback.
 // Methods are keyed "Area.Method", as the generated client calls them.
 import { ApiError, type Transport } from './transport';
+import { agentMethods } from './mockAgents';
 import type { Approval, AuditRecord, Rule, RuleInput, ServerConfig, ServerView, TestCall, ToolInfo } from './types';
 
 const now = () => new Date().toISOString();
@@ -212,6 +213,7 @@ export function mockTransport(): Transport {
     'Approvals.Approve': (id: string) => resolve(id, 'approved'),
     'Approvals.Decline': (id: string, reason: string) => resolve(id, 'declined', reason),
     'Approvals.ApproveAndAddRule': (id: string) => resolve(id, 'approved'),
+    ...agentMethods(emit, empty, servers),
   };
 
   return {
@@ -220,7 +222,8 @@ export function mockTransport(): Transport {
       await new Promise((r) => setTimeout(r, 120));
       const fn = methods[method];
       if (!fn) throw new ApiError('internal', `mock has no ${method}`);
-      return structuredClone(fn(...args) ?? null);
+      // Arguments travel as JSON in the real transports (and may be Svelte state proxies, which cannot be cloned).
+      return structuredClone(fn(...(JSON.parse(JSON.stringify(args)) as unknown[])) ?? null);
     },
     subscribe(name, fn) {
       let set = listeners.get(name);

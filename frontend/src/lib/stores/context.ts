@@ -1,6 +1,8 @@
 import { getContext, setContext } from 'svelte';
 import { ActivityStore } from './activity.svelte';
+import { AgentsStore } from './agents.svelte';
 import { ApprovalsStore } from './approvals.svelte';
+import { BuiltinStore } from './builtin.svelte';
 import { RulesStore } from './rules.svelte';
 import { ServersStore } from './servers.svelte';
 import { SystemStore } from './system.svelte';
@@ -12,6 +14,8 @@ export interface Stores {
   approvals: ApprovalsStore;
   rules: RulesStore;
   system: SystemStore;
+  agents: AgentsStore;
+  builtin: BuiltinStore;
 }
 
 export const STORES = Symbol('airlock-stores');
@@ -23,6 +27,8 @@ export function createStores(): Stores {
     approvals: new ApprovalsStore(),
     rules: new RulesStore(),
     system: new SystemStore(),
+    agents: new AgentsStore(),
+    builtin: new BuiltinStore(),
   };
 }
 

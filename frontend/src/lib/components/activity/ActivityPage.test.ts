@@ -92,6 +92,20 @@ describe('ActivityPage', () => {
     expect(screen.getByTestId('activity-client').textContent).toBe('inspector-cli 2.12.0');
   });
 
+  it('links a refused agent\'s request to the setting that would change it', async () => {
+    const refused = rec(3, { agent: 'bob', agentId: 'ag_bob', decision: 'denied', status: 'error', errorCode: 'not_subscribed', error: "Role 'default' of agent 'bob' has no grant for server 'everything'" });
+    vi.mocked(fakeApi.activity.list).mockResolvedValue([refused, rec(2, { decision: 'declined', status: 'error', errorCode: 'declined' })]);
+    vi.mocked(fakeApi.activity.get).mockImplementation(async (id) => (id === 3 ? refused : rec(2)));
+    const { context } = testStores();
+    render(ActivityPage, { context });
+    await userEvent.click(await screen.findByText('tool3'));
+    const link = await screen.findByTestId('detail-setting');
+    expect(link.textContent).toBe('Agents → bob → Role');
+    expect(link.getAttribute('href')).toBe('#/agents/ag_bob?tab=role');
+    await userEvent.click(screen.getByText('tool2'));
+    await waitFor(() => expect(screen.queryByTestId('detail-setting')).toBeNull());
+  });
+
   it('filters by kind and labels prompts and resource reads', async () => {
     vi.mocked(fakeApi.activity.list).mockResolvedValue([rec(1, { kind: 'resources/read', tool: 'file:///notes.md' })]);
     const { context } = testStores();

@@ -1,0 +1,202 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { fakeApi, resetFakeApi } from '../../testing/fakeApi';
+import { testStores } from '../../testing/stores';
+import { agentView as a, role } from '../../testing/agents';
+import type { Agent, AgentView } from '../../api';
+import AgentsPage from './AgentsPage.svelte';
+
+vi.mock('../../api', async () => (await import('../../testing/fakeApi')).fakeApiModule());
+
+const TOKEN = 'alk_Q3v9xK7mB2pLw8ZtR4nY6cHs1dF5gJ0aE9uT2iO7eWq';
+const PASSKEY = 'alp_8ZtR4nY6cHs1dF5gJ0aE9uT2iO7eWqQ3v9xK7mB2pLw';
+
+const owner = a('ag_owner', 'owner', 'owner', undefined, { human: true, role: 'superuser' });
+const lead = a('ag_lead', 'lead', 'coordinator', 'ag_owner', { role: 'readers' });
+const bob = a('ag_bob', 'bob', 'worker', 'ag_lead');
+const plain = (v: AgentView): Agent => {
+  const { tokens: _t, ...rest } = v;
+  return rest;
+};
+
+function backend(agents: AgentView[] = [owner, lead, bob]) {
+  vi.mocked(fakeApi.agents.list).mockResolvedValue(agents);
+  vi.mocked(fakeApi.agents.roles).mockResolvedValue([role('superuser', { isSuperuser: true }), role('default', { isDefault: true }), role('readers', { servers: ['docs'] })]);
+  vi.mocked(fakeApi.agents.projects).mockResolvedValue([]);
+  vi.mocked(fakeApi.agents.access).mockResolvedValue([]);
+  vi.mocked(fakeApi.servers.list).mockResolvedValue([
+    { config: { id: 'docs', command: 'node' }, status: { id: 'docs', transport: 'stdio', state: 'running', restarts: 0, stderrTail: [], since: '', tools: [
+      { serverId: 'docs', name: 'search', exposedName: 'docs__search' }, { serverId: 'docs', name: 'delete', exposedName: 'docs__delete' },
+    ] } },
+  ]);
+}
+
+function renderPage(target?: Parameters<typeof render<typeof AgentsPage>>[1] extends infer _ ? { view: 'agents' | 'roles' | 'projects'; id: string | null; tab: null | 'profile' | 'status' | 'role' | 'tools' | 'projects' | 'connect' } : never) {
+  const { stores, context } = testStores();
+  void stores.servers.load();
+  return { stores, ...render(AgentsPage, { context, props: { target } }) };
+}
+
+describe('AgentsPage', () => {
+  beforeEach(() => {
+    resetFakeApi();
+    backend();
+  });
+
+  it('shows the hierarchy as a tree, the owner at the top', async () => {
+    renderPage();
+    const tree = await screen.findByRole('tree', { name: 'Agent hierarchy' });
+    const items = within(tree).getAllByRole('treeitem');
+    expect(items.map((i) => [i.getAttribute('aria-level'), i.querySelector('.name')!.textContent])).toEqual([['1', 'owner'], ['2', 'lead'], ['3', 'bob']]);
+  });
+
+  it('lands on the agent and tab a deny hint links to', async () => {
+    renderPage({ view: 'agents', id: 'ag_bob', tab: 'role' });
+    const detail = await screen.findByTestId('agent-detail');
+    expect(detail.getAttribute('data-agent-id')).toBe('ag_bob');
+    expect(screen.getByRole('tab', { name: 'Role' }).getAttribute('aria-selected')).toBe('true');
+    // bob has the role "default": its grants are what the link is about.
+    expect((await screen.findByTestId('role-grants')).getAttribute('data-role')).toBe('default');
+    expect((screen.getByLabelText('Grant docs to role default') as HTMLInputElement).checked).toBe(false);
+  });
+
+  it('grants a server to the agent\'s role from the Role tab', async () => {
+    vi.mocked(fakeApi.agents.grant).mockResolvedValue(role('default', { isDefault: true, servers: ['docs'] }));
+    renderPage({ view: 'agents', id: 'ag_bob', tab: 'role' });
+    await userEvent.click(await screen.findByLabelText('Grant docs to role default'));
+    expect(fakeApi.agents.grant).toHaveBeenCalledWith('default', 'docs');
+  });
+
+  it('withholds one tool in a role', async () => {
+    vi.mocked(fakeApi.agents.setRoleTool).mockResolvedValue(role('readers', { servers: ['docs'] }));
+    renderPage({ view: 'roles', id: 'readers', tab: null });
+    await userEvent.selectOptions(await screen.findByLabelText('delete of docs in role readers'), 'withhold');
+    expect(fakeApi.agents.setRoleTool).toHaveBeenCalledWith('readers', 'docs', 'delete', false);
+  });
+
+  it('moves through the tree with the arrow keys', async () => {
+    renderPage({ view: 'agents', id: 'ag_owner', tab: null });
+    const first = await screen.findByRole('treeitem', { name: /owner/ });
+    first.focus();
+    await userEvent.keyboard('{ArrowDown}');
+    await waitFor(() => expect(screen.getByTestId('agent-detail').getAttribute('data-agent-id')).toBe('ag_lead'));
+    await userEvent.keyboard('{ArrowDown}');
+    await waitFor(() => expect(screen.getByTestId('agent-detail').getAttribute('data-agent-id')).toBe('ag_bob'));
+    await userEvent.keyboard('{ArrowLeft}'); // to the parent
+    await waitFor(() => expect(screen.getByTestId('agent-detail').getAttribute('data-agent-id')).toBe('ag_lead'));
+    expect(document.activeElement?.getAttribute('data-agent-id')).toBe('ag_lead');
+  });
+
+  it('suspends with one click', async () => {
+    vi.mocked(fakeApi.agents.suspend).mockImplementation(async () => {
+      vi.mocked(fakeApi.agents.list).mockResolvedValue([owner, lead, { ...bob, status: 'suspended' }]);
+      return { ...plain(bob), status: 'suspended' };
+    });
+    renderPage({ view: 'agents', id: 'ag_bob', tab: null });
+    await userEvent.click(await screen.findByRole('button', { name: 'Suspend' }));
+    expect(fakeApi.agents.suspend).toHaveBeenCalledWith('ag_bob');
+    await waitFor(() => expect(screen.getByTestId('agent-status').textContent).toBe('suspended'));
+    expect(screen.getByRole('button', { name: 'Resume' })).toBeTruthy();
+  });
+
+  it('shows why a tool is refused, with the hint as a link to the setting', async () => {
+    vi.mocked(fakeApi.agents.access).mockResolvedValue([
+      { server: 'docs', tool: 'search', exposedName: 'docs__search', allowed: true },
+      { server: 'docs', tool: 'delete', exposedName: 'docs__delete', allowed: false, code: 'not_subscribed',
+        reason: "Role 'default' of agent 'bob' has no grant for server 'docs'",
+        hint: "grant server 'docs' to role 'default', or give agent 'bob' another role: open Airlock → Agents → bob → Role (#/agents/ag_bob?tab=role)" },
+    ]);
+    renderPage({ view: 'agents', id: 'ag_bob', tab: 'tools' });
+    const rows = await screen.findAllByTestId('access-row');
+    expect(rows.map((r) => [r.dataset.tool, r.dataset.allowed, r.dataset.code])).toEqual([['docs__search', 'true', ''], ['docs__delete', 'false', 'not_subscribed']]);
+    const link = within(rows[1]).getByTestId('hint-link');
+    expect(link.textContent).toBe('Agents → bob → Role');
+    expect(link.getAttribute('href')).toBe('#/agents/ag_bob?tab=role');
+    await userEvent.click(within(rows[0]).getByRole('switch', { name: 'docs__search for bob' }));
+    expect(fakeApi.agents.setToolEnabled).toHaveBeenCalledWith('ag_bob', 'docs', 'search', false);
+  });
+
+  it('shows a new agent\'s token once, masked; Copy copies the real one; the snippets hide it too', async () => {
+    const user = userEvent.setup();
+    const created = a('ag_new', 'scout', 'worker', 'ag_owner');
+    vi.mocked(fakeApi.agents.create).mockResolvedValue({ agent: plain(created), token: TOKEN, passkey: PASSKEY });
+    vi.mocked(fakeApi.agents.snippets).mockImplementation(async (token) => [
+      { client: 'Claude Code', where: 'run in a terminal', text: `claude mcp add --transport http airlock http://x/mcp --header "Authorization: Bearer ${token}"` },
+      { client: 'Cursor', where: '~/.cursor/mcp.json', text: `{"headers":{"Authorization":"Bearer ${token}"}}` },
+    ]);
+    renderPage();
+    await user.click(await screen.findByRole('button', { name: 'New agent' }));
+    const dialog = screen.getByRole('dialog');
+    await user.type(within(dialog).getByLabelText('Name'), 'scout');
+    await user.click(within(dialog).getByRole('button', { name: 'Create agent' }));
+    expect(fakeApi.agents.create).toHaveBeenCalledWith(expect.objectContaining({ name: 'scout', kind: 'worker', role: 'default', parent: 'ag_owner' }));
+
+    expect((await screen.findByTestId('new-token')).textContent!.startsWith(TOKEN.slice(0, 10))).toBe(true);
+    expect(screen.getByRole('note').textContent).toContain("You won't see them again");
+    await screen.findByTestId('connect-snippet');
+    for (const tab of ['Claude Code', 'Cursor']) {
+      await user.click(screen.getByRole('tab', { name: tab }));
+      expect(document.body.innerHTML).not.toContain(TOKEN);
+      expect(document.body.innerHTML).not.toContain(PASSKEY);
+    }
+    await user.click(screen.getByRole('button', { name: 'Copy the agent token' }));
+    await waitFor(async () => expect(await navigator.clipboard.readText()).toBe(TOKEN));
+    await user.click(screen.getByRole('button', { name: 'Copy the Cursor snippet, with the token' }));
+    await waitFor(async () => expect(await navigator.clipboard.readText()).toContain(`Bearer ${TOKEN}`));
+    expect(fakeApi.agents.snippets).toHaveBeenCalledWith(TOKEN, 'task');
+    await user.click(screen.getByRole('radio', { name: 'Chat session' }));
+    await waitFor(() => expect(fakeApi.agents.snippets).toHaveBeenLastCalledWith(TOKEN, 'chat'));
+
+    await user.click(screen.getByRole('button', { name: 'Done' }));
+    expect(screen.queryByRole('dialog')).toBeNull();
+    expect(document.body.innerHTML).not.toContain(TOKEN.slice(10, 30));
+  });
+
+  it('adds an agent under the one shown', async () => {
+    vi.mocked(fakeApi.agents.create).mockResolvedValue({ agent: plain(a('ag_w', 'w', 'worker', 'ag_lead')), token: TOKEN, passkey: PASSKEY });
+    renderPage({ view: 'agents', id: 'ag_lead', tab: null });
+    await userEvent.click(await screen.findByRole('button', { name: 'Add agent under lead' }));
+    const dialog = screen.getByRole('dialog');
+    expect((within(dialog).getByLabelText('Reports to') as HTMLSelectElement).value).toBe('ag_lead');
+    await userEvent.type(within(dialog).getByLabelText('Name'), 'w');
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Create agent' }));
+    expect(fakeApi.agents.create).toHaveBeenCalledWith(expect.objectContaining({ name: 'w', parent: 'ag_lead' }));
+  });
+
+  it('shows a refused new agent\'s reason in the form', async () => {
+    const { ApiError } = await import('../../api/transport');
+    vi.mocked(fakeApi.agents.create).mockRejectedValue(new ApiError('conflict', 'an agent named "bob" exists already'));
+    renderPage();
+    await userEvent.click(await screen.findByRole('button', { name: 'New agent' }));
+    const dialog = screen.getByRole('dialog');
+    await userEvent.type(within(dialog).getByLabelText('Name'), 'bob');
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Create agent' }));
+    expect((await screen.findByTestId('agent-form-error')).textContent).toContain('exists already');
+    expect(screen.getByRole('dialog')).toBeTruthy();
+  });
+
+  it('says what to do when only the owner and the old shared agent exist', async () => {
+    backend([owner, a('ag_default', 'default', 'manager', 'ag_owner', { role: 'superuser' })]);
+    renderPage();
+    const intro = await screen.findByTestId('agents-intro');
+    expect(intro.textContent).toContain('Give each AI agent its own identity');
+    expect(within(intro).getByRole('button', { name: 'New agent' })).toBeTruthy();
+  });
+
+  it('replaces a token only after a confirmation, then shows the new one once', async () => {
+    const withToken = { ...bob, tokens: [{ id: 'tk1', agentId: 'ag_bob', prefix: 'alk_AAAAAA…', legacy: false, createdAt: '' }] };
+    backend([owner, lead, withToken]);
+    vi.mocked(fakeApi.agents.rotateToken).mockResolvedValue(TOKEN);
+    vi.mocked(fakeApi.agents.snippets).mockResolvedValue([]);
+    renderPage({ view: 'agents', id: 'ag_bob', tab: 'connect' });
+    expect((await screen.findByTestId('token-row')).textContent).toContain('alk_AAAAAA…');
+    await userEvent.click(screen.getByRole('button', { name: 'Create a new token' }));
+    expect(fakeApi.agents.rotateToken).not.toHaveBeenCalled();
+    await userEvent.click(screen.getByRole('button', { name: 'Replace token' }));
+    expect(fakeApi.agents.rotateToken).toHaveBeenCalledWith('ag_bob');
+    expect((await screen.findByTestId('new-token')).textContent).not.toBe(TOKEN);
+    await userEvent.click(screen.getByRole('button', { name: /saved it/ }));
+    expect(screen.queryByTestId('new-token')).toBeNull();
+  });
+});

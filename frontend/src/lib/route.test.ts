@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { agentHref, hintParts, parseHash, roleHref } from './route';
+
+describe('parseHash', () => {
+  it.each([
+    ['', { route: 'servers' }],
+    ['#/rules', { route: 'rules' }],
+    ['#/builtin', { route: 'builtin' }],
+    ['#/nonsense', { route: 'servers' }],
+    ['#/agents', { route: 'agents', agents: { view: 'agents', id: null, tab: null } }],
+    // The backend's deny hints link like this (authz uiLink).
+    ['#/agents/ag_7f3a?tab=role', { route: 'agents', agents: { view: 'agents', id: 'ag_7f3a', tab: 'role' } }],
+    ['#/agents/ag_7f3a?tab=status', { route: 'agents', agents: { view: 'agents', id: 'ag_7f3a', tab: 'status' } }],
+    ['#/agents/ag_7f3a?tab=bogus', { route: 'agents', agents: { view: 'agents', id: 'ag_7f3a', tab: null } }],
+    ['#/agents/roles/readers', { route: 'agents', agents: { view: 'roles', id: 'readers', tab: null } }],
+    ['#/agents/projects', { route: 'agents', agents: { view: 'projects', id: null, tab: null } }],
+  ])('%s', (hash, want) => {
+    expect(parseHash(hash)).toEqual(want);
+  });
+
+  it('reads back the links it makes', () => {
+    expect(parseHash(agentHref('ag_1', 'tools')).agents).toEqual({ view: 'agents', id: 'ag_1', tab: 'tools' });
+    expect(parseHash(roleHref('a.b-c')).agents).toEqual({ view: 'roles', id: 'a.b-c', tab: null });
+  });
+});
+
+describe('hintParts', () => {
+  it('turns the backend\'s "open Airlock → …" wording into one link', () => {
+    const hint = "grant server 'work' to role 'default', or give agent 'bob' another role: open Airlock → Agents → bob → Role (#/agents/ag_1?tab=role)";
+    expect(hintParts(hint)).toEqual([
+      { text: "grant server 'work' to role 'default', or give agent 'bob' another role: " },
+      { text: 'Agents → bob → Role', href: '#/agents/ag_1?tab=role' },
+    ]);
+  });
+
+  it('keeps a bare link and the text around it', () => {
+    expect(hintParts('see #/builtin for the lists.')).toEqual([{ text: 'see ' }, { text: '#/builtin', href: '#/builtin' }, { text: ' for the lists.' }]);
+  });
+
+  it('leaves text without a link alone', () => {
+    expect(hintParts('pass overwrite: true to replace it')).toEqual([{ text: 'pass overwrite: true to replace it' }]);
+  });
+});
