@@ -99,13 +99,13 @@ func (b *Builtin) readFile(_ context.Context, args ReadArgs) (readOutcome, error
 	}
 	return readOutcome{}, (&core.Error{Code: EBinaryRefused,
 		Message: fmt.Sprintf("%s is a binary file (%s); file_read returns text only", res.shown, base)}).
-		WithHint(fmt.Sprintf("to let agents read %s files as base64, add %s to binaryMimeAllow in Airlock's Built-in tools settings", base, base))
+		WithHint(fmt.Sprintf("to let agents read %s files as base64, add %s to binaryMimeAllow in Airlock's Built-in tools settings (#/builtin)", base, base))
 }
 
 func tooLargeToRead(shown string, size, limit int64) *core.Error {
 	return (&core.Error{Code: core.ETooLarge,
 		Message: fmt.Sprintf("%s is %d bytes; file_read returns at most %d", shown, size, limit)}).
-		WithHint("raise readCapBytes in Airlock's Built-in tools settings, or read a smaller file")
+		WithHint("raise readCapBytes in Airlock's Built-in tools settings (#/builtin), or read a smaller file")
 }
 
 // regularFile refuses directories, devices, pipes and sockets.

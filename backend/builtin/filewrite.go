@@ -58,14 +58,14 @@ func (c *config) checkWriteContent(args WriteArgs) error {
 	if int64(len(args.Content)) > c.settings.WriteCapBytes {
 		return (&core.Error{Code: core.ETooLarge,
 			Message: fmt.Sprintf("the content is %d bytes; file_write writes at most %d", len(args.Content), c.settings.WriteCapBytes)}).
-			WithHint("raise writeCapBytes in Airlock's Built-in tools settings, or write less")
+			WithHint("raise writeCapBytes in Airlock's Built-in tools settings (#/builtin), or write less")
 	}
 	name := strings.TrimRight(filepath.Base(args.Path), ". ")
 	ext := strings.ToLower(filepath.Ext(name))
 	if ext != "" && slices.Contains(c.settings.ExecutableExtensions, ext) {
 		return (&core.Error{Code: EExecutableRefused,
 			Message: fmt.Sprintf("%s files are executable; file_write does not write them", ext)}).
-			WithHint(fmt.Sprintf("remove %s from executableExtensions in Airlock's Built-in tools settings to allow it", ext))
+			WithHint(fmt.Sprintf("remove %s from executableExtensions in Airlock's Built-in tools settings (#/builtin) to allow it", ext))
 	}
 	if kind := executableContent([]byte(args.Content)); kind != "" {
 		return core.Errorf(EExecutableRefused, "the content is an executable (%s); file_write does not write executables", kind)

@@ -101,7 +101,7 @@ func (c *config) resolve(p string) (*resolved, error) {
 		if best < 0 {
 			return nil, (&core.Error{Code: EPathOutsideRoots,
 				Message: fmt.Sprintf("%s is outside the allowed folders (%s)", p, c.rootList())}).
-				WithHint("use a path inside an allowed folder, or allow the folder: airlock builtin allow-path DIR")
+				WithHint("use a path inside an allowed folder, or allow the folder in Airlock's Built-in tools settings (#/builtin) or with airlock builtin allow-path DIR")
 		}
 		dir = c.roots[best]
 	} else {
@@ -136,7 +136,7 @@ func (c *config) rootList() string {
 
 func disabledError() *core.Error {
 	return (&core.Error{Code: EBuiltinDisabled, Message: "the built-in tools are off: no folder is allowed"}).
-		WithHint("allow a folder in Airlock's Built-in tools settings, with `airlock builtin allow-path DIR`, or start Airlock with --allow-path DIR")
+		WithHint("allow a folder in Airlock's Built-in tools settings (#/builtin), with `airlock builtin allow-path DIR`, or start Airlock with --allow-path DIR")
 }
 
 // checkPathText refuses paths that are not paths before anything looks them

@@ -125,7 +125,7 @@ func deniedError(cl Classification) *core.Error {
 	for _, f := range cl.Findings {
 		if f.Outcome == core.Deny {
 			return (&core.Error{Code: ECommandDenied, Message: "refused: " + f.Reason}).
-				WithHint("denied commands are never run and cannot be approved; the deny list is in Airlock's Built-in tools settings")
+				WithHint("denied commands are never run and cannot be approved; the deny list is in Airlock's Built-in tools settings (#/builtin)")
 		}
 	}
 	return core.Errorf(ECommandDenied, "refused by the deny list")
