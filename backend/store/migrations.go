@@ -20,6 +20,7 @@ func migrations() []*gormigrate.Migration {
 		m0004Client(),
 		m0005Requests(),
 		m0006Agents(),
+		m0007Teams(),
 	}
 }
 
