@@ -46,7 +46,9 @@ func (s *Service) Conversations(f ConversationFilter) ([]Conversation, error) {
 }
 
 // LastMessages returns the newest message of each conversation.
-func (s *Service) LastMessages(ids []string) (map[string]Message, error) { return s.st.LastMessages(ids) }
+func (s *Service) LastMessages(ids []string) (map[string]Message, error) {
+	return s.st.LastMessages(ids)
+}
 
 // UnreadCounts counts the messages viewerID has not read, per conversation.
 func (s *Service) UnreadCounts(viewerID string, ids []string) (map[string]int, error) {

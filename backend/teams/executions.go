@@ -92,7 +92,9 @@ func (s *Service) FinishExecution(id, status string, exitCode *int) (Execution, 
 
 // Executions returns the executions f selects, newest first, and how many
 // there are without f's limit.
-func (s *Service) Executions(f ExecutionFilter) ([]Execution, int, error) { return s.st.ListExecutions(f) }
+func (s *Service) Executions(f ExecutionFilter) ([]Execution, int, error) {
+	return s.st.ListExecutions(f)
+}
 
 // Execution returns execution id.
 func (s *Service) Execution(id string) (Execution, error) {

@@ -264,7 +264,7 @@ func (s *Service) CreateTasks(actorID, projectID string, in []TaskInput) ([]Task
 func assignedNotification(t Task, actorID string, r roster) Notification {
 	return Notification{TargetAgentID: t.AssigneeID, TargetProjectID: t.ProjectID, Type: NotifyMessage, Action: ActionTaskAssigned,
 		TaskID: t.ID, SourceAgentID: actorID,
-		Message: fmt.Sprintf("%s assigned you task %s: %s (status %s, priority %s)", r.name(actorID), t.ID, t.Title, t.Status, t.Priority),
+		Message:     fmt.Sprintf("%s assigned you task %s: %s (status %s, priority %s)", r.name(actorID), t.ID, t.Title, t.Status, t.Priority),
 		Instruction: "A task was assigned to you. Call get_my_tasks to see it, or get_next_action for what to do next."}
 }
 
