@@ -35,6 +35,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/pins"
 	"github.com/airlock-dev/airlock/backend/pipeline"
 	"github.com/airlock-dev/airlock/backend/store"
+	"github.com/airlock-dev/airlock/backend/teams"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -82,6 +83,7 @@ type Instance struct {
 	cat     *catalog.Catalog
 	gw      *gateway.Gateway
 	authz   *authz.Service
+	teams   *teams.Service
 	rules   *hitl.Rules
 	srv     *http.Server
 	cancel  context.CancelFunc
@@ -159,7 +161,12 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		return nil, err
 	}
 	go in.authz.Watch(ctx)
-	in.cat.AddInProcess(authz.Server, ownServer(in.authz), true)
+	own := ownServer(in.authz)
+	team, err := in.startTeams(o, own)
+	if err != nil {
+		return nil, err
+	}
+	in.cat.AddInProcess(authz.Server, own, true)
 
 	hitlDeps, err := in.startHITL(ctx, o, audit)
 	if err != nil {
@@ -173,6 +180,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		Decider:  hitlDeps.rules,
 		Approver: hitlDeps.broker,
 		Dispatch: in.cat,
+		Respond:  team.responders(),
 		Audit:    recorder,
 		Logger:   o.Logger,
 	})
@@ -224,6 +232,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	}
 	deps := api.Deps{Info: in.Info, Config: in.cfg, Catalog: in.cat, Audit: audit, Recorder: recorder, DB: in.db, Pins: toolPins, Authz: in.authz, Events: in.Hub}
 	hitlDeps.apply(&deps)
+	team.apply(&deps)
 	in.API = api.New(deps)
 
 	localToken := randomToken()
@@ -284,6 +293,7 @@ func (in *Instance) reload() {
 	if _, err := in.rules.Reload(); err != nil {
 		in.log.Warn("reload rules", "err", err)
 	}
+	in.reloadTeams()
 }
 
 func randomToken() string {

@@ -1,6 +1,6 @@
 // Package api is the facade the UI calls, one area per screen: System,
-// Servers, Rules, Approvals, Activity. Each area's exported methods are bound
-// to the Wails window in the desktop app and served over HTTP (POST
+// Servers, Rules, Approvals, Activity, Agents, Board, Chat. Each area's
+// exported methods are bound to the Wails window in the desktop app and served over HTTP (POST
 // /api/rpc/<Area>.<Method>, events over SSE) by `airlock serve`: one
 // facade, two transports, no logic written twice. The TypeScript types and
 // client the frontend uses are generated from these definitions (see
@@ -21,6 +21,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/pins"
 	"github.com/airlock-dev/airlock/backend/store"
+	"github.com/airlock-dev/airlock/backend/teams"
 )
 
 // Deps are what the facade works on.
@@ -35,6 +36,7 @@ type Deps struct {
 	Broker   *hitl.Broker
 	Pins     *pins.Pins
 	Authz    *authz.Service
+	Teams    *teams.Service
 	Events   core.EventSink
 }
 
@@ -46,6 +48,8 @@ type Facade struct {
 	Approvals *Approvals
 	Activity  *Activity
 	Agents    *Agents
+	Board     *Board
+	Chat      *Chat
 }
 
 // New returns the facade over d.
@@ -57,6 +61,8 @@ func New(d Deps) *Facade {
 		Approvals: &Approvals{d: d},
 		Activity:  &Activity{d: d},
 		Agents:    &Agents{d: d},
+		Board:     &Board{d: d},
+		Chat:      &Chat{d: d},
 	}
 }
 
@@ -76,5 +82,7 @@ func (f *Facade) Areas() []Area {
 		{"Approvals", f.Approvals},
 		{"Activity", f.Activity},
 		{"Agents", f.Agents},
+		{"Board", f.Board},
+		{"Chat", f.Chat},
 	}
 }

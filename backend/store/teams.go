@@ -239,6 +239,9 @@ func (s *Teams) taskQuery(f teams.TaskFilter) *gorm.DB {
 	if f.CreatorID != "" {
 		q = q.Where("created_by_agent_id = ?", f.CreatorID)
 	}
+	if f.RequesterID != "" {
+		q = q.Where("requested_by_agent_id = ?", f.RequesterID)
+	}
 	if f.ParentID != "" {
 		q = q.Where("parent_task_id = ?", f.ParentID)
 	}

@@ -234,3 +234,6 @@ func hasLog(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
 }
+
+// LogDir is where a data directory keeps execution logs.
+func LogDir(dataDir string) string { return filepath.Join(dataDir, "logs") }

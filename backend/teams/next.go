@@ -69,6 +69,8 @@ type agentState struct {
 	// awaiting are active conversations whose last message is the
 	// agent's own.
 	awaiting  []string
+	// delegated are open tasks the agent created for others or asked
+	// others for in chat.
 	delegated []Task
 }
 
@@ -120,8 +122,17 @@ func (s *Service) NextAction(agentID, purpose, sessionProject string) (NextActio
 	if err != nil {
 		return NextAction{}, err
 	}
-	for _, t := range created {
-		if t.AssigneeID != agentID {
+	// Work the agent asked for in chat counts as handed out too: the
+	// seed's pilot failure was a manager told "all done" while the work it
+	// had asked for in chat was open.
+	requested, _, err := s.st.ListTasks(TaskFilter{ProjectID: projectID, RequesterID: agentID, Statuses: open})
+	if err != nil {
+		return NextAction{}, err
+	}
+	seen := map[string]bool{}
+	for _, t := range append(created, requested...) {
+		if t.AssigneeID != agentID && !seen[t.ID] {
+			seen[t.ID] = true
 			st.delegated = append(st.delegated, t)
 		}
 	}

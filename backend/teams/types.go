@@ -107,8 +107,10 @@ type TaskFilter struct {
 	ProjectID  string
 	AssigneeID string
 	CreatorID  string
-	ParentID   string
-	Statuses   []string
+	// RequesterID selects the tasks the agent asked for in chat.
+	RequesterID string
+	ParentID    string
+	Statuses    []string
 	// Limit caps the tasks returned (0: no cap); the total is counted
 	// regardless.
 	Limit  int
