@@ -46,3 +46,7 @@ func (in *Instance) reloadTeams() {
 		in.log.Warn("reload teams", "err", err)
 	}
 }
+
+// Teams is the running instance's team service: agent runs start and
+// finish their executions through it.
+func (in *Instance) Teams() *teams.Service { return in.teams }
