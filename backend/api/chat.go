@@ -13,52 +13,18 @@ import (
 // events.
 type Chat struct{ d Deps }
 
-// ConversationView is a conversation as the list shows it.
-type ConversationView struct {
-	teams.Conversation
-	// Unread counts the messages the owner has not read.
-	Unread      int            `json:"unread"`
-	LastMessage *teams.Message `json:"lastMessage"`
-}
-
 // Conversations returns a project's conversations (every project's when
-// projectID is empty), the most recently active first.
-func (c *Chat) Conversations(projectID string) ([]ConversationView, error) {
+// projectID is empty), the most recently active first, with what the owner
+// has not read.
+func (c *Chat) Conversations(projectID string) ([]teams.ConversationSummary, error) {
 	if projectID != "" {
-		p, err := (&Board{d: c.d}).project(projectID)
+		p, err := c.d.Teams.Project(projectID)
 		if err != nil {
 			return nil, err
 		}
 		projectID = p.ID
 	}
-	convs, err := c.d.Teams.Conversations(teams.ConversationFilter{ProjectID: projectID})
-	if err != nil {
-		return nil, err
-	}
-	return c.views(convs)
-}
-
-func (c *Chat) views(convs []teams.Conversation) ([]ConversationView, error) {
-	ids := make([]string, len(convs))
-	for i, cv := range convs {
-		ids[i] = cv.ID
-	}
-	last, err := c.d.Teams.LastMessages(ids)
-	if err != nil {
-		return nil, err
-	}
-	unread, err := c.d.Teams.UnreadCounts(authz.OwnerID, ids)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ConversationView, len(convs))
-	for i, cv := range convs {
-		out[i] = ConversationView{Conversation: cv, Unread: unread[cv.ID]}
-		if m, ok := last[cv.ID]; ok {
-			out[i].LastMessage = &m
-		}
-	}
-	return out, nil
+	return c.d.Teams.Summaries(authz.OwnerID, teams.ConversationFilter{ProjectID: projectID})
 }
 
 // MessagesView is a conversation with its last messages.
@@ -102,20 +68,16 @@ func (c *Chat) Send(conversationID, content string) (teams.Message, error) {
 
 // Start opens a conversation of the owner with agents of a project (ids or
 // names), with a first message.
-func (c *Chat) Start(projectID string, agentIDs []string, topic, message string) (ConversationView, error) {
-	p, err := (&Board{d: c.d}).project(projectID)
+func (c *Chat) Start(projectID string, agentIDs []string, topic, message string) (teams.ConversationSummary, error) {
+	p, err := c.d.Teams.Project(projectID)
 	if err != nil {
-		return ConversationView{}, err
+		return teams.ConversationSummary{}, err
 	}
 	conv, _, err := c.d.Teams.StartConversation(authz.OwnerID, p.ID, agentIDs, topic, message, "")
 	if err != nil {
-		return ConversationView{}, err
+		return teams.ConversationSummary{}, err
 	}
-	views, err := c.views([]teams.Conversation{conv})
-	if err != nil {
-		return ConversationView{}, err
-	}
-	return views[0], nil
+	return c.d.Teams.Summary(authz.OwnerID, conv)
 }
 
 // End ends a conversation, as the owner.

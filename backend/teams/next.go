@@ -68,7 +68,7 @@ type agentState struct {
 	unanswered []string
 	// awaiting are active conversations whose last message is the
 	// agent's own.
-	awaiting  []string
+	awaiting []string
 	// delegated are open tasks the agent created for others or asked
 	// others for in chat.
 	delegated []Task

@@ -219,8 +219,8 @@ export interface ConversationChanged {
   reason: string;
 }
 
-/** Go: api.ConversationView */
-export interface ConversationView {
+/** Go: teams.ConversationSummary */
+export interface ConversationSummary {
   id: string;
   projectId: string;
   topic: string;
@@ -339,7 +339,7 @@ export interface Project {
   updatedAt: string;
 }
 
-/** Go: api.ProjectSummary */
+/** Go: teams.ProjectSummary */
 export interface ProjectSummary {
   id: string;
   name: string;
@@ -513,7 +513,7 @@ export interface Task {
   completedAt: string | null;
 }
 
-/** Go: api.TaskCard */
+/** Go: teams.TaskCard */
 export interface TaskCard {
   id: string;
   projectId: string;
@@ -862,8 +862,9 @@ export function createClient(call: Call) {
     },
     chat: {
       /** Conversations returns a project's conversations (every project's when
-       * projectID is empty), the most recently active first. */
-      conversations: (projectID: string): Promise<ConversationView[]> => call('Chat.Conversations', [projectID]) as Promise<ConversationView[]>,
+       * projectID is empty), the most recently active first, with what the owner
+       * has not read. */
+      conversations: (projectID: string): Promise<ConversationSummary[]> => call('Chat.Conversations', [projectID]) as Promise<ConversationSummary[]>,
       /** End ends a conversation, as the owner. */
       end: (conversationID: string): Promise<Conversation> => call('Chat.End', [conversationID]) as Promise<Conversation>,
       /** MarkRead marks a conversation read up to its newest message for the
@@ -877,7 +878,7 @@ export function createClient(call: Call) {
       send: (conversationID: string, content: string): Promise<Message> => call('Chat.Send', [conversationID, content]) as Promise<Message>,
       /** Start opens a conversation of the owner with agents of a project (ids or
        * names), with a first message. */
-      start: (projectID: string, agentIDs: string[], topic: string, message: string): Promise<ConversationView> => call('Chat.Start', [projectID, agentIDs, topic, message]) as Promise<ConversationView>,
+      start: (projectID: string, agentIDs: string[], topic: string, message: string): Promise<ConversationSummary> => call('Chat.Start', [projectID, agentIDs, topic, message]) as Promise<ConversationSummary>,
     },
   };
 }
