@@ -65,6 +65,9 @@ Usage:
   airlock rules list|add|update|rm|test|export|import  manage approval rules
   airlock agents list|add|update|rm|suspend|resume|token|passkey  manage agents
   airlock roles list|add|grant|revoke|default|rm      manage permission roles
+  airlock projects list|add                          projects and their task counts
+  airlock tasks list|show|add|move|assign|update|log  the task board, as the owner
+  airlock chat list|show|send|start|end              agents' conversations, as the owner
   airlock version
 
 Environment: AIRLOCK_DATA_DIR, AIRLOCK_ADDR, AIRLOCK_TOKEN (bridge), AIRLOCK_URL (bridge).
@@ -137,7 +140,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		b := &bridge.Bridge{URL: *url, Token: *token}
 		return b.Run(ctx, stdin, stdout)
-	case "token", "servers", "rules", "agents", "roles":
+	case "token", "servers", "rules", "agents", "roles", "projects", "tasks", "chat":
 		// These take --data-dir anywhere among their own arguments.
 		dataDirArg, rest := extractDataDir(args)
 		dataDir, err := cli.ResolveDataDir(dataDirArg, getenv)
@@ -252,6 +255,12 @@ func admin(ctx context.Context, cmd, dataDir string, args []string, stdin io.Rea
 		return cli.RunAgents(ctx, db, args, stdout, stderr)
 	case "roles":
 		return cli.RunRoles(ctx, db, args, stdout, stderr)
+	case "projects":
+		return cli.RunProjects(ctx, db, args, stdout, stderr)
+	case "tasks":
+		return cli.RunTasks(ctx, db, args, stdout, stderr)
+	case "chat":
+		return cli.RunChat(ctx, db, args, stdout, stderr)
 	}
 	return cli.RunRules(ctx, db, cli.KnownServers(dataDir), args, stdout, stderr)
 }
