@@ -169,7 +169,7 @@ func m0007Teams() *gormigrate.Migration {
 			}
 			// The agent's task list: its tasks in a project, in list order,
 			// read from the index without a sort.
-			return tx.Exec("CREATE INDEX idx_tasks_assignee_order ON tasks (assignee_id, project_id, status_rank, priority_rank, created_at)").Error
+			return tx.Exec("CREATE INDEX idx_tasks_assignee_order ON tasks (assignee_id, project_id, status_rank, priority_rank, created_at, id)").Error
 		},
 		Rollback: func(tx *gorm.DB) error {
 			return tx.Migrator().DropTable("execution_logs", "agent_notifications", "chat_messages", "conversation_participants",

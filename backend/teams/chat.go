@@ -446,7 +446,7 @@ func (s *Service) ClaimPendingMessages(actorID, projectID string, limit int) ([]
 				return err
 			}
 		}
-		if len(convs) > 0 {
+		if len(convs) > 0 && s.mayHaveNotifications(actorID) {
 			if err := markChatNotificationsRead(tx, actorID, convs, s.now().UTC()); err != nil {
 				return err
 			}

@@ -57,7 +57,9 @@ func handler(az *authz.Service, name string, fn toolFunc) mcp.ToolHandler {
 		if err != nil {
 			return ErrorResult(err), nil
 		}
-		text, err := json.MarshalIndent(out, "", "  ")
+		// Compact JSON: a model reads it as well as indented, in fewer
+		// tokens, and every hop through the gateway copies fewer bytes.
+		text, err := json.Marshal(out)
 		if err != nil {
 			return ErrorResult(err), nil
 		}
@@ -82,7 +84,7 @@ func ErrorResult(err error) *mcp.CallToolResult {
 		e = &core.Error{Code: core.EInternal, Message: err.Error()}
 	}
 	body := ToolError{Error: e.Code, Message: e.Message, Hint: e.Hint}
-	text, _ := json.MarshalIndent(body, "", "  ")
+	text, _ := json.Marshal(body)
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}},
 		StructuredContent: json.RawMessage(text), Meta: mcp.Meta{"airlock/error": e}}
 }
@@ -179,10 +181,25 @@ func taskView(t Task) TaskView {
 		RequestedInConversationID: t.RequestedInConversationID, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, CompletedAt: t.CompletedAt}
 }
 
-func taskViews(ts []Task) []TaskView {
-	out := make([]TaskView, len(ts))
+// TaskListItem is a task in get_my_tasks (seed 001's shape: the fields to
+// choose by, without the description, which get_my_task gives).
+type TaskListItem struct {
+	TaskID        string    `json:"task_id"`
+	Title         string    `json:"title"`
+	Status        string    `json:"status"`
+	Priority      string    `json:"priority"`
+	ParentTaskID  string    `json:"parent_task_id,omitempty"`
+	DependsOn     []string  `json:"depends_on,omitempty"`
+	BlockedReason string    `json:"blocked_reason,omitempty"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+}
+
+func taskList(ts []Task) []TaskListItem {
+	out := make([]TaskListItem, len(ts))
 	for i, t := range ts {
-		out[i] = taskView(t)
+		out[i] = TaskListItem{TaskID: t.ID, Title: t.Title, Status: t.Status, Priority: t.Priority, ParentTaskID: t.ParentTaskID,
+			DependsOn: t.DependsOn, BlockedReason: t.BlockedReason, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 	}
 	return out
 }
@@ -333,11 +350,11 @@ func (h *tools) getMyTasks(_ context.Context, c core.Caller, raw json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	instr := "These are the tasks assigned to you. Call get_next_action for what to do next."
+	instr := "上記があなたに割り当てられたタスクです。 (These are the tasks assigned to you; get_my_task shows the one in progress in full. Call get_next_action for what to do next.)"
 	if total > len(list) {
 		instr = fmt.Sprintf("These are %d of the %d tasks assigned to you (the most pressing first). Filter by status to see others.", len(list), total)
 	}
-	return map[string]any{"success": true, "agent_id": c.AgentID, "tasks": taskViews(list), "total_count": total,
+	return map[string]any{"success": true, "agent_id": c.AgentID, "tasks": taskList(list), "total_count": total,
 		"returned_count": len(list), "instruction": instr}, nil
 }
 
