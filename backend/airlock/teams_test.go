@@ -812,3 +812,66 @@ func waitEvent(t *testing.T, sub *events.Sub, name string, match func(any) bool)
 		}
 	}
 }
+
+// The coordinator's tools: health_check, list_managed_agents and
+// get_agent_action, which says to start an agent with work (in the right
+// session), keep one running, stop an idle one, and leave the rest.
+func TestCoordinatorTools(t *testing.T) {
+	c := newCrew(t)
+	coord := c.session(t, "coordinator", "task")
+	mgr := c.session(t, "manager-dev", "task")
+	r := ok(t, coord, "health_check", nil)
+	if r.str("status") != "ok" || r.body["agents"] != 8.0 || r.body["projects"] != 1.0 { // the crew, the owner and "default"
+		t.Errorf("health_check = %v", r.body)
+	}
+	refused(t, c.session(t, "worker-frontend-01", "task"), "health_check", nil, core.EForbidden)
+
+	ready := c.createTask(t, mgr, "ready work", "worker-frontend-01")
+	ok(t, c.session(t, "manager-dev", "chat"), "start_conversation", map[string]any{"participant_id": "worker-frontend-02", "initial_message": "a question"})
+	card, err := c.in.API.Board.Create(crewProject, teams.TaskInput{Title: "running work", AssigneeID: "worker-qa-01", Status: teams.StatusTodo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := card.ID
+	if _, err := c.in.API.Board.Move(busy, teams.StatusInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	run, err := c.in.Teams().StartExecution(busy, c.id("worker-qa-01"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// qa-lead runs with no work of its own: it is to be stopped.
+	if _, err := c.in.Teams().StartExecution(busy, c.id("qa-lead")); err != nil {
+		t.Fatal(err)
+	}
+
+	r = ok(t, coord, "list_managed_agents", nil)
+	got := map[string]map[string]any{}
+	for _, a := range r.body["agents"].([]any) {
+		m := a.(map[string]any)
+		got[m["name"].(string)] = m
+	}
+	if _, ok := got["owner"]; ok || len(got) != 5 {
+		t.Errorf("managed agents = %v", got)
+	}
+	if got["worker-frontend-01"]["todo_tasks"] != 1.0 || got["worker-frontend-02"]["pending_messages"] != 1.0 || got["worker-qa-01"]["running_execution_id"] != run.ID {
+		t.Errorf("managed agents' counts = %v", got)
+	}
+	cases := []struct {
+		agent, action, purpose, task string
+	}{
+		{"worker-frontend-01", teams.AgentStart, "task", ready},
+		{"worker-frontend-02", teams.AgentStart, "chat", ""},
+		{"worker-qa-01", teams.AgentKeepRunning, "", ""},
+		{"qa-lead", teams.AgentStop, "", ""},
+		{"manager-dev", teams.AgentNone, "", ""},
+	}
+	for _, tc := range cases {
+		r := ok(t, coord, "get_agent_action", map[string]any{"agent_id": tc.agent})
+		if r.str("action") != tc.action || r.str("session_purpose") != tc.purpose || r.str("task_id") != tc.task {
+			t.Errorf("%s: %v, want %s %s %s", tc.agent, r.body, tc.action, tc.purpose, tc.task)
+		}
+	}
+	refused(t, coord, "get_agent_action", map[string]any{"agent_id": "ghost"}, teams.ECodeAgentNotFound)
+	refused(t, coord, "get_agent_action", map[string]any{"agent_id": "owner"}, teams.ECodeUnauthorized)
+}

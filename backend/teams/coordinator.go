@@ -64,20 +64,18 @@ type AgentSummary struct {
 	RunningExecutionID  string      `json:"runningExecutionId"`
 }
 
-// ManagedAgents lists the agents below callerID (every agent but itself for
-// the owner), in projectID when given.
+// ManagedAgents lists the agents Airlock manages for a coordinator: every
+// agent but the caller and the owner (the person), in projectID when
+// given. A coordinator starts and stops agent processes, whatever branch
+// of the hierarchy they sit in.
 func (s *Service) ManagedAgents(callerID, projectID string) ([]AgentSummary, error) {
-	r, err := s.roster()
-	if err != nil {
-		return nil, err
-	}
 	agents, err := s.dir.Agents()
 	if err != nil {
 		return nil, err
 	}
 	out := []AgentSummary{}
 	for _, a := range agents {
-		if a.ID == callerID || !r.managesOrIs(callerID, a.ID) {
+		if a.ID == callerID || a.Kind == authz.KindOwner {
 			continue
 		}
 		if projectID != "" && !inProject(a, projectID) {
@@ -149,8 +147,8 @@ type AgentAction struct {
 }
 
 // AgentActionFor decides, for callerID (a coordinator or the owner), what
-// to do about agent agentRef below it: start it (with a task or chat
-// session), keep it running, stop it, or leave it.
+// to do about agent agentRef: start it (with a task or chat session), keep
+// it running, stop it, or leave it (a person is never started).
 func (s *Service) AgentActionFor(callerID, agentRef, projectID string) (AgentAction, error) {
 	if agentRef == "" {
 		return AgentAction{}, core.Errorf(core.EInvalid, "agent_id is required")
@@ -163,7 +161,7 @@ func (s *Service) AgentActionFor(callerID, agentRef, projectID string) (AgentAct
 	if err != nil {
 		return AgentAction{}, err
 	}
-	if a.ID == callerID || !r.managesOrIs(callerID, a.ID) {
+	if a.ID == callerID || a.Kind == authz.KindOwner {
 		return AgentAction{}, core.Errorf(ECodeUnauthorized, "Agent '%s' is not managed by '%s'", a.Name, r.name(callerID))
 	}
 	if projectID != "" && !inProject(a, projectID) {
@@ -191,9 +189,25 @@ func (s *Service) AgentActionFor(callerID, agentRef, projectID string) (AgentAct
 			return AgentAction{}, err
 		}
 	}
-	work := startable != nil || sum.UnreadNotifications > 0
-	chat := sum.PendingMessages > 0
+	// A call to the chat is answered in a chat session; any other
+	// notification waits for the task session.
+	ns, err := s.st.UnreadNotifications(a.ID, projectID)
+	if err != nil {
+		return AgentAction{}, err
+	}
+	taskNotes, chatNotes := 0, 0
+	for _, n := range ns {
+		if n.Type == NotifyMessage && n.Action == ActionCheckChat {
+			chatNotes++
+		} else {
+			taskNotes++
+		}
+	}
+	work := startable != nil || taskNotes > 0
+	chat := sum.PendingMessages > 0 || chatNotes > 0
 	switch {
+	case a.Human:
+		out.Action, out.Reason = AgentNone, "the agent is a person: Airlock does not start people"
 	case a.Status != authz.StatusActive && running:
 		out.Action, out.Reason = AgentStop, "the agent is "+a.Status
 	case a.Status != authz.StatusActive:
@@ -211,7 +225,7 @@ func (s *Service) AgentActionFor(callerID, agentRef, projectID string) (AgentAct
 		}
 	case chat:
 		out.Action, out.Purpose = AgentStart, core.PurposeChat
-		out.Reason = fmt.Sprintf("%d message(s) wait for it in chat", sum.PendingMessages)
+		out.Reason = fmt.Sprintf("%d message(s) wait for it in chat", max(sum.PendingMessages, chatNotes))
 	default:
 		out.Action, out.Reason = AgentNone, "nothing is open for it"
 	}
