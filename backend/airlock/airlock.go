@@ -162,7 +162,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	}
 	go in.authz.Watch(ctx)
 	own := ownServer(in.authz)
-	team, err := in.startTeams(o, own)
+	team, err := in.startTeams(ctx, o, own)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package airlock
 
 import (
+	"context"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlock-dev/airlock/backend/api"
@@ -14,10 +16,11 @@ import (
 type teamParts struct{ svc *teams.Service }
 
 // startTeams builds the team service over the database (events go to the
-// hub, execution logs to the data directory's logs folder) and puts its
-// tools on own, Airlock's in-process server, before that server is added
-// to the catalogue.
-func (in *Instance) startTeams(o Options, own *mcp.Server) (teamParts, error) {
+// hub, execution logs to the data directory's logs folder), keeps its
+// notification hints current until ctx ends, and puts its tools on own,
+// Airlock's in-process server, before that server is added to the
+// catalogue.
+func (in *Instance) startTeams(ctx context.Context, o Options, own *mcp.Server) (teamParts, error) {
 	svc, err := teams.New(store.NewTeams(in.db), in.authz, teams.Options{Events: in.Hub, LogDir: teams.LogDir(o.DataDir), Logger: o.Logger})
 	if err != nil {
 		return teamParts{}, err
@@ -25,6 +28,7 @@ func (in *Instance) startTeams(o Options, own *mcp.Server) (teamParts, error) {
 	if err := teams.RegisterTools(own, svc, in.authz); err != nil {
 		return teamParts{}, err
 	}
+	go svc.Watch(ctx, teams.DefaultHintInterval)
 	in.teams = svc
 	return teamParts{svc: svc}, nil
 }

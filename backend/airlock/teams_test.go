@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,8 +18,10 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/airlock"
 	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/events"
+	"github.com/airlock-dev/airlock/backend/store"
 	"github.com/airlock-dev/airlock/backend/teams"
 	"github.com/airlock-dev/airlock/backend/testutil"
 )
@@ -874,4 +877,42 @@ func TestCoordinatorTools(t *testing.T) {
 	}
 	refused(t, coord, "get_agent_action", map[string]any{"agent_id": "ghost"}, teams.ECodeAgentNotFound)
 	refused(t, coord, "get_agent_action", map[string]any{"agent_id": "owner"}, teams.ECodeUnauthorized)
+}
+
+// A change the CLI makes in another process (here: another connection to
+// the same database) reaches the agent it concerns: its task session's
+// next responses carry the notification, once, even though nobody told
+// the running Airlock.
+func TestCLIChangeNotifiesAgent(t *testing.T) {
+	c := newCrew(t)
+	mgr := c.session(t, "manager-dev", "task")
+	wTask := c.session(t, "worker-frontend-01", "task")
+	task := c.createTask(t, mgr, "moved by a script", "worker-frontend-01")
+	ok(t, wTask, "get_my_tasks", nil) // the assignment
+	db, err := store.Open(filepath.Join(c.in.Info.DataDir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var out strings.Builder
+	if err := cli.RunTasks(context.Background(), db, []string{"move", task, "blocked", "--reason", "waiting for the API key"}, &out, &out); err != nil {
+		t.Fatalf("tasks move: %v %s", err, out.String())
+	}
+	var got []string
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		r := ok(t, wTask, "get_my_task", nil)
+		raw, _ := json.Marshal(r.res.Meta[teams.MetaNotifications])
+		var b teams.NotificationBlock
+		json.Unmarshal(raw, &b)
+		for _, d := range b.Notifications {
+			got = append(got, d.Message)
+		}
+		return len(got) > 0
+	}, "the agent never heard of the CLI's move")
+	if len(got) != 1 || !strings.Contains(got[0], "owner moved your task") || !strings.Contains(got[0], "waiting for the API key") {
+		t.Errorf("notifications = %q", got)
+	}
+	if r := ok(t, wTask, "get_my_task", nil); r.res.Meta[teams.MetaNotifications] != nil {
+		t.Errorf("delivered twice: %s", textOf(r.res))
+	}
 }

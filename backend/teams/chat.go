@@ -228,8 +228,10 @@ func (s *Service) post(tx Store, fx *effects, r roster, actor authz.Agent, convI
 	if err := tx.UpdateConversation(c); err != nil {
 		return Message{}, err
 	}
-	if err := markChatNotificationsRead(tx, actor.ID, []string{c.ID}, now); err != nil {
-		return Message{}, err
+	if s.mayHaveNotifications(actor.ID) {
+		if err := markChatNotificationsRead(tx, actor.ID, []string{c.ID}, now); err != nil {
+			return Message{}, err
+		}
 	}
 	if owner {
 		// A word from the owner is an instruction from the top: the

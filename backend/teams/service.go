@@ -1,6 +1,7 @@
 package teams
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -83,22 +84,49 @@ func New(st Store, dir Directory, opts Options) (*Service, error) {
 	return s, nil
 }
 
-// RefreshHints rebuilds the set of agents that may have unread
-// notifications from the database.
+// RefreshHints marks the agents that have unread notifications in the
+// database (another process, the CLI, may have made them). It only adds:
+// a hint goes when a claim finds nothing left, never here, so a
+// notification made while the database was read keeps its hint.
 func (s *Service) RefreshHints() error {
 	ids, err := s.st.AgentsWithUnreadNotifications()
 	if err != nil {
 		return fmt.Errorf("read unread notifications: %w", err)
 	}
 	s.hintMu.Lock()
-	m := make(map[string]uint64, len(ids))
 	for _, id := range ids {
-		s.hintSeq++
-		m[id] = s.hintSeq
+		if _, ok := s.hinted[id]; !ok {
+			s.hintSeq++
+			s.hinted[id] = s.hintSeq
+		}
 	}
-	s.hinted = m
 	s.hintMu.Unlock()
 	return nil
+}
+
+// DefaultHintInterval is how often Watch looks for notifications other
+// processes made.
+const DefaultHintInterval = 2 * time.Second
+
+// Watch refreshes the notification hints every interval until ctx ends, so
+// that a notification another process made reaches its agent even when
+// that process could not tell the running Airlock (Reload).
+func (s *Service) Watch(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		interval = DefaultHintInterval
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.RefreshHints(); err != nil {
+				s.log.Warn("refresh notification hints", "err", err)
+			}
+		}
+	}
 }
 
 // Reload picks up what another process (the CLI) changed: the notification
