@@ -66,6 +66,9 @@ Usage:
   airlock roles list|add|grant|revoke|default|rm      manage permission roles
   airlock builtin show|allow-path|remove-path|set|add|remove|reset|check
                                                      the built-in file and shell tools
+  airlock projects list|add                          projects and their task counts
+  airlock tasks list|show|add|move|assign|update|log  the task board, as the owner
+  airlock chat list|show|send|start|end              agents' conversations, as the owner
   airlock version
 
 Environment: AIRLOCK_DATA_DIR, AIRLOCK_ADDR, AIRLOCK_TOKEN (bridge), AIRLOCK_URL (bridge).
@@ -142,7 +145,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			addr = airlock.DefaultAddr
 		}
 		return bridge.Main(ctx, bridge.Options{DataDir: dataDir, URL: *url, Token: *token, DefaultAddr: addr}, stdin, stdout)
-	case "token", "servers", "rules", "agents", "roles", "builtin":
+	case "token", "servers", "rules", "agents", "roles", "builtin", "projects", "tasks", "chat":
 		// These take --data-dir anywhere among their own arguments.
 		dataDirArg, rest := extractDataDir(args)
 		dataDir, err := cli.ResolveDataDir(dataDirArg, getenv)
@@ -268,6 +271,12 @@ func admin(ctx context.Context, cmd, dataDir string, args []string, stdin io.Rea
 		return cli.RunRoles(ctx, db, args, stdout, stderr)
 	case "builtin":
 		return cli.RunBuiltin(ctx, db, args, stdout, stderr)
+	case "projects":
+		return cli.RunProjects(ctx, db, args, stdout, stderr)
+	case "tasks":
+		return cli.RunTasks(ctx, db, args, stdout, stderr)
+	case "chat":
+		return cli.RunChat(ctx, db, args, stdout, stderr)
 	}
 	return cli.RunRules(ctx, db, cli.KnownServers(dataDir), args, stdout, stderr)
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/pins"
 	"github.com/airlock-dev/airlock/backend/pipeline"
 	"github.com/airlock-dev/airlock/backend/store"
+	"github.com/airlock-dev/airlock/backend/teams"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -88,6 +89,7 @@ type Instance struct {
 	cat     *catalog.Catalog
 	gw      *gateway.Gateway
 	authz   *authz.Service
+	teams   *teams.Service
 	rules   *hitl.Rules
 	builtin *builtin.Builtin
 	srv     *http.Server
@@ -166,7 +168,12 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		return nil, err
 	}
 	go in.authz.Watch(ctx)
-	in.cat.AddInProcess(authz.Server, ownServer(in.authz), true)
+	own := ownServer(in.authz)
+	team, err := in.startTeams(ctx, o, own)
+	if err != nil {
+		return nil, err
+	}
+	in.cat.AddInProcess(authz.Server, own, true)
 
 	if err := in.startBuiltin(ctx, o); err != nil {
 		return nil, err
@@ -184,6 +191,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		Decider:  hitlDeps.rules,
 		Approver: hitlDeps.broker,
 		Dispatch: in.cat,
+		Respond:  team.responders(),
 		Audit:    recorder,
 		Logger:   o.Logger,
 	})
@@ -238,6 +246,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	}
 	deps := api.Deps{Info: in.Info, Config: in.cfg, Catalog: in.cat, Audit: audit, Recorder: recorder, DB: in.db, Pins: toolPins, Authz: in.authz, Builtin: in.builtin, Events: in.Hub}
 	hitlDeps.apply(&deps)
+	team.apply(&deps)
 	in.API = api.New(deps)
 
 	localToken := randomToken()
@@ -308,6 +317,7 @@ func (in *Instance) reload() {
 	if _, err := in.builtin.Reload(); err != nil {
 		in.log.Warn("reload built-in settings", "err", err)
 	}
+	in.reloadTeams()
 }
 
 func randomToken() string {

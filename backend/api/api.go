@@ -1,6 +1,6 @@
 // Package api is the facade the UI calls, one area per screen: System,
-// Servers, Rules, Approvals, Activity. Each area's exported methods are bound
-// to the Wails window in the desktop app and served over HTTP (POST
+// Servers, Rules, Approvals, Activity, Agents, Board, Chat. Each area's
+// exported methods are bound to the Wails window in the desktop app and served over HTTP (POST
 // /api/rpc/<Area>.<Method>, events over SSE) by `airlock serve`: one
 // facade, two transports, no logic written twice. The TypeScript types and
 // client the frontend uses are generated from these definitions (see
@@ -22,6 +22,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/pins"
 	"github.com/airlock-dev/airlock/backend/store"
+	"github.com/airlock-dev/airlock/backend/teams"
 )
 
 // Deps are what the facade works on.
@@ -37,6 +38,7 @@ type Deps struct {
 	Pins     *pins.Pins
 	Authz    *authz.Service
 	Builtin  *builtin.Builtin
+	Teams    *teams.Service
 	Events   core.EventSink
 }
 
@@ -49,6 +51,8 @@ type Facade struct {
 	Activity  *Activity
 	Agents    *Agents
 	Builtin   *Builtin
+	Board     *Board
+	Chat      *Chat
 }
 
 // New returns the facade over d.
@@ -61,6 +65,8 @@ func New(d Deps) *Facade {
 		Activity:  &Activity{d: d},
 		Agents:    &Agents{d: d},
 		Builtin:   &Builtin{d: d},
+		Board:     &Board{d: d},
+		Chat:      &Chat{d: d},
 	}
 }
 
@@ -81,5 +87,7 @@ func (f *Facade) Areas() []Area {
 		{"Activity", f.Activity},
 		{"Agents", f.Agents},
 		{"Builtin", f.Builtin},
+		{"Board", f.Board},
+		{"Chat", f.Chat},
 	}
 }

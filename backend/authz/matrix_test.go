@@ -13,6 +13,8 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/store"
+	"github.com/airlock-dev/airlock/backend/teams"
 )
 
 // seedLevels is the permission table of SPEC §6.2 as the seeds give it
@@ -153,11 +155,14 @@ type mcpHelp struct {
 	cs *mcp.ClientSession
 }
 
-func newMCPHelp(t *testing.T, svc *authz.Service) *mcpHelp {
+func newMCPHelp(t *testing.T, svc *authz.Service, more ...func(*mcp.Server)) *mcpHelp {
 	t.Helper()
 	ctx := context.Background()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "airlock", Version: "test"}, nil)
 	authz.RegisterTools(srv, svc)
+	for _, add := range more {
+		add(srv)
+	}
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
@@ -188,14 +193,37 @@ func (h *mcpHelp) call(t *testing.T, caller core.Caller, tool string, args map[s
 
 // TestOwnToolMatrix checks every Airlock tool × every kind of caller ×
 // active/suspended: the gate's decision and exact message, and that help
-// (called directly and as an MCP tool) says the same.
+// (called directly and as an MCP tool) says the same. The table is the one
+// Airlock serves: with the team tools' full definitions filled in, and the
+// team tools' handlers on the server, whose own check (the third layer)
+// must refuse exactly what the gate refuses.
 func TestOwnToolMatrix(t *testing.T) {
 	reg := authz.DefaultRegistry()
+	if err := teams.Declare(reg); err != nil {
+		t.Fatal(err)
+	}
 	w := newMatrixWorld(t, reg)
-	h := newMCPHelp(t, w.svc)
+	teamSvc, err := teams.New(store.NewTeams(w.db), w.svc, teams.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newMCPHelp(t, w.svc, func(s *mcp.Server) {
+		if err := teams.RegisterTools(s, teamSvc, w.svc); err != nil {
+			t.Fatal(err)
+		}
+	})
+	teamTools := map[string]bool{}
+	for _, n := range teams.ToolNames() {
+		teamTools[n] = true
+	}
 	tools := reg.Tools()
 	if len(tools) != len(seedLevels) {
 		t.Fatalf("registry has %d tools, seed table %d", len(tools), len(seedLevels))
+	}
+	for _, d := range tools {
+		if len(d.Example) == 0 {
+			t.Errorf("%s is still a placeholder in the table: no example", d.Name)
+		}
 	}
 	cells := 0
 	for _, status := range []string{authz.StatusActive, authz.StatusSuspended} {
@@ -269,6 +297,14 @@ func TestOwnToolMatrix(t *testing.T) {
 					}
 				} else if detail.Parameters == nil {
 					t.Errorf("%s: help shows no parameters for an available tool", name)
+				}
+				// A team tool called on the server refuses as the gate does.
+				if teamTools[def.Name] && gateErr != nil {
+					text, isErr := h.call(t, caller, def.Name, nil)
+					var body struct{ Error, Message string }
+					if err := json.Unmarshal([]byte(text), &body); err != nil || !isErr || body.Message != gateErr.Message || body.Error != gateErr.Code {
+						t.Errorf("%s: the tool's own check says %s; the gate %q [%s]", name, text, gateErr.Message, gateErr.Code)
+					}
 				}
 				// The same detail over MCP, or for a suspended caller the
 				// gate's own refusal of help.

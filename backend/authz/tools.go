@@ -311,16 +311,18 @@ func schemaParams(schema json.RawMessage) ([]HelpParam, error) {
 	return params, nil
 }
 
-// sessionTokenParam is the seeds' way of naming a session in each call; a
+// SessionTokenParam is the seeds' way of naming a session in each call; a
 // session bound by authenticate or an agent token on the connection makes
-// it unnecessary.
-var sessionTokenParam = Param{Name: "session_token", Type: "string",
-	Description: "Session token from authenticate. Not needed when this connection is already authenticated (authenticate was called on it, or it uses an agent token)."}
+// it unnecessary. Every tool of the table takes it first.
+func SessionTokenParam() Param {
+	return Param{Name: "session_token", Type: "string",
+		Description: "Session token from authenticate. Not needed when this connection is already authenticated (authenticate was called on it, or it uses an agent token)."}
+}
 
 // defaultTools is the table of SPEC §6.2 with the seeds' levels.
 func defaultTools() []ToolDef {
 	placeholder := func(name string, level Level, description string) ToolDef {
-		return ToolDef{Name: name, Level: level, Description: description, InputSchema: Schema(sessionTokenParam)}
+		return ToolDef{Name: name, Level: level, Description: description, InputSchema: Schema(SessionTokenParam())}
 	}
 	return []ToolDef{
 		{
@@ -342,7 +344,7 @@ func defaultTools() []ToolDef {
 			Name:        "logout",
 			Level:       LevelAuthenticated,
 			Description: "Ends this agent session, and only this one. A connection that uses an agent token has no session to end.",
-			InputSchema: Schema(sessionTokenParam),
+			InputSchema: Schema(SessionTokenParam()),
 			Example:     json.RawMessage(`{"session_token":"als_xxx"}`),
 		},
 		{
@@ -367,7 +369,7 @@ func defaultTools() []ToolDef {
 			Level:       LevelAuthenticated,
 			Description: "Reports that your task is finished. The result argument says how it ended.",
 			InputSchema: Schema(
-				sessionTokenParam,
+				SessionTokenParam(),
 				Param{Name: "result", Type: "string", Required: true, Enum: []string{"success", "failed", "blocked"},
 					Description: "How the task ended: success, failed, or blocked by something outside your control."},
 				Param{Name: "summary", Type: "string", Description: "A summary of what was done (optional)."},

@@ -20,7 +20,8 @@ func migrations() []*gormigrate.Migration {
 		m0004Client(),
 		m0005Requests(),
 		m0006Agents(),
-		m0008RelayRules(), // 0007 is the teams issue's; the list keeps id order once both are in
+		m0007Teams(),
+		m0008RelayRules(),
 		m0010DefaultRules(),
 	}
 }

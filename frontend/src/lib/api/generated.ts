@@ -138,6 +138,37 @@ export interface AuditStatus {
   lastFailure: Failure | null;
 }
 
+/** Go: api.BoardAgent */
+export interface BoardAgent {
+  id: string;
+  name: string;
+  kind: string;
+  parentId: string;
+  status: string;
+}
+
+/** Go: teams.BoardChanged */
+export interface BoardChanged {
+  projectId: string;
+  taskIds: string[];
+  reason: string;
+  agentId: string;
+}
+
+/** Go: api.BoardColumn */
+export interface BoardColumn {
+  status: string;
+  tasks: TaskCard[];
+}
+
+/** Go: api.BoardView */
+export interface BoardView {
+  project: Project;
+  columns: BoardColumn[];
+  agents: BoardAgent[];
+  transitions: Record<string, string[]>;
+}
+
 /** Go: builtin.Settings */
 export interface BuiltinSettings {
   roots: string[];
@@ -151,6 +182,26 @@ export interface BuiltinSettings {
   writeCapBytes: number;
   binaryMimeAllow: string[];
   executableExtensions: string[];
+}
+
+/** Go: teams.ChatMessageEvent */
+export interface ChatMessageEvent {
+  projectId: string;
+  message: Message;
+}
+
+/** Go: teams.ChatModification */
+export interface ChatModification {
+  id: string;
+  taskId: string;
+  conversationId: string;
+  requesterId: string;
+  executorId: string;
+  operation: string;
+  fields: string[];
+  warning: boolean;
+  warningReason: string;
+  createdAt: string;
 }
 
 /** Go: builtin.Classification */
@@ -167,11 +218,82 @@ export interface Condition {
   value: string;
 }
 
+/** Go: teams.Conversation */
+export interface Conversation {
+  id: string;
+  projectId: string;
+  topic: string;
+  state: string;
+  initiatorId: string;
+  relatedTaskId: string;
+  participants: Participant[];
+  createdAt: string;
+  updatedAt: string;
+  endedAt: string | null;
+  endedBy: string;
+}
+
+/** Go: teams.ConversationChanged */
+export interface ConversationChanged {
+  projectId: string;
+  conversationId: string;
+  state: string;
+  reason: string;
+}
+
+/** Go: teams.ConversationSummary */
+export interface ConversationSummary {
+  id: string;
+  projectId: string;
+  topic: string;
+  state: string;
+  initiatorId: string;
+  relatedTaskId: string;
+  participants: Participant[];
+  createdAt: string;
+  updatedAt: string;
+  endedAt: string | null;
+  endedBy: string;
+  unread: number;
+  lastMessage: Message | null;
+}
+
 /** Go: authz.CreatedAgent */
 export interface CreatedAgent {
   agent: Agent;
   token: string;
   passkey: string;
+}
+
+/** Go: teams.Execution */
+export interface Execution {
+  id: string;
+  taskId: string;
+  agentId: string;
+  projectId: string;
+  status: string;
+  startedAt: string;
+  completedAt: string | null;
+  exitCode: number | null;
+  logFilePath: string;
+}
+
+/** Go: teams.ExecutionChanged */
+export interface ExecutionChanged {
+  projectId: string;
+  taskId: string;
+  agentId: string;
+  executionId: string;
+  status: string;
+}
+
+/** Go: api.ExecutionLogView */
+export interface ExecutionLogView {
+  execution: Execution;
+  lines: string[];
+  totalLines: number;
+  offset: number;
+  truncated: boolean;
 }
 
 /** Go: activity.Failure */
@@ -211,6 +333,25 @@ export interface Lagged {
   dropped: number;
 }
 
+/** Go: teams.Message */
+export interface Message {
+  seq: number;
+  id: string;
+  conversationId: string;
+  senderId: string;
+  senderName: string;
+  content: string;
+  inReplyTo: string;
+  createdAt: string;
+}
+
+/** Go: api.MessagesView */
+export interface MessagesView {
+  conversation: Conversation;
+  messages: Message[];
+  total: number;
+}
+
 /** Go: builtin.Overview */
 export interface Overview {
   settings: BuiltinSettings;
@@ -220,6 +361,15 @@ export interface Overview {
   error?: string;
 }
 
+/** Go: teams.Participant */
+export interface Participant {
+  agentId: string;
+  agentName: string;
+  role: string;
+  lastReadSeq: number;
+  joinedAt: string;
+}
+
 /** Go: authz.Project */
 export interface Project {
   id: string;
@@ -227,6 +377,17 @@ export interface Project {
   description: string;
   createdAt: string;
   updatedAt: string;
+}
+
+/** Go: teams.ProjectSummary */
+export interface ProjectSummary {
+  id: string;
+  name: string;
+  description: string;
+  createdAt: string;
+  updatedAt: string;
+  counts: Record<string, number>;
+  agents: string[];
 }
 
 /** Go: activity.Recovery */
@@ -381,6 +542,111 @@ export interface State {
   loadedAt: string;
 }
 
+/** Go: teams.Task */
+export interface Task {
+  id: string;
+  projectId: string;
+  title: string;
+  description: string;
+  status: string;
+  priority: string;
+  assigneeId: string;
+  createdByAgentId: string;
+  parentTaskId: string;
+  dependsOn: string[];
+  blockedReason: string;
+  statusChangedByAgentId: string;
+  statusChangedAt: string | null;
+  startedFromConversationId: string;
+  requestedInConversationId: string;
+  requestedByAgentId: string;
+  result: string;
+  summary: string;
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+}
+
+/** Go: teams.TaskCard */
+export interface TaskCard {
+  id: string;
+  projectId: string;
+  title: string;
+  description: string;
+  status: string;
+  priority: string;
+  assigneeId: string;
+  createdByAgentId: string;
+  parentTaskId: string;
+  dependsOn: string[];
+  blockedReason: string;
+  statusChangedByAgentId: string;
+  statusChangedAt: string | null;
+  startedFromConversationId: string;
+  requestedInConversationId: string;
+  requestedByAgentId: string;
+  result: string;
+  summary: string;
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+  assigneeName: string;
+  creatorName: string;
+  statusChangedByName: string;
+  openBlockers: number;
+}
+
+/** Go: api.TaskDetailView */
+export interface TaskDetailView {
+  task: Task;
+  blockers: Task[];
+  dependents: Task[];
+  subtasks: Task[];
+  history: TaskEvent[];
+  chatModifications: ChatModification[];
+  conversations: Conversation[];
+  executions: Execution[];
+  card: TaskCard;
+  agentNames: Record<string, string>;
+}
+
+/** Go: teams.TaskEvent */
+export interface TaskEvent {
+  id: number;
+  taskId: string;
+  kind: string;
+  fromStatus: string;
+  toStatus: string;
+  fields: string[];
+  agentId: string;
+  agentName: string;
+  detail: string;
+  conversationId: string;
+  createdAt: string;
+}
+
+/** Go: teams.TaskInput */
+export interface TaskInput {
+  localId: string;
+  title: string;
+  description: string;
+  priority: string;
+  status: string;
+  assigneeId: string;
+  parentTaskId: string;
+  dependsOn: string[];
+}
+
+/** Go: teams.TaskUpdate */
+export interface TaskUpdate {
+  title?: string | null;
+  description?: string | null;
+  priority?: string | null;
+  status?: string | null;
+  blockedReason?: string | null;
+  dependsOn?: string[] | null;
+}
+
 /** Go: api.TestCall */
 export interface TestCall {
   kind?: string;
@@ -480,8 +746,12 @@ export interface EventMap {
   'approval:resolved': Approval;
   'audit:failed': Failure;
   'audit:recovered': Recovery;
+  'board:changed': BoardChanged;
   'builtin:changed': Overview;
+  'chat:conversation': ConversationChanged;
+  'chat:message': ChatMessageEvent;
   'events:lagged': Lagged;
+  'execution:changed': ExecutionChanged;
   'rules:changed': RulesChanged;
   'server:status': ServerStatus;
   'servers:changed': State;
@@ -654,6 +924,48 @@ export function createClient(call: Call) {
       servers: (): Promise<string[]> => call('Builtin.Servers', []) as Promise<string[]>,
       /** Update replaces the settings (invalid ones are refused, nothing changes). */
       update: (s: BuiltinSettings): Promise<Overview> => call('Builtin.Update', [s]) as Promise<Overview>,
+    },
+    board: {
+      /** Assign gives a task to an agent (empty: takes it away), as the owner. */
+      assign: (taskID: string, agentID: string): Promise<TaskCard> => call('Board.Assign', [taskID, agentID]) as Promise<TaskCard>,
+      /** Create adds a task to a project, created by the owner. */
+      create: (projectID: string, in_: TaskInput): Promise<TaskCard> => call('Board.Create', [projectID, in_]) as Promise<TaskCard>,
+      /** Detail returns a task with its status changes (and who made them), its
+       * chat-driven modifications, its linked conversations and its executions. */
+      detail: (taskID: string): Promise<TaskDetailView> => call('Board.Detail', [taskID]) as Promise<TaskDetailView>,
+      /** Get returns a project's board; assigneeID, when given, keeps only that
+       * agent's tasks. */
+      get: (projectID: string, assigneeID: string): Promise<BoardView> => call('Board.Get', [projectID, assigneeID]) as Promise<BoardView>,
+      /** Log returns the last tail lines (default 100) of an execution's log. */
+      log: (executionID: string, tail: number): Promise<ExecutionLogView> => call('Board.Log', [executionID, tail]) as Promise<ExecutionLogView>,
+      /** Move changes a task's status, as the owner: the state machine and the
+       * task's dependencies still apply; blocked takes a reason (default: the
+       * owner blocked it on the board). */
+      move: (taskID: string, status: string, reason: string): Promise<TaskCard> => call('Board.Move', [taskID, status, reason]) as Promise<TaskCard>,
+      /** Projects returns every project with its task counts. */
+      projects: (): Promise<ProjectSummary[]> => call('Board.Projects', []) as Promise<ProjectSummary[]>,
+      /** Update changes the given fields of a task, as the owner. */
+      update: (taskID: string, up: TaskUpdate): Promise<TaskCard> => call('Board.Update', [taskID, up]) as Promise<TaskCard>,
+    },
+    chat: {
+      /** Conversations returns a project's conversations (every project's when
+       * projectID is empty), the most recently active first, with what the owner
+       * has not read. */
+      conversations: (projectID: string): Promise<ConversationSummary[]> => call('Chat.Conversations', [projectID]) as Promise<ConversationSummary[]>,
+      /** End ends a conversation, as the owner. */
+      end: (conversationID: string): Promise<Conversation> => call('Chat.End', [conversationID]) as Promise<Conversation>,
+      /** MarkRead marks a conversation read up to its newest message for the
+       * owner. */
+      markRead: (conversationID: string): Promise<void> => call('Chat.MarkRead', [conversationID]) as Promise<void>,
+      /** Messages returns the last limit messages of a conversation (default 100),
+       * oldest first. It marks nothing read: MarkRead does. */
+      messages: (conversationID: string, limit: number): Promise<MessagesView> => call('Chat.Messages', [conversationID, limit]) as Promise<MessagesView>,
+      /** Send writes into a conversation as the owner, who joins it if needed;
+       * its agents' task sessions are told to look at the chat. */
+      send: (conversationID: string, content: string): Promise<Message> => call('Chat.Send', [conversationID, content]) as Promise<Message>,
+      /** Start opens a conversation of the owner with agents of a project (ids or
+       * names), with a first message. */
+      start: (projectID: string, agentIDs: string[], topic: string, message: string): Promise<ConversationSummary> => call('Chat.Start', [projectID, agentIDs, topic, message]) as Promise<ConversationSummary>,
     },
   };
 }

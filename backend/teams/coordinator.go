@@ -1,0 +1,233 @@
+package teams
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/core"
+)
+
+// Health is health_check's view of the team services.
+type Health struct {
+	Status              string    `json:"status"`
+	Database            string    `json:"database"`
+	Agents              int       `json:"agents"`
+	Projects            int       `json:"projects"`
+	OpenTasks           int       `json:"openTasks"`
+	ActiveConversations int       `json:"activeConversations"`
+	RunningExecutions   int       `json:"runningExecutions"`
+	Time                time.Time `json:"time"`
+}
+
+// Health checks that the store answers and counts what is open.
+func (s *Service) Health() (Health, error) {
+	h := Health{Status: "ok", Database: "ok", Time: s.now().UTC()}
+	agents, err := s.dir.Agents()
+	if err != nil {
+		return Health{}, fmt.Errorf("list agents: %w", err)
+	}
+	projects, err := s.dir.Projects()
+	if err != nil {
+		return Health{}, fmt.Errorf("list projects: %w", err)
+	}
+	h.Agents, h.Projects = len(agents), len(projects)
+	counts, err := s.st.TaskCounts("")
+	if err != nil {
+		return Health{}, err
+	}
+	for st, n := range counts {
+		if Open(st) {
+			h.OpenTasks += n
+		}
+	}
+	convs, err := s.st.ListConversations(ConversationFilter{State: ConversationActive})
+	if err != nil {
+		return Health{}, err
+	}
+	h.ActiveConversations = len(convs)
+	if _, h.RunningExecutions, err = s.st.ListExecutions(ExecutionFilter{Status: ExecRunning, Limit: 1}); err != nil {
+		return Health{}, err
+	}
+	return h, nil
+}
+
+// AgentSummary is an agent with what is open for it (list_managed_agents).
+type AgentSummary struct {
+	Agent               authz.Agent `json:"agent"`
+	InProgress          int         `json:"inProgress"`
+	Todo                int         `json:"todo"`
+	Blocked             int         `json:"blocked"`
+	Backlog             int         `json:"backlog"`
+	PendingMessages     int         `json:"pendingMessages"`
+	UnreadNotifications int         `json:"unreadNotifications"`
+	RunningExecutionID  string      `json:"runningExecutionId"`
+}
+
+// ManagedAgents lists the agents Airlock manages for a coordinator: every
+// agent but the caller and the owner (the person), in projectID when
+// given. A coordinator starts and stops agent processes, whatever branch
+// of the hierarchy they sit in.
+func (s *Service) ManagedAgents(callerID, projectID string) ([]AgentSummary, error) {
+	agents, err := s.dir.Agents()
+	if err != nil {
+		return nil, err
+	}
+	out := []AgentSummary{}
+	for _, a := range agents {
+		if a.ID == callerID || a.Kind == authz.KindOwner {
+			continue
+		}
+		if projectID != "" && !inProject(a, projectID) {
+			continue
+		}
+		sum, err := s.summarize(a, projectID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}
+
+func (s *Service) summarize(a authz.Agent, projectID string) (AgentSummary, error) {
+	sum := AgentSummary{Agent: a}
+	tasks, _, err := s.st.ListTasks(TaskFilter{ProjectID: projectID, AssigneeID: a.ID, Statuses: []string{StatusInProgress, StatusTodo, StatusBlocked, StatusBacklog}})
+	if err != nil {
+		return AgentSummary{}, err
+	}
+	for _, t := range tasks {
+		switch t.Status {
+		case StatusInProgress:
+			sum.InProgress++
+		case StatusTodo:
+			sum.Todo++
+		case StatusBlocked:
+			sum.Blocked++
+		case StatusBacklog:
+			sum.Backlog++
+		}
+	}
+	if sum.PendingMessages, err = s.st.CountPending(a.ID, projectID); err != nil {
+		return AgentSummary{}, err
+	}
+	ns, err := s.st.UnreadNotifications(a.ID, projectID)
+	if err != nil {
+		return AgentSummary{}, err
+	}
+	sum.UnreadNotifications = len(ns)
+	runs, _, err := s.st.ListExecutions(ExecutionFilter{AgentID: a.ID, Status: ExecRunning, Limit: 1})
+	if err != nil {
+		return AgentSummary{}, err
+	}
+	if len(runs) > 0 {
+		sum.RunningExecutionID = runs[0].ID
+	}
+	return sum, nil
+}
+
+// Agent actions get_agent_action gives a coordinator.
+const (
+	AgentStart       = "start"
+	AgentKeepRunning = "keep_running"
+	AgentStop        = "stop"
+	AgentNone        = "none"
+)
+
+// AgentAction is what a coordinator should do about one agent.
+type AgentAction struct {
+	AgentID string `json:"agentId"`
+	Action  string `json:"action"`
+	// Purpose is the session purpose to start the agent with.
+	Purpose     string       `json:"purpose,omitempty"`
+	TaskID      string       `json:"taskId,omitempty"`
+	Reason      string       `json:"reason"`
+	Summary     AgentSummary `json:"summary"`
+	ExecutionID string       `json:"executionId,omitempty"`
+}
+
+// AgentActionFor decides, for callerID (a coordinator or the owner), what
+// to do about agent agentRef: start it (with a task or chat session), keep
+// it running, stop it, or leave it (a person is never started).
+func (s *Service) AgentActionFor(callerID, agentRef, projectID string) (AgentAction, error) {
+	if agentRef == "" {
+		return AgentAction{}, core.Errorf(core.EInvalid, "agent_id is required")
+	}
+	r, err := s.roster()
+	if err != nil {
+		return AgentAction{}, err
+	}
+	a, err := r.find(agentRef)
+	if err != nil {
+		return AgentAction{}, err
+	}
+	if a.ID == callerID || a.Kind == authz.KindOwner {
+		return AgentAction{}, core.Errorf(ECodeUnauthorized, "Agent '%s' is not managed by '%s'", a.Name, r.name(callerID))
+	}
+	if projectID != "" && !inProject(a, projectID) {
+		return AgentAction{}, errNotAssigned(a.ID, projectID)
+	}
+	sum, err := s.summarize(a, projectID)
+	if err != nil {
+		return AgentAction{}, err
+	}
+	out := AgentAction{AgentID: a.ID, Summary: sum, ExecutionID: sum.RunningExecutionID}
+	running := sum.RunningExecutionID != ""
+	ready, _, err := s.st.ListTasks(TaskFilter{ProjectID: projectID, AssigneeID: a.ID, Statuses: []string{StatusInProgress, StatusTodo}, Limit: 20})
+	if err != nil {
+		return AgentAction{}, err
+	}
+	var startable *Task
+	for i, t := range ready {
+		if t.Status == StatusInProgress {
+			startable = &ready[i]
+			break
+		}
+		if b, err := openBlockers(s.st, t); err == nil && len(b) == 0 && startable == nil {
+			startable = &ready[i]
+		} else if err != nil {
+			return AgentAction{}, err
+		}
+	}
+	// A call to the chat is answered in a chat session; any other
+	// notification waits for the task session.
+	ns, err := s.st.UnreadNotifications(a.ID, projectID)
+	if err != nil {
+		return AgentAction{}, err
+	}
+	taskNotes, chatNotes := 0, 0
+	for _, n := range ns {
+		if n.Type == NotifyMessage && n.Action == ActionCheckChat {
+			chatNotes++
+		} else {
+			taskNotes++
+		}
+	}
+	work := startable != nil || taskNotes > 0
+	chat := sum.PendingMessages > 0 || chatNotes > 0
+	switch {
+	case a.Human:
+		out.Action, out.Reason = AgentNone, "the agent is a person: Airlock does not start people"
+	case a.Status != authz.StatusActive && running:
+		out.Action, out.Reason = AgentStop, "the agent is "+a.Status
+	case a.Status != authz.StatusActive:
+		out.Action, out.Reason = AgentNone, "the agent is "+a.Status
+	case running && (work || chat):
+		out.Action, out.Reason = AgentKeepRunning, "it is running and has work"
+	case running:
+		out.Action, out.Reason = AgentStop, "it is running but nothing is open for it"
+	case work:
+		out.Action, out.Purpose, out.Reason = AgentStart, core.PurposeTask, "a task is ready for it"
+		if startable != nil {
+			out.TaskID = startable.ID
+		} else {
+			out.Reason = "notifications wait for its task session"
+		}
+	case chat:
+		out.Action, out.Purpose = AgentStart, core.PurposeChat
+		out.Reason = fmt.Sprintf("%d message(s) wait for it in chat", max(sum.PendingMessages, chatNotes))
+	default:
+		out.Action, out.Reason = AgentNone, "nothing is open for it"
+	}
+	return out, nil
+}
