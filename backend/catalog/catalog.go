@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -99,9 +100,9 @@ type Catalog struct {
 	progressSeq atomic.Int64
 	progress    sync.Map // progressKey → func(*mcp.ProgressNotificationParams)
 
-	listeners       []func(Change)
-	logListeners    []func(server string, p *mcp.LoggingMessageParams)
-	updateListeners []func(server string, p *mcp.ResourceUpdatedNotificationParams)
+	listeners       listeners[func(Change)]
+	logListeners    listeners[func(server string, p *mcp.LoggingMessageParams)]
+	updateListeners listeners[func(server string, p *mcp.ResourceUpdatedNotificationParams)]
 
 	relayMu sync.Mutex
 	relayer Relayer
@@ -115,14 +116,34 @@ func New(version string, opts Options) *Catalog {
 	return c
 }
 
-// OnChange registers fn to be called on every status or list change, after
-// the snapshot was rebuilt. Register before adding sources.
-func (c *Catalog) OnChange(fn func(Change)) { c.listeners = append(c.listeners, fn) }
+// listeners is a list of callbacks that may grow while sources already
+// run and call them (the gateway registers after Airlock's own server was
+// added).
+type listeners[F any] struct {
+	mu  sync.Mutex
+	fns []F
+}
 
-// OnLog registers fn to receive the sources' log messages. Register before
-// adding sources.
+func (l *listeners[F]) add(fn F) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// A new array each time: a caller iterating over the old one is safe.
+	l.fns = append(slices.Clip(l.fns), fn)
+}
+
+func (l *listeners[F]) all() []F {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fns
+}
+
+// OnChange registers fn to be called on every status or list change, after
+// the snapshot was rebuilt. Changes before it registered are not replayed.
+func (c *Catalog) OnChange(fn func(Change)) { c.listeners.add(fn) }
+
+// OnLog registers fn to receive the sources' log messages.
 func (c *Catalog) OnLog(fn func(server string, p *mcp.LoggingMessageParams)) {
-	c.logListeners = append(c.logListeners, fn)
+	c.logListeners.add(fn)
 }
 
 func (c *Catalog) changed(d *source, listsChanged bool) {
@@ -133,13 +154,13 @@ func (c *Catalog) changed(d *source, listsChanged bool) {
 	if w := c.Snapshot().warnings[d.cfg.ID]; len(w) > 0 {
 		st.Warnings = w
 	}
-	for _, fn := range c.listeners {
+	for _, fn := range c.listeners.all() {
 		fn(Change{Status: st, ListsChanged: listsChanged})
 	}
 }
 
 func (c *Catalog) routeLog(server string, p *mcp.LoggingMessageParams) {
-	for _, fn := range c.logListeners {
+	for _, fn := range c.logListeners.all() {
 		fn(server, p)
 	}
 }
@@ -182,7 +203,7 @@ func (c *Catalog) stopped(d *source) {
 	st.State = core.StateStopped
 	st.Tools = nil
 	c.rebuild()
-	for _, fn := range c.listeners {
+	for _, fn := range c.listeners.all() {
 		fn(Change{Status: st, ListsChanged: true})
 	}
 }

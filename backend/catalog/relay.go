@@ -170,13 +170,13 @@ func (d *source) resubscribe(ctx context.Context, sess *mcp.ClientSession) {
 }
 
 // OnResourceUpdated registers fn to hear of notifications/resources/updated
-// from sources. Register before adding sources.
+// from sources.
 func (c *Catalog) OnResourceUpdated(fn func(server string, p *mcp.ResourceUpdatedNotificationParams)) {
-	c.updateListeners = append(c.updateListeners, fn)
+	c.updateListeners.add(fn)
 }
 
 func (c *Catalog) routeUpdated(server string, p *mcp.ResourceUpdatedNotificationParams) {
-	for _, fn := range c.updateListeners {
+	for _, fn := range c.updateListeners.all() {
 		fn(server, p)
 	}
 }
