@@ -74,10 +74,10 @@ func (d *source) relay(ctx context.Context, kind string, params any) (mcp.Result
 // Error codes of relayed requests that are not what MCP says they must be.
 const (
 	// ERelayMalformed: a source's sampling or elicitation request is not
-	// one an agent's client could answer (no messages, no token budget, an
-	// elicitation with no message, an unknown mode, a form whose schema is
-	// not an object, a URL request without its URL). It is refused before
-	// anyone is asked, and the source gets the refusal.
+	// one an agent's client could answer (no messages, no token budget, a
+	// message without a role or content, an elicitation with no message, a
+	// URL elicitation without its id). It is refused before anyone is
+	// asked, and the source gets the refusal.
 	ERelayMalformed = "relay_malformed"
 	// ERelayBadAnswer: the agent's client answered a relayed request with
 	// something that is not an answer to it (another kind of result, a
@@ -120,23 +120,10 @@ func checkRelay(r *core.Request) error {
 		if p.Message == "" {
 			return bad("it has no message for the user")
 		}
-		switch p.Mode {
-		case "", "form":
-			if p.RequestedSchema != nil {
-				var schema struct {
-					Type string `json:"type"`
-				}
-				b, _ := json.Marshal(p.RequestedSchema)
-				if json.Unmarshal(b, &schema) != nil || schema.Type != "object" {
-					return bad("its requestedSchema must be a JSON Schema of type object")
-				}
-			}
-		case "url":
-			if p.URL == "" || p.ElicitationID == "" {
-				return bad("a url elicitation needs a url and an elicitationId")
-			}
-		default:
-			return bad("unknown mode %q (want form or url)", p.Mode)
+		// The SDK refused unknown modes, form schemas that are not objects
+		// and URL requests without a URL before Airlock saw the request.
+		if p.Mode == "url" && p.ElicitationID == "" {
+			return bad("a url elicitation needs an elicitationId")
 		}
 	}
 	return nil
