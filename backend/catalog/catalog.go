@@ -106,6 +106,7 @@ type Catalog struct {
 
 	relayMu sync.Mutex
 	relayer Relayer
+	subs    subscriptions // resource subscriptions of agent sessions (relay.go)
 }
 
 // New returns a catalog with no sources.
@@ -378,6 +379,7 @@ func (c *Catalog) Route(_ context.Context, r *core.Request) error {
 		if r.Server == "" || r.Peer == nil {
 			return core.Errorf(core.EInvalid, "a relayed %s needs its source and the agent's client", r.Kind)
 		}
+		return checkRelay(r)
 	default:
 		return core.Errorf(core.EInvalid, "Airlock does not route %q requests", r.Kind)
 	}

@@ -3,9 +3,12 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -68,11 +71,74 @@ func (d *source) relay(ctx context.Context, kind string, params any) (mcp.Result
 	return relayer(ctx, r)
 }
 
-// dispatchRelay sends a relayed request to the agent's client.
+// Error codes of relayed requests that are not what MCP says they must be.
+const (
+	// ERelayMalformed: a source's sampling or elicitation request is not
+	// one an agent's client could answer (no messages, no token budget, a
+	// message without a role or content, an elicitation with no message, a
+	// URL elicitation without its id). It is refused before anyone is
+	// asked, and the source gets the refusal.
+	ERelayMalformed = "relay_malformed"
+	// ERelayBadAnswer: the agent's client answered a relayed request with
+	// something that is not an answer to it (another kind of result, a
+	// sampling result without content or role, an unknown elicitation
+	// action). The source gets the refusal, never the garbage.
+	ERelayBadAnswer = "relay_bad_answer"
+)
+
+// checkRelay refuses a relayed request that no client could answer. The
+// SDK already refused what does not decode; this is what decodes but makes
+// no sense. Route calls it, so that the refusal is recorded and nobody is
+// asked to approve a request that cannot be sent.
+func checkRelay(r *core.Request) error {
+	bad := func(format string, args ...any) error {
+		return (&core.Error{Code: ERelayMalformed, Message: fmt.Sprintf("%s sent a malformed %s: ", r.Server, r.Kind) + fmt.Sprintf(format, args...)}).
+			WithHint("the server is at fault; nothing was asked of the agent's client")
+	}
+	switch r.Kind {
+	case core.KindSampling:
+		var p mcp.CreateMessageParams
+		if err := json.Unmarshal(r.Args, &p); err != nil {
+			return bad("%v", err)
+		}
+		if len(p.Messages) == 0 {
+			return bad("it has no messages")
+		}
+		if p.MaxTokens <= 0 {
+			return bad("maxTokens is %d; it must be at least 1", p.MaxTokens)
+		}
+		for i, m := range p.Messages {
+			if m == nil || m.Content == nil || (m.Role != "user" && m.Role != "assistant") {
+				return bad("message %d needs a role (user or assistant) and content", i)
+			}
+		}
+	case core.KindElicitation:
+		var p mcp.ElicitParams
+		if err := json.Unmarshal(r.Args, &p); err != nil {
+			return bad("%v", err)
+		}
+		if p.Message == "" {
+			return bad("it has no message for the user")
+		}
+		// The SDK refused unknown modes, form schemas that are not objects
+		// and URL requests without a URL before Airlock saw the request.
+		if p.Mode == "url" && p.ElicitationID == "" {
+			return bad("a url elicitation needs an elicitationId")
+		}
+	}
+	return nil
+}
+
+// dispatchRelay sends a relayed request to the agent's client, and checks
+// that what comes back answers it.
 func dispatchRelay(ctx context.Context, r *core.Request) (mcp.Result, error) {
 	peer, ok := r.Peer.(Peer)
 	if !ok {
 		return nil, core.Errorf(core.EUnavailable, "the agent's client cannot be reached for %s", r.Kind)
+	}
+	badAnswer := func(format string, args ...any) error {
+		return (&core.Error{Code: ERelayBadAnswer, Message: fmt.Sprintf("the agent's client answered %s with ", r.Kind) + fmt.Sprintf(format, args...)}).
+			WithHint("the agent's MCP client is at fault; the server got this error instead of its answer")
 	}
 	switch r.Kind {
 	case core.KindSampling:
@@ -80,14 +146,48 @@ func dispatchRelay(ctx context.Context, r *core.Request) (mcp.Result, error) {
 		if err := json.Unmarshal(r.Args, &p); err != nil {
 			return nil, core.Errorf(core.EInvalid, "the sampling request is malformed: %v", err)
 		}
-		return peer.CreateMessage(ctx, &p)
+		res, err := peer.CreateMessage(ctx, &p)
+		if err != nil {
+			return nil, relayError(err, badAnswer)
+		}
+		if res == nil || res.Content == nil || (res.Role != "user" && res.Role != "assistant") {
+			return nil, badAnswer("a result without content or role")
+		}
+		return res, nil
 	default:
 		var p mcp.ElicitParams
 		if err := json.Unmarshal(r.Args, &p); err != nil {
 			return nil, core.Errorf(core.EInvalid, "the elicitation request is malformed: %v", err)
 		}
-		return peer.Elicit(ctx, &p)
+		res, err := peer.Elicit(ctx, &p)
+		if err != nil {
+			return nil, relayError(err, badAnswer)
+		}
+		if res == nil || (res.Action != "accept" && res.Action != "decline" && res.Action != "cancel") {
+			action := ""
+			if res != nil {
+				action = res.Action
+			}
+			return nil, badAnswer("the action %q (want accept, decline or cancel)", action)
+		}
+		return res, nil
 	}
+}
+
+// relayError says why a relayed request got no answer. The client's own
+// refusal (a JSON-RPC error), Airlock's refusals and cancellations pass as
+// they are; a client that went away is unavailable; anything else is an
+// answer Airlock could not read.
+func relayError(err error, badAnswer func(string, ...any) error) error {
+	var ce *core.Error
+	var wire *jsonrpc.Error
+	switch {
+	case errors.As(err, &ce), errors.As(err, &wire), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.Is(err, mcp.ErrConnectionClosed):
+		return core.Errorf(core.EUnavailable, "the agent's client went away before it answered")
+	}
+	return badAnswer("something Airlock cannot read: %v", err)
 }
 
 // track records r as in flight at d until the returned function is called.
@@ -102,6 +202,56 @@ func (d *source) track(r *core.Request) func() {
 	}
 }
 
+// subscriptions counts the agent sessions subscribed to each resource of
+// each server. They belong to the catalog, not to a source: a source that is
+// restarted, reconfigured or removed and added again is a new source, and
+// the sessions that subscribed before still want the updates.
+type subscriptions struct {
+	mu sync.Mutex
+	n  map[[2]string]int // server, URI → sessions subscribed
+}
+
+// add counts one more session subscribed to uri at server and reports
+// whether it is the first.
+func (s *subscriptions) add(server, uri string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n == nil {
+		s.n = map[[2]string]int{}
+	}
+	s.n[[2]string{server, uri}]++
+	return s.n[[2]string{server, uri}] == 1
+}
+
+// remove counts one session less and reports whether it was the last; ok is
+// false when none was subscribed.
+func (s *subscriptions) remove(server, uri string) (last, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := [2]string{server, uri}
+	if s.n[k] == 0 {
+		return false, false
+	}
+	s.n[k]--
+	if s.n[k] == 0 {
+		delete(s.n, k)
+		return true, true
+	}
+	return false, true
+}
+
+func (s *subscriptions) of(server string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var uris []string
+	for k := range s.n {
+		if k[0] == server {
+			uris = append(uris, k[1])
+		}
+	}
+	return uris
+}
+
 // Subscribe subscribes to updates of resource uri at server on behalf of
 // one agent session; the source is subscribed once, whoever asks.
 func (c *Catalog) Subscribe(ctx context.Context, server, uri string) error {
@@ -109,18 +259,10 @@ func (c *Catalog) Subscribe(ctx context.Context, server, uri string) error {
 	if d == nil {
 		return unavailable(server)
 	}
-	d.mu.Lock()
-	d.subs[uri]++
-	first := d.subs[uri] == 1
-	sess := d.sess
-	d.mu.Unlock()
-	if first && sess != nil {
+	first := c.subs.add(server, uri)
+	if sess := d.session(); first && sess != nil {
 		if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-			d.mu.Lock()
-			if d.subs[uri]--; d.subs[uri] <= 0 {
-				delete(d.subs, uri)
-			}
-			d.mu.Unlock()
+			c.subs.remove(server, uri)
 			return c.callError(ctx, &core.Request{Server: server, Name: uri}, err)
 		}
 	}
@@ -130,23 +272,15 @@ func (c *Catalog) Subscribe(ctx context.Context, server, uri string) error {
 // Unsubscribe ends one session's subscription; the last one unsubscribes
 // the source.
 func (c *Catalog) Unsubscribe(ctx context.Context, server, uri string) error {
+	last, ok := c.subs.remove(server, uri)
+	if !ok || !last {
+		return nil
+	}
 	d := c.get(server)
 	if d == nil {
-		return nil
+		return nil // removed: nothing is subscribed there any more
 	}
-	d.mu.Lock()
-	if d.subs[uri] == 0 {
-		d.mu.Unlock()
-		return nil
-	}
-	d.subs[uri]--
-	last := d.subs[uri] == 0
-	if last {
-		delete(d.subs, uri)
-	}
-	sess := d.sess
-	d.mu.Unlock()
-	if last && sess != nil {
+	if sess := d.session(); sess != nil {
 		if err := sess.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
 			return c.callError(ctx, &core.Request{Server: server, Name: uri}, err)
 		}
@@ -154,15 +288,10 @@ func (c *Catalog) Unsubscribe(ctx context.Context, server, uri string) error {
 	return nil
 }
 
-// resubscribe renews the source's subscriptions after it (re)connected.
+// resubscribe renews the subscriptions to the source's resources after it
+// (re)connected, whichever source object held them before.
 func (d *source) resubscribe(ctx context.Context, sess *mcp.ClientSession) {
-	d.mu.Lock()
-	uris := make([]string, 0, len(d.subs))
-	for u := range d.subs {
-		uris = append(uris, u)
-	}
-	d.mu.Unlock()
-	for _, u := range uris {
+	for _, u := range d.cat.subs.of(d.cfg.ID) {
 		if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: u}); err != nil {
 			d.cat.opts.Logger.Warn("renew a resource subscription", "server", d.cfg.ID, "uri", u, "err", err)
 		}

@@ -37,9 +37,6 @@ type source struct {
 	tools    []core.ToolInfo // as the server lists them
 	lists    lists           // prompts and resources
 	sess     *mcp.ClientSession
-	// subs counts the agent sessions subscribed to each resource URI; the
-	// source itself is subscribed once per URI, again after a reconnect.
-	subs map[string]int
 	// inflight are the requests forwarded to the source and not answered
 	// yet, so that a sampling or elicitation request the source makes can
 	// be relayed to the agent whose request it is handling.
@@ -49,7 +46,7 @@ type source struct {
 func newSource(c *Catalog, cfg core.ServerConfig, inproc *mcp.Server) *source {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &source{cat: c, cfg: cfg, inproc: inproc, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		state: core.StateStarting, since: time.Now(), subs: map[string]int{}, inflight: map[*core.Request]struct{}{}}
+		state: core.StateStarting, since: time.Now(), inflight: map[*core.Request]struct{}{}}
 }
 
 func (d *source) builtIn() bool { return d.inproc != nil }

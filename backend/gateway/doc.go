@@ -4,6 +4,11 @@
 // answers listings from the catalog filtered for the caller of each request,
 // and hands every tools/call, prompts/get and resources/read to the pipeline.
 //
+// Agents of the 2025-11-25 revision (and older) have sessions
+// (gateway.go); agents of the 2026-07-28 revision have none, and get the
+// sampling and elicitation requests of downstream servers as input
+// requests (stateless.go, mrtr.go).
+//
 // It imports core, catalog, pipeline and the MCP SDK. Who a caller is and
 // what it may see come from the small interfaces in gateway.go.
 package gateway

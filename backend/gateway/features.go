@@ -63,7 +63,12 @@ func (p peer) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.Elicit
 }
 
 // peerOf returns the agent's client behind req, handled with ctx, or nil.
+// For a call of a 2026-07-28 agent that is the call itself, which carries
+// the requests to the client as input requests (mrtr.go).
 func peerOf(ctx context.Context, req mcp.Request) any {
+	if pc := pendingOf(ctx); pc != nil {
+		return pc
+	}
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
 		return peer{ss: ss, reqCtx: ctx}
 	}
@@ -128,18 +133,34 @@ func templateServer(snap *catalog.Snapshot, uri string) string {
 // subscribed once for every session that asks.
 func (g *Gateway) subscribe(s *session, on bool) func(context.Context, string) error {
 	return func(ctx context.Context, uri string) error {
-		server := templateServer(g.cat.Snapshot(), uri)
-		if server == "" {
-			if !on {
+		if !on {
+			// Whatever the catalog offers now: the resource may be gone
+			// since, and the subscription must still be released.
+			s.mu.Lock()
+			var key [2]string
+			had := false
+			for k := range s.subs {
+				if k[1] == uri {
+					key, had = k, true
+					delete(s.subs, k)
+					break
+				}
+			}
+			s.mu.Unlock()
+			if !had {
 				return nil
 			}
+			return g.cat.Unsubscribe(ctx, key[0], key[1])
+		}
+		server := templateServer(g.cat.Snapshot(), uri)
+		if server == "" {
 			return rpcErr(core.Errorf(catalog.EUnknownResource, "no server offers the resource %q", uri))
 		}
 		key := [2]string{server, uri}
 		s.mu.Lock()
 		had := s.subs[key]
 		s.mu.Unlock()
-		if on {
+		{
 			c, err := g.caller(s, nil)
 			if err == nil {
 				err = g.lister.Check(&c, core.Target{Kind: core.KindResourceRead, Server: server, Name: uri})
@@ -158,13 +179,6 @@ func (g *Gateway) subscribe(s *session, on bool) func(context.Context, string) e
 			s.mu.Unlock()
 			return nil
 		}
-		if !had {
-			return nil
-		}
-		s.mu.Lock()
-		delete(s.subs, key)
-		s.mu.Unlock()
-		return g.cat.Unsubscribe(ctx, server, uri)
 	}
 }
 
@@ -202,5 +216,32 @@ func (g *Gateway) forwardUpdated(server string, p *mcp.ResourceUpdatedNotificati
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		s.server.ResourceUpdated(ctx, p)
 		cancel()
+	}
+	g.updatedStateless(server, p)
+}
+
+// serverOptions are the options of every MCP server the gateway serves
+// agents with: a session's, and a sessionless credential's (stateless.go).
+// complete answers completion/complete; subscribe answers
+// resources/subscribe (on) and resources/unsubscribe.
+func (g *Gateway) serverOptions(complete func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error),
+	subscribe func(ctx context.Context, uri string, on bool) error) *mcp.ServerOptions {
+	return &mcp.ServerOptions{
+		Instructions: "Airlock gateway: downstream tools are named <server>__<tool>. Some calls wait for a person's approval; a refusal is a tool error carrying a reason code and a hint. Call the help tool to see what you can use.",
+		Logger:       g.log,
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Logging:     &mcp.LoggingCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+		CompletionHandler: complete,
+		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			return subscribe(ctx, req.Params.URI, true)
+		},
+		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+			return subscribe(ctx, req.Params.URI, false)
+		},
 	}
 }

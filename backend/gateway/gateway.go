@@ -104,6 +104,8 @@ type Gateway struct {
 	// posts are the HTTP requests in flight, so that a handler learns when
 	// the client that sent its request hung up.
 	posts sync.Map // post id → context.Context
+
+	proto protoState // agents of the sessionless revision (stateless.go)
 }
 
 // New returns a gateway serving what cat offers through pipe.
@@ -173,6 +175,11 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			writeJSONError(w, status, asCoreError(err))
 			return
 		}
+		stateless, verr := speaksStateless(r)
+		if verr != nil {
+			g.refuseVersion(w, r, conn, verr)
+			return
+		}
 		sid := r.Header.Get("Mcp-Session-Id")
 		if sse && r.Method == http.MethodPost {
 			sid = r.URL.Query().Get("sessionid")
@@ -185,6 +192,10 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 					WithHint("open your own session: connect without Mcp-Session-Id"))
 				return
 			}
+		}
+		if stateless && !sse {
+			g.serveStateless(w, r, conn)
+			return
 		}
 		ctx := r.Context()
 		opening := false
@@ -301,24 +312,8 @@ func (s *session) client() core.ClientInfo {
 // newSession builds the MCP server for one new session opened over conn.
 func (g *Gateway) newSession(conn Connection) *session {
 	s := &session{conn: conn, created: time.Now(), subs: map[[2]string]bool{}}
-	s.server = mcp.NewServer(g.impl(), &mcp.ServerOptions{
-		Instructions: "Airlock gateway: downstream tools are named <server>__<tool>. Some calls wait for a person's approval; a refusal is a tool error carrying a reason code and a hint. Call the help tool to see what you can use.",
-		Logger:       g.log,
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:       &mcp.ToolCapabilities{ListChanged: true},
-			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
-			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Logging:     &mcp.LoggingCapabilities{},
-			Completions: &mcp.CompletionCapabilities{},
-		},
-		CompletionHandler: g.complete(s),
-		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
-			return g.subscribe(s, true)(ctx, req.Params.URI)
-		},
-		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-			return g.subscribe(s, false)(ctx, req.Params.URI)
-		},
-	})
+	s.server = mcp.NewServer(g.impl(), g.serverOptions(g.complete(s),
+		func(ctx context.Context, uri string, on bool) error { return g.subscribe(s, on)(ctx, uri) }))
 	srv := s.server
 	srv.AddReceivingMiddleware(g.middleware(s))
 	g.mu.Lock()
@@ -444,4 +439,5 @@ func (g *Gateway) Close() {
 			ss.Close()
 		}
 	}
+	g.closeStateless()
 }

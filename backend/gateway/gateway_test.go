@@ -37,9 +37,10 @@ const (
 // otherToken the agent "other", no token is nobody. Resolve can be steered
 // per session, as authenticate would.
 type identities struct {
-	mu    sync.Mutex
-	as    map[string]core.Caller // session id → the caller it has become
-	ended []string
+	mu        sync.Mutex
+	as        map[string]core.Caller // session id → the caller it has become
+	suspended map[string]bool        // agents whose requests are refused
+	ended     []string
 }
 
 func (ids *identities) Identify(r *http.Request) (gateway.Connection, error) {
@@ -61,7 +62,11 @@ func (ids *identities) Resolve(sid string, conn gateway.Connection, _ string) (c
 		return c, nil
 	}
 	if name, _ := conn.Ref.(string); name != "" {
-		return core.Caller{AgentID: name, AgentName: name, Purpose: core.PurposeTask}, nil
+		c := core.Caller{AgentID: name, AgentName: name, Purpose: core.PurposeTask}
+		if ids.suspended[name] {
+			return c, core.Errorf(core.EForbidden, "agent %s is suspended", name)
+		}
+		return c, nil
 	}
 	return core.Caller{}, nil
 }
@@ -69,6 +74,15 @@ func (ids *identities) Resolve(sid string, conn gateway.Connection, _ string) (c
 func (ids *identities) Ended(sid string) {
 	ids.mu.Lock()
 	ids.ended = append(ids.ended, sid)
+	ids.mu.Unlock()
+}
+
+func (ids *identities) suspend(name string) {
+	ids.mu.Lock()
+	if ids.suspended == nil {
+		ids.suspended = map[string]bool{}
+	}
+	ids.suspended[name] = true
 	ids.mu.Unlock()
 }
 
@@ -138,6 +152,12 @@ type env struct {
 
 func newEnv(t *testing.T, opts catalog.Options, servers ...core.ServerConfig) *env {
 	t.Helper()
+	return newEnvWith(t, allowAll{}, nil, opts, servers...)
+}
+
+// newEnvWith is newEnv with the rules and the approver given.
+func newEnvWith(t *testing.T, rules pipeline.Decider, approver pipeline.Approver, opts catalog.Options, servers ...core.ServerConfig) *env {
+	t.Helper()
 	db := testutil.MustOpenDB(t)
 	audit, err := store.OpenAuditLog(db, filepath.Join(t.TempDir(), store.JournalFileName), nil)
 	if err != nil {
@@ -146,7 +166,7 @@ func newEnv(t *testing.T, opts catalog.Options, servers ...core.ServerConfig) *e
 	e := &env{audit: audit, rec: &testutil.Recorder{}, ids: &identities{}, access: &access{}, test: testutil.NewTestServer()}
 	recorder := activity.New(audit, e.rec, nil)
 	e.cat = catalog.New("test", opts)
-	pipe, err := pipeline.New(pipeline.Stages{Route: e.cat, Gate: e.access, Decider: allowAll{}, Dispatch: e.cat, Audit: recorder})
+	pipe, err := pipeline.New(pipeline.Stages{Route: e.cat, Gate: e.access, Decider: rules, Approver: approver, Dispatch: e.cat, Audit: recorder})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -188,8 +188,12 @@ func (g *Gateway) readResource(ctx context.Context, s *session, req mcp.Request)
 	return g.run(ctx, s, req, &core.Request{Kind: core.KindResourceRead, Exposed: p.URI, Peer: peerOf(ctx, req)})
 }
 
-// progressFunc sends progress for the request that gave tok.
+// progressFunc sends progress for the request that gave tok; for a call
+// of a 2026-07-28 agent, on the HTTP request answering for it now.
 func progressFunc(ctx context.Context, ss *mcp.ServerSession, tok any) func(progress, total float64, msg string) {
+	if pc := pendingOf(ctx); pc != nil {
+		return pc.progress
+	}
 	if ss == nil {
 		return nil
 	}
@@ -215,6 +219,7 @@ func (g *Gateway) Sync() {
 	for _, s := range all {
 		g.announce(s, true)
 	}
+	g.syncStateless()
 }
 
 // announce computes what s may see now and, when notify is set, sends
@@ -334,6 +339,7 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 		ss.Log(ctx, &msg)
 		cancel()
 	}
+	g.logStateless(server, &msg)
 }
 
 // viewCache holds the MCP form of one snapshot's tools, built once per

@@ -1,0 +1,552 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/catalog"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/gateway"
+	"github.com/airlock-dev/airlock/backend/pipeline"
+	"github.com/airlock-dev/airlock/backend/testutil"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// post sends one raw JSON-RPC message to /mcp with token (none when empty)
+// and headers, and returns the status and the JSON-RPC messages of the
+// answer (a JSON body or the data of an event stream).
+func (e *env) post(t *testing.T, token string, headers map[string]string, body string) (int, []map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var msgs []map[string]any
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(line, "data:"))
+		var m map[string]any
+		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &m) == nil {
+			msgs = append(msgs, m)
+		}
+	}
+	return resp.StatusCode, msgs
+}
+
+// newRevisionHeaders are the headers of a 2026-07-28 request for method
+// on name.
+func newRevisionHeaders(method, name string) map[string]string {
+	h := map[string]string{"Mcp-Protocol-Version": newRevision, "Mcp-Method": method}
+	if name != "" {
+		h["Mcp-Name"] = name
+	}
+	return h
+}
+
+// newRevisionMeta is the _meta a 2026-07-28 request carries.
+const newRevisionMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{}}}`
+
+// rpcError is the error of the JSON-RPC answer in msgs: its code and the
+// reason code in its data.
+func rpcError(msgs []map[string]any) (code float64, reason string) {
+	for _, m := range msgs {
+		if e, ok := m["error"].(map[string]any); ok {
+			code, _ = e["code"].(float64)
+			if d, ok := e["data"].(map[string]any); ok {
+				reason, _ = d["code"].(string)
+			}
+			return code, reason
+		}
+	}
+	return 0, ""
+}
+
+// relayRecorder is an agent's client that records the sampling and
+// elicitation requests that reach it.
+type relayRecorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *relayRecorder) options() *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			r.mu.Lock()
+			r.got = append(r.got, "sampling")
+			r.mu.Unlock()
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
+		},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			r.mu.Lock()
+			r.got = append(r.got, "elicitation")
+			r.mu.Unlock()
+			return &mcp.ElicitResult{Action: "cancel"}, nil
+		},
+	}
+}
+
+func (r *relayRecorder) reached() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+// A downstream server that sends garbage sampling or elicitation requests
+// during an agent's call gets a clear error back, with a reason code when
+// Airlock's relay saw the request (and an audit record); nothing reaches
+// the agent's client, for agents of either revision, and the server, the
+// call and everyone else carry on.
+func TestGarbageRelayRequests(t *testing.T) {
+	garbage := []struct {
+		tool, method, params string
+		// wantCode is the JSON-RPC code the server gets; wantReason the
+		// reason code in its data ("" when the SDK refused it before
+		// Airlock saw it, as with params that do not decode).
+		wantCode   float64
+		wantReason string
+	}{
+		{"undecodable", "sampling/createMessage", `{"messages":"not a list","maxTokens":10}`, -32602, ""},
+		{"no_messages", "sampling/createMessage", `{"messages":[],"maxTokens":10}`, pipeline.CodeRefused, catalog.ERelayMalformed},
+		{"no_tokens", "sampling/createMessage", `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}`, pipeline.CodeRefused, catalog.ERelayMalformed},
+		{"bad_role", "sampling/createMessage", `{"messages":[{"role":"system","content":{"type":"text","text":"hi"}}],"maxTokens":5}`, pipeline.CodeRefused, catalog.ERelayMalformed},
+		{"no_message", "elicitation/create", `{"message":"","requestedSchema":{"type":"object","properties":{}}}`, pipeline.CodeRefused, catalog.ERelayMalformed},
+		{"url_without_id", "elicitation/create", `{"mode":"url","message":"open this","url":"https://example.com/x"}`, pipeline.CodeRefused, catalog.ERelayMalformed},
+		// The SDK's client checks these itself, before Airlock sees them.
+		{"bad_mode", "elicitation/create", `{"mode":"telepathy","message":"hi"}`, -32602, ""},
+		{"url_without_url", "elicitation/create", `{"mode":"url","message":"open this","elicitationId":"e1"}`, -32602, ""},
+		{"schema_not_object", "elicitation/create", `{"message":"hi","requestedSchema":{"type":"string"}}`, -32602, ""},
+	}
+	// The server answers a call of tool X by sending X.json (a request to
+	// Airlock's client) and returning Airlock's answer as its structured
+	// content.
+	dir := t.TempDir()
+	var tools []string
+	for _, g := range garbage {
+		req := `{"jsonrpc":"2.0","id":"relay-` + g.tool + `","method":"` + g.method + `","params":` + g.params + "}\n"
+		if err := os.WriteFile(filepath.Join(dir, g.tool+".json"), []byte(req), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, `{"name":"`+g.tool+`","inputSchema":{"type":"object"}}`)
+	}
+	script := reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"garbage","version":"1"}}`) +
+		"read -r initialized\n" + reply(`{"tools":[`+strings.Join(tools, ",")+`]}`) + `
+while read -r line; do
+  case "$line" in *'"method":"tools/call"'*)
+    id=$(echo "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+    name=$(echo "$line" | sed -n 's/.*"name":"\([a-z_]*\)".*/\1/p')
+    cat "` + dir + `/$name.json"
+    read -r answer
+    printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"relayed"}],"structuredContent":%s}}\n' "$id" "$answer"
+  esac
+done
+`
+	e := newEnv(t, catalog.Options{}, core.ServerConfig{ID: "garbage", Command: writeScript(t, script)})
+	bystander := e.connect(t, nil)
+	agents := map[string]func(*testing.T, *relayRecorder) *mcp.ClientSession{
+		"2025-11-25": func(t *testing.T, r *relayRecorder) *mcp.ClientSession { return e.connect(t, r.options()) },
+		newRevision: func(t *testing.T, r *relayRecorder) *mcp.ClientSession {
+			return e.connectNew(t, testToken, r.options())
+		},
+	}
+	for revision, connect := range agents {
+		for _, g := range garbage {
+			t.Run(revision+"/"+g.tool, func(t *testing.T) {
+				client := &relayRecorder{}
+				sess := connect(t, client)
+				res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "garbage__" + g.tool})
+				if err != nil || res.IsError {
+					t.Fatalf("the call = %v %+v, want the server's own result", err, res)
+				}
+				answer, _ := json.Marshal(res.StructuredContent)
+				var msg map[string]any
+				json.Unmarshal(answer, &msg)
+				code, reason := rpcError([]map[string]any{msg})
+				if code != g.wantCode || reason != g.wantReason {
+					t.Errorf("the server got %s, want JSON-RPC error %v with reason %q", answer, g.wantCode, g.wantReason)
+				}
+				if got := client.reached(); len(got) > 0 {
+					t.Errorf("garbage reached the agent's client: %v", got)
+				}
+				res, err = bystander.CallTool(context.Background(), &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "fine"}})
+				if err != nil || text(t, res) != "Echo: fine" {
+					t.Errorf("another session after the garbage: %v %+v", err, res)
+				}
+			})
+		}
+	}
+	for _, kind := range []string{core.KindSampling, core.KindElicitation} {
+		recs, _ := e.audit.List(core.ActivityFilter{Kind: kind})
+		for _, r := range recs {
+			if r.ErrorCode != catalog.ERelayMalformed || r.Decision != core.DecisionError || r.Server != "garbage" {
+				t.Errorf("audit of a malformed %s = %+v, want refused with %s", kind, r, catalog.ERelayMalformed)
+			}
+		}
+		// Both revisions' agents, for each malformed request the relay saw.
+		if want := map[string]int{core.KindSampling: 2 * 3, core.KindElicitation: 2 * 2}[kind]; len(recs) != want {
+			t.Errorf("%d %s records, want %d", len(recs), kind, want)
+		}
+	}
+	if st, _ := e.cat.ServerStatus("garbage"); st.State != core.StateRunning || st.Restarts != 0 {
+		t.Errorf("the garbage server = %s after %d restarts, want running all along", st.State, st.Restarts)
+	}
+}
+
+// An agent's client that answers a relayed request with garbage (another
+// kind of result, an unknown elicitation action, answers that do not
+// decode) gives the server a clear error with a reason code, never the
+// garbage; the call ends with the server's own error, and others carry on.
+func TestGarbageRelayAnswers(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	bystander := e.connect(t, nil)
+	ctx := context.Background()
+	check := func(t *testing.T, res *mcp.CallToolResult, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("the call: %v", err)
+		}
+		if !res.IsError || !strings.Contains(text(t, res), "["+catalog.ERelayBadAnswer+"]") {
+			t.Errorf("the call = %v %q, want the server's error carrying %s", err, text(t, res), catalog.ERelayBadAnswer)
+		}
+		res, err = bystander.CallTool(ctx, &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "fine"}})
+		if err != nil || text(t, res) != "Echo: fine" {
+			t.Errorf("another session after the garbage: %v %+v", err, res)
+		}
+	}
+
+	t.Run("2025-11-25", func(t *testing.T) {
+		c := mcp.NewClient(&mcp.Implementation{Name: "liar", Version: "1"}, &mcp.ClientOptions{
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "never sent"}}, nil
+			},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "maybe"}, nil
+			},
+		})
+		// An elicitation result where a sampling result belongs.
+		c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "sampling/createMessage" {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "x"}}, nil
+				}
+				return next(ctx, method, req)
+			}
+		})
+		sess, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.http.URL + "/mcp",
+			HTTPClient: &http.Client{Transport: bearer{testToken, http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		for _, tool := range []string{"test__ask_model", "test__ask_user"} {
+			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"question": "?"}})
+			check(t, res, err)
+		}
+	})
+
+	t.Run(newRevision, func(t *testing.T) {
+		sess := e.connectNew(t, testToken, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+			ElicitationHandler:   func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) { return nil, nil },
+		})
+		call := func(tool, state string, answers mcp.InputResponseMap) (*mcp.CallToolResult, error) {
+			return sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"question": "?"},
+				InputResponses: answers, RequestState: state})
+		}
+		for _, c := range []struct {
+			tool   string
+			answer mcp.InputResponse
+		}{
+			{"test__ask_model", &mcp.ElicitResult{Action: "accept"}},
+			{"test__ask_model", &mcp.CreateMessageWithToolsResult{Model: "m", Role: "assistant",
+				Content: []mcp.Content{&mcp.TextContent{Text: "one"}, &mcp.TextContent{Text: "two"}}}},
+			{"test__ask_user", &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "?"}}},
+			{"test__ask_user", &mcp.ElicitResult{Action: "maybe"}},
+		} {
+			first, err := call(c.tool, "", nil)
+			if err != nil || !first.NeedsInput() {
+				t.Fatalf("%s = %v %+v, want input_required", c.tool, err, first)
+			}
+			for id := range first.InputRequests {
+				res, err := call(c.tool, first.RequestState, mcp.InputResponseMap{id: c.answer})
+				check(t, res, err)
+			}
+		}
+
+		// Answers that do not decode are refused by the SDK before Airlock
+		// sees them; the call still waits for its owner's real answer.
+		first, err := call("test__ask_user", "", nil)
+		if err != nil || !first.NeedsInput() {
+			t.Fatalf("ask_user = %v %+v, want input_required", err, first)
+		}
+		var id string
+		for id = range first.InputRequests {
+		}
+		status, msgs := e.post(t, testToken, newRevisionHeaders("tools/call", "test__ask_user"),
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test__ask_user","arguments":{"question":"?"},"inputResponses":{"`+id+`":{"bogus":true}},"requestState":"`+first.RequestState+`",`+newRevisionMeta+`}}`)
+		if code, _ := rpcError(msgs); status != http.StatusBadRequest || code == 0 {
+			t.Errorf("undecodable answers: status %d, %v; want 400 with the SDK's JSON-RPC error", status, msgs)
+		}
+		res, err := call("test__ask_user", first.RequestState, mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}})
+		if err != nil || text(t, res) != "the user answered accept: Ada" {
+			t.Errorf("the real answer after garbage = %v %+v", err, res)
+		}
+	})
+
+	for _, kind := range []string{core.KindSampling, core.KindElicitation} {
+		recs, _ := e.audit.List(core.ActivityFilter{Kind: kind})
+		bad := 0
+		for _, r := range recs {
+			if r.ErrorCode == catalog.ERelayBadAnswer {
+				bad++
+			}
+		}
+		if want := 3; bad != want {
+			t.Errorf("%d %s records with %s, want %d: %+v", bad, kind, catalog.ERelayBadAnswer, want, recs)
+		}
+	}
+}
+
+// notes is a downstream server with one subscribable resource, mem://note.
+type notes struct {
+	*mcp.Server
+	mu     sync.Mutex
+	events []string
+}
+
+func newNotes() *notes {
+	n := &notes{}
+	n.Server = mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+			n.record("subscribe " + req.Params.URI)
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			n.record("unsubscribe " + req.Params.URI)
+			return nil
+		},
+	})
+	n.AddResource(&mcp.Resource{Name: "note", URI: "mem://note"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "note"}}}, nil
+	})
+	return n
+}
+
+func (n *notes) record(ev string) {
+	n.mu.Lock()
+	n.events = append(n.events, ev)
+	n.mu.Unlock()
+}
+
+func (n *notes) seen() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.events)
+}
+
+// A subscription to a resource no server offers (it was removed) is
+// refused with unknown_resource, for agents of either revision. Sessions
+// subscribed before the resource went away can still unsubscribe, are not
+// disturbed, and hear of it again when it comes back.
+func TestSubscriptionToRemovedResource(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	ctx := context.Background()
+	first := newNotes()
+	e.cat.AddInProcess("notes", first.Server, false)
+	e.waitRunning(t, "notes")
+	updated := make(chan string, 10)
+	acked := make(chan string, 10)
+	keeper := e.connect(t, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		updated <- "keeper " + req.Params.URI
+	}})
+	leaver := e.connect(t, nil)
+	listener := e.connectNew(t, testToken, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		updated <- "listener " + req.Params.URI
+	}}, ackTo(acked))
+	for _, s := range []*mcp.ClientSession{keeper, leaver} {
+		if err := s.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://note"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listener.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://note"})
+	receive(t, acked, "acknowledgement of the subscription")
+
+	e.cat.RemoveInProcess("notes")
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		_, ok := e.cat.Snapshot().ResourceServer("mem://note")
+		return !ok
+	}, "the resource is still offered")
+
+	// 2025-11-25: resources/subscribe is refused with the reason.
+	late := e.connect(t, nil)
+	err := late.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://note"})
+	if err == nil || !strings.Contains(err.Error(), "["+catalog.EUnknownResource+"]") {
+		t.Errorf("subscribing to a removed resource: %v, want a refusal with %s", err, catalog.EUnknownResource)
+	}
+	// 2026-07-28: the subscriptions/listen stream is refused with it. (The
+	// SDK's client does not wait for the answer of that request, so this
+	// is read off the wire.)
+	_, msgs := e.post(t, testToken, newRevisionHeaders("subscriptions/listen", ""),
+		`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["mem://note"]},`+newRevisionMeta+`}}`)
+	if code, reason := rpcError(msgs); code != pipeline.CodeRefused || reason != catalog.EUnknownResource {
+		t.Errorf("subscriptions/listen for a removed resource = %v, want JSON-RPC error %d with reason %s", msgs, pipeline.CodeRefused, catalog.EUnknownResource)
+	}
+	// A session subscribed before can unsubscribe.
+	if err := leaver.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "mem://note"}); err != nil {
+		t.Errorf("unsubscribing from a removed resource: %v", err)
+	}
+	res, err := late.CallTool(ctx, &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "fine"}})
+	if err != nil || text(t, res) != "Echo: fine" {
+		t.Errorf("another call after the refusals: %v %+v", err, res)
+	}
+
+	// The resource comes back: the sessions still subscribed hear of it.
+	second := newNotes()
+	e.cat.AddInProcess("notes", second.Server, false)
+	e.waitRunning(t, "notes")
+	testutil.Eventually(t, 10*time.Second, func() bool { return slices.Contains(second.seen(), "subscribe mem://note") },
+		"the returning server was not subscribed again: %v", second.seen())
+	second.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "mem://note"})
+	got := map[string]bool{receive(t, updated, "resources/updated"): true, receive(t, updated, "resources/updated"): true}
+	if want := map[string]bool{"keeper mem://note": true, "listener mem://note": true}; !cmp.Equal(want, got) {
+		t.Errorf("resources/updated reached %v, want %v", got, want)
+	}
+	keeper.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "mem://note"})
+	listener.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "mem://note"})
+	testutil.Eventually(t, 10*time.Second, func() bool { return slices.Contains(second.seen(), "unsubscribe mem://note") },
+		"the server is still subscribed after everyone left: %v", second.seen())
+}
+
+// noPrefixServer is a stdio server (a downstream as servers.json or
+// 'airlock servers add --no-prefix' configures it) whose tool is named
+// tool and answers with the server's id.
+func noPrefixServer(t *testing.T, id, tool string) core.ServerConfig {
+	script := reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"`+id+`","version":"1"}}`) +
+		"read -r initialized\n" + reply(`{"tools":[{"name":"`+tool+`","inputSchema":{"type":"object"}}]}`) + `
+while read -r line; do
+  case "$line" in *'"method":"tools/call"'*)
+    id=$(echo "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+    echo '{"jsonrpc":"2.0","id":'$id',"result":{"content":[{"type":"text","text":"` + id + `"}]}}'
+  esac
+done
+`
+	return core.ServerConfig{ID: id, Command: writeScript(t, script), NoPrefix: true}
+}
+
+// A --no-prefix server whose tool name another server already uses does
+// not get that name: the first server (Airlock's own and built-in ones
+// first, then by id) keeps it, the other's tool is refused exposure with
+// a warning naming the owner on its status (the Servers screen and
+// 'airlock servers list' show it), and its would-be prefixed name is an
+// unknown tool. Nothing else changes; when the owner goes, the name is
+// free.
+func TestNoPrefixCollision(t *testing.T) {
+	alpha, beta := noPrefixServer(t, "alpha", "echo"), noPrefixServer(t, "beta", "echo")
+	gamma := noPrefixServer(t, "gamma", "test__echo") // the exposed name of the test server's echo
+	e := newEnv(t, catalog.Options{}, alpha, beta, gamma)
+	sess := e.connect(t, nil)
+	ctx := context.Background()
+	names := toolNames(t, sess)
+	if count(names, "echo") != 1 || count(names, "test__echo") != 1 || slices.Contains(names, "beta__echo") {
+		t.Errorf("tools/list = %v, want echo and test__echo once each", names)
+	}
+	for _, c := range []struct{ tool, want string }{
+		{"echo", "alpha"},
+		{"test__echo", "Echo: x"},
+		{"beta__echo", "Airlock: no server offers a tool named \"beta__echo\" [unknown_tool]\nHint: call tools/list (or help) for the tools you can use; names are <server>__<tool>"},
+	} {
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"message": "x"}})
+		if err != nil || text(t, res) != c.want {
+			t.Errorf("%s = %v %q, want %q", c.tool, err, text(t, res), c.want)
+		}
+	}
+	for id, want := range map[string][]string{
+		"alpha": nil,
+		"beta":  {`tool "echo" is hidden: its name collides with a tool of alpha`},
+		"gamma": {`tool "test__echo" is hidden: its name collides with a tool of test`},
+	} {
+		st, _ := e.cat.ServerStatus(id)
+		if diff := cmp.Diff(want, st.Warnings); diff != "" || st.State != core.StateRunning {
+			t.Errorf("%s: state %s, warnings (-want +got):\n%s", id, st.State, diff)
+		}
+	}
+	e.cat.Apply([]core.ServerConfig{beta, gamma})
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "echo"})
+		return err == nil && text(t, res) == "beta"
+	}, "echo never went to beta after alpha was removed")
+	if st, _ := e.cat.ServerStatus("beta"); len(st.Warnings) != 0 {
+		t.Errorf("beta still warns: %v", st.Warnings)
+	}
+}
+
+// A request in a protocol revision Airlock does not speak is refused with
+// HTTP 400 and the JSON-RPC error SEP-2575 defines for it, its data listing
+// the revisions Airlock speaks and the reason code; a known credential's
+// attempt is audited. A client can retry with one of them (the Go SDK's
+// does), and other sessions are unaffected. An initialize asking for an
+// unknown revision is answered with Airlock's own, as MCP requires.
+func TestUnknownProtocolVersion(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	bystander := e.connect(t, nil)
+	ctx := context.Background()
+	for _, v := range []string{"2099-01-01", "bogus", "2024-01-01"} {
+		status, msgs := e.post(t, testToken, map[string]string{"Mcp-Protocol-Version": v},
+			`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`)
+		code, reason := rpcError(msgs)
+		if status != http.StatusBadRequest || code != mcp.CodeUnsupportedProtocolVersion || reason != gateway.EProtocolVersion {
+			t.Errorf("version %q: status %d, %v; want 400 with JSON-RPC error %d and reason %s", v, status, msgs, mcp.CodeUnsupportedProtocolVersion, gateway.EProtocolVersion)
+			continue
+		}
+		data := msgs[0]["error"].(map[string]any)["data"].(map[string]any)
+		if data["requested"] != v || !slices.Contains(data["supported"].([]any), any(newRevision)) || msgs[0]["id"] != float64(3) {
+			t.Errorf("version %q: answer %v, want it to name the version asked for and list %s, for request 3", v, msgs[0], newRevision)
+		}
+	}
+	recs := e.audited(t, core.ActivityFilter{Kind: "session"}, func(r []core.AuditRecord) bool { return len(r) == 3 }, "the refused versions")
+	if recs[0].ErrorCode != gateway.EProtocolVersion || recs[0].Decision != core.DecisionDenied {
+		t.Errorf("audit of a refused version = %+v", recs[0])
+	}
+
+	// The SDK's client asking for a revision from the future settles on
+	// one Airlock speaks.
+	c := mcp.NewClient(&mcp.Implementation{Name: "future", Version: "1"}, nil)
+	sess, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.http.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{testToken, http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2099-01-01"})
+	if err != nil {
+		t.Fatalf("a client asking for 2099-01-01: %v", err)
+	}
+	defer sess.Close()
+	if v := sess.InitializeResult().ProtocolVersion; v != newRevision {
+		t.Errorf("a client asking for 2099-01-01 settled on %q, want %s", v, newRevision)
+	}
+
+	_, msgs := e.post(t, testToken, nil,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`)
+	if len(msgs) != 1 || msgs[0]["result"].(map[string]any)["protocolVersion"] != "2025-11-25" {
+		t.Errorf("initialize for 1999-01-01 = %v, want Airlock's newest session revision, 2025-11-25", msgs)
+	}
+	res, err := bystander.CallTool(ctx, &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "fine"}})
+	if err != nil || text(t, res) != "Echo: fine" {
+		t.Errorf("another session after the refusals: %v %+v", err, res)
+	}
+}
