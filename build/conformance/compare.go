@@ -25,7 +25,7 @@ import (
 )
 
 // everythingPkg is the Go SDK's conformance server, built from the module
-// cache at the version go.mod requires.
+// vendored SDK (third_party/go-sdk) at the version go.mod requires.
 const everythingPkg = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"
 
 // Options configure one comparison.
@@ -274,15 +274,14 @@ func Compare(ctx context.Context, o Options) (*Comparison, error) {
 		return nil, err
 	}
 
-	logf("building %s@%s", everythingPkg, c.SDK)
+	logf("building %s", everythingPkg)
 	server := filepath.Join(work, "everything-server")
-	// Outside this module: it replaces the SDK with its patched copy
-	// (third_party/go-sdk), which has no conformance server.
-	build := exec.CommandContext(ctx, "go", "install", everythingPkg+"@"+c.SDK)
-	build.Dir = work
-	build.Env = append(os.Environ(), "GOBIN="+work)
+	// From this module: the vendored SDK (third_party/go-sdk) carries the
+	// conformance server too, so nothing is downloaded.
+	build := exec.CommandContext(ctx, "go", "build", "-o", server, everythingPkg)
+	build.Dir = o.Root
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go install %s@%s: %v: %s", everythingPkg, c.SDK, err, out)
+		return nil, fmt.Errorf("go build %s: %v: %s", everythingPkg, err, out)
 	}
 
 	// Direct: stateful Streamable HTTP, as the Go SDK's own conformance
