@@ -21,6 +21,7 @@ func migrations() []*gormigrate.Migration {
 		m0005Requests(),
 		m0006Agents(),
 		m0008RelayRules(), // 0007 is the teams issue's; the list keeps id order once both are in
+		m0009Runs(),
 	}
 }
 
