@@ -86,11 +86,11 @@ func builtinTemplates() []Template {
 		},
 		{
 			ID: TemplateGemini, Name: "Gemini CLI",
-			Description: "Google's Gemini CLI in non-interactive mode (-p), with Airlock in a settings file for this run only.",
-			Command:     "gemini",
-			Args:        []string{"{{model_args}}", "{{extra_args}}", "-p", "{{prompt}}"},
-			ModelArgs:   []string{"--model", "{{model}}"},
-			Env:         map[string]string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH": "{{mcp_config}}"},
+			Description:  "Google's Gemini CLI in non-interactive mode (-p), with Airlock in a settings file for this run only.",
+			Command:      "gemini",
+			Args:         []string{"{{model_args}}", "{{extra_args}}", "-p", "{{prompt}}"},
+			ModelArgs:    []string{"--model", "{{model}}"},
+			Env:          map[string]string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH": "{{mcp_config}}"},
 			ConfigFormat: ConfigGeminiSettings,
 			Notes: "Gemini CLI reads mcpServers from settings.json files; GEMINI_CLI_SYSTEM_SETTINGS_PATH points its system " +
 				"settings layer (merged with the user's, mcpServers merged) at the run's file: server airlock with httpUrl " +
