@@ -153,16 +153,28 @@ func (o *output) flush() {
 	}
 }
 
+// endStreams ends the unfinished lines of the streams (the process has
+// exited: nothing more comes).
+func (o *output) endStreams() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.endStreamsLocked()
+}
+
+func (o *output) endStreamsLocked() {
+	for i := range o.partial {
+		if len(o.partial[i]) > 0 && !o.cut[i] && !o.closed {
+			o.lineLocked(string(o.partial[i]))
+		}
+		o.partial[i], o.cut[i] = nil, false
+	}
+}
+
 // close ends the unfinished lines, sends the last batch and closes the
 // file. Nothing is written afterwards.
 func (o *output) close() {
 	o.mu.Lock()
-	for i := range o.partial {
-		if len(o.partial[i]) > 0 && !o.cut[i] {
-			o.lineLocked(string(o.partial[i]))
-		}
-		o.partial[i] = nil
-	}
+	o.endStreamsLocked()
 	o.closed = true
 	if o.timer != nil {
 		o.timer.Stop()

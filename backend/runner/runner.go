@@ -599,24 +599,28 @@ func (r *Runner) supervise(l *liveRun, releaseToken func(), runDir string) {
 			reason += fmt.Sprintf("; auto-run tries again in %s (attempt %d of %d)", backoff(s, l.rec.Attempt), l.rec.Attempt+1, s.MaxAttempts)
 		}
 	}
+	l.out.endStreams()
 	l.out.note("ended: %s (%s)%s", status, ex.String(), prefixed("; ", reason))
 	l.out.close()
 	os.RemoveAll(runDir)
 	if releaseToken != nil {
 		releaseToken()
 	}
-	if err := r.o.Executions.FinishExecution(l.rec.ID, status, &code); err != nil {
-		r.log.Warn("finish a run", "run", l.rec.ID, "err", err)
+	// l.rec is read by others while the run is live: the end is recorded
+	// on a copy.
+	rec := l.rec
+	if err := r.o.Executions.FinishExecution(rec.ID, status, &code); err != nil {
+		r.log.Warn("finish a run", "run", rec.ID, "err", err)
 	}
-	l.rec.Active, l.rec.Reason = false, reason
-	if err := r.o.Store.UpdateRun(l.rec); err != nil {
-		r.log.Warn("record the end of a run", "run", l.rec.ID, "err", err)
+	rec.Active, rec.Reason = false, reason
+	if err := r.o.Store.UpdateRun(rec); err != nil {
+		r.log.Warn("record the end of a run", "run", rec.ID, "err", err)
 	}
 	r.mu.Lock()
 	last := l.lastTool
-	delete(r.live, l.rec.ID)
+	delete(r.live, rec.ID)
 	r.mu.Unlock()
-	run := r.get(l.rec)
+	run := r.get(rec)
 	run.LastTool = last
 	l.final = run
 	close(l.ended)
@@ -737,15 +741,15 @@ func (r *Runner) List(taskID string) ([]Run, error) {
 // Live returns the runs alive now, oldest first.
 func (r *Runner) Live() []Run {
 	r.mu.Lock()
-	ls := make([]*liveRun, 0, len(r.live))
+	recs := make([]Record, 0, len(r.live))
 	for _, l := range r.live {
-		ls = append(ls, l)
+		recs = append(recs, l.rec)
 	}
 	r.mu.Unlock()
-	sort.Slice(ls, func(i, j int) bool { return ls[i].rec.CreatedAt.Before(ls[j].rec.CreatedAt) })
-	out := make([]Run, 0, len(ls))
-	for _, l := range ls {
-		out = append(out, r.get(l.rec))
+	sort.Slice(recs, func(i, j int) bool { return recs[i].CreatedAt.Before(recs[j].CreatedAt) })
+	out := make([]Run, 0, len(recs))
+	for _, rec := range recs {
+		out = append(out, r.get(rec))
 	}
 	return out
 }
@@ -772,17 +776,17 @@ func (r *Runner) Log(runID string, q LogQuery) (LogChunk, error) {
 // its live run (the audit events feed it).
 func (r *Runner) NoteToolCall(agentID string, call ToolCall) {
 	r.mu.Lock()
-	var hit *liveRun
+	var hits []Record
 	for _, l := range r.live {
 		if l.rec.AgentID == agentID {
 			c := call
 			l.lastTool = &c
-			hit = l
+			hits = append(hits, l.rec)
 		}
 	}
 	r.mu.Unlock()
-	if hit != nil {
-		r.o.Events.Emit(EventRunStatus, r.get(hit.rec))
+	for _, rec := range hits {
+		r.o.Events.Emit(EventRunStatus, r.get(rec))
 	}
 }
 
