@@ -21,6 +21,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/pins"
+	"github.com/airlock-dev/airlock/backend/runner"
 	"github.com/airlock-dev/airlock/backend/store"
 )
 
@@ -37,6 +38,7 @@ type Deps struct {
 	Pins     *pins.Pins
 	Authz    *authz.Service
 	Builtin  *builtin.Builtin
+	Runner   *runner.Runner
 	Events   core.EventSink
 }
 
@@ -49,6 +51,7 @@ type Facade struct {
 	Activity  *Activity
 	Agents    *Agents
 	Builtin   *Builtin
+	Runs      *Runs
 }
 
 // New returns the facade over d.
@@ -61,6 +64,7 @@ func New(d Deps) *Facade {
 		Activity:  &Activity{d: d},
 		Agents:    &Agents{d: d},
 		Builtin:   &Builtin{d: d},
+		Runs:      &Runs{d: d},
 	}
 }
 
@@ -81,5 +85,6 @@ func (f *Facade) Areas() []Area {
 		{"Activity", f.Activity},
 		{"Agents", f.Agents},
 		{"Builtin", f.Builtin},
+		{"Runs", f.Runs},
 	}
 }

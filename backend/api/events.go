@@ -7,6 +7,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/events"
 	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/runner"
 )
 
 // EventPayloads maps every event the UI receives to a value of its
@@ -23,5 +24,7 @@ func EventPayloads() map[string]any {
 		core.EventAgentsChanged:     core.AgentsChanged{},
 		core.EventBuiltinChanged:    builtin.Overview{},
 		events.EventLagged:          events.Lagged{},
+		runner.EventRunStatus:       runner.Run{},
+		runner.EventRunOutput:       runner.RunOutput{},
 	}
 }

@@ -46,7 +46,7 @@ func (t *tokens) HasToken(agentID string) (bool, error) {
 	return t.has[agentID], nil
 }
 
-func (t *tokens) RunToken(agentID string) (string, func(), error) {
+func (t *tokens) RunToken(agentID, projectID string) (string, func(), error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	tok := fmt.Sprintf("alk_run-%s-%d", agentID, len(t.issued)+1)

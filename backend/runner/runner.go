@@ -458,7 +458,7 @@ func (r *Runner) launch(pl plan, trigger string, attempt int) (Run, error) {
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
 		return r.failStart(l, rec, exec, nil, "", fmt.Errorf("create the run's folder: %w", err))
 	}
-	token, releaseToken, err := r.o.Tokens.RunToken(pl.agent.ID)
+	token, releaseToken, err := r.o.Tokens.RunToken(pl.agent.ID, pl.task.ProjectID)
 	if err != nil {
 		return r.failStart(l, rec, exec, nil, runDir, fmt.Errorf("get a token for agent %s: %w", pl.agent.Name, err))
 	}

@@ -296,6 +296,13 @@ type Tasks interface {
 	InProgress() ([]Task, error)
 }
 
+// Board is the task board runs work for: its tasks and their execution
+// records.
+type Board interface {
+	Tasks
+	Executions
+}
+
 // Agents says who an agent is. authz.Service is one.
 type Agents interface {
 	Agent(ref string) (authz.Agent, error)
@@ -303,13 +310,17 @@ type Agents interface {
 
 var _ Agents = (*authz.Service)(nil)
 
-// TokenIssuer gives a run a token of its agent: the agent's own identity,
-// never the owner's.
+// TokenIssuer gives a run a credential of its agent: the agent's own
+// identity, never the owner's. The wiring uses an agent session per run
+// (authz.Service.OpenRunSession, ended by release), so the agent's
+// connection token is left alone.
 type TokenIssuer interface {
-	// HasToken reports whether the agent has a connection token at all
-	// (the user made it connectable).
+	// HasToken reports whether the agent has a connection token at all:
+	// the user made it connectable. A run of an agent without one is
+	// refused.
 	HasToken(agentID string) (bool, error)
-	// RunToken returns a token identifying agentID for one run, and
-	// release, called once the run has ended.
-	RunToken(agentID string) (token string, release func(), err error)
+	// RunToken returns a bearer token identifying agentID, for one run on
+	// a task of projectID (task purpose), and release, called once the
+	// run has ended.
+	RunToken(agentID, projectID string) (token string, release func(), err error)
 }
