@@ -7,7 +7,7 @@
 // commands work on the files in the data directory, which a running Airlock
 // watches, so they take effect at once without talking to it.
 //
-// It may import core, config, store, hitl and authz.
+// It may import core, config, store, hitl, authz, instance and runner.
 package cli
 
 import (

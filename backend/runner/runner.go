@@ -197,8 +197,10 @@ func (r *Runner) SetProfile(agentID string, p Profile) (Profile, error) {
 	if err != nil {
 		return Profile{}, err
 	}
-	if err := runnable(a); err != nil {
-		return Profile{}, err
+	// A suspended agent may be given a profile (it runs once resumed); a
+	// person never runs.
+	if a.Human || a.Kind == authz.KindOwner {
+		return Profile{}, runnable(a)
 	}
 	p.AgentID = a.ID
 	if _, err := CheckProfile(p); err != nil {
@@ -977,6 +979,9 @@ func (r *Runner) refused(t Task, a authz.Agent, attempt int, cause error) {
 		h.at = r.o.Now()
 		r.holds[t.ID] = h
 		r.mu.Unlock()
+		if attempt < s.MaxAttempts {
+			r.wakeUpAt(r.o.Now().Add(backoff(s, attempt)))
+		}
 		return
 	}
 	if f, err := os.OpenFile(exec.LogPath, os.O_WRONLY|os.O_APPEND, 0o600); err == nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -626,5 +627,54 @@ func TestSettingsAreChecked(t *testing.T) {
 	}
 	if got, ok, _ := f.st.RunSettings(); !ok || got != good || f.r.Settings() != good {
 		t.Errorf("stored %+v (%v), in force %+v; want %+v", got, ok, f.r.Settings(), good)
+	}
+}
+
+// refusingBoard is a board that refuses to record executions (an agent
+// not in the task's project, for teams).
+type refusingBoard struct {
+	*runner.MemoryBoard
+	mu    sync.Mutex
+	calls int
+}
+
+func (b *refusingBoard) StartExecution(taskID, agentID string) (runner.Execution, error) {
+	b.mu.Lock()
+	b.calls++
+	b.mu.Unlock()
+	return runner.Execution{}, core.Errorf("agent_not_assigned_to_project", "Agent %s is not assigned to the task's project", agentID)
+}
+
+func (b *refusingBoard) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.calls
+}
+
+// When the board cannot even record an automatic attempt, auto-run still
+// backs off and stops at MaxAttempts: no loop.
+func TestAutoRunStopsWhenTheBoardRefuses(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	board := &refusingBoard{MemoryBoard: f.board}
+	r, err := runner.New(runner.Options{Store: f.st, Executions: board, Tasks: board, Agents: f.agents, Tokens: f.tokens,
+		Roots: func() []string { return []string{f.root} }, RunsDir: filepath.Join(t.TempDir(), "runs")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	f.profile(t, runner.Profile{AgentID: "ag_ann", Template: runner.TemplateCustom, Command: f.script(t, "ok", "exit 0")})
+	f.task("tsk_1", "ag_ann", runner.TaskInProgress)
+	if _, err := r.SetSettings(runner.Settings{AutoRun: true, MaxConcurrent: 1, MaxAttempts: 2, RetryBackoffSeconds: 0, StopGraceSeconds: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// Each attempt asks the board twice: to run, then to record the refusal.
+	testutil.Eventually(t, 30*time.Second, func() bool { return board.count() >= 4 }, "auto-run did not try twice")
+	r.Reconcile()
+	r.Reconcile()
+	if n := board.count(); n != 4 {
+		t.Errorf("the board was asked %d times, want 4 (2 attempts): auto-run loops", n)
+	}
+	if issued, _ := f.tokens.counts(); issued != 0 {
+		t.Errorf("tokens were issued for runs the board refused: %d", issued)
 	}
 }
