@@ -637,11 +637,25 @@ func (r *Runner) Stop(runID string) (Run, error) {
 func (r *Runner) stop(runID, who string) (Run, error) {
 	r.mu.Lock()
 	l, ok := r.live[runID]
-	if ok && l.stopping == "" {
-		l.stopping = who
+	exited := false
+	if ok {
+		// supervise reads stopping under mu once the process is done: a
+		// stop asked after the process ended by itself changes nothing.
+		select {
+		case <-l.proc.Done():
+			exited = true
+		default:
+			if l.stopping == "" {
+				l.stopping = who
+			}
+		}
 	}
 	grace := time.Duration(r.settings.StopGraceSeconds) * time.Second
 	r.mu.Unlock()
+	if exited {
+		<-l.ended
+		return l.final, core.Errorf(core.EConflict, "run %s is not running (%s)", runID, l.final.Status)
+	}
 	if !ok {
 		rec, err := r.o.Store.Run(runID)
 		if err != nil {
