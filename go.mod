@@ -11,6 +11,7 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/wailsapp/wails/v2 v2.12.0
 	github.com/yosida95/uritemplate/v3 v3.0.2
+	gopkg.in/yaml.v3 v3.0.1
 	gorm.io/gorm v1.31.2
 	mvdan.cc/sh/v3 v3.14.1
 )
@@ -95,7 +96,6 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 	modernc.org/libc v1.22.5 // indirect
 	modernc.org/mathutil v1.5.0 // indirect
 	modernc.org/memory v1.5.0 // indirect

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/airlock-dev/airlock/backend/agentscript"
 	"github.com/airlock-dev/airlock/backend/airlock"
 	"github.com/airlock-dev/airlock/backend/bridge"
 	"github.com/airlock-dev/airlock/backend/cli"
@@ -69,6 +70,10 @@ Usage:
   airlock projects list|add                          projects and their task counts
   airlock tasks list|show|add|move|assign|update|log  the task board, as the owner
   airlock chat list|show|send|start|end              agents' conversations, as the owner
+  airlock runs templates|profile|set-profile|settings|start|stop|list|live|log
+                                                     agent runs in the running Airlock
+  airlock agent-script FILE [--mcp-config F | --url U --token T]
+                                                     the scripted agent (a test double for an LLM agent)
   airlock version
 
 Environment: AIRLOCK_DATA_DIR, AIRLOCK_ADDR, AIRLOCK_TOKEN (bridge), AIRLOCK_URL (bridge).
@@ -164,6 +169,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			fmt.Fprintf(stderr, "airlock: warning: the running Airlock did not confirm the change (%v); it picks it up within a second\n", core.ErrorMessage(err))
 		}
 		return nil
+	case "agent-script":
+		return agentscript.Run(ctx, args, getenv, stdout, stderr)
+	case "runs":
+		dataDirArg, rest := extractDataDir(args)
+		dataDir, err := cli.ResolveDataDir(dataDirArg, getenv)
+		if err != nil {
+			return err
+		}
+		return cli.RunRuns(ctx, dataDir, rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "airlock", airlock.Version)
 		return nil

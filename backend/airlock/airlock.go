@@ -37,6 +37,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/instance"
 	"github.com/airlock-dev/airlock/backend/pins"
 	"github.com/airlock-dev/airlock/backend/pipeline"
+	"github.com/airlock-dev/airlock/backend/runner"
 	"github.com/airlock-dev/airlock/backend/store"
 	"github.com/airlock-dev/airlock/backend/teams"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,6 +74,8 @@ type Options struct {
 	// name in their Host header: the names a remote browser or agent uses to
 	// reach a non-loopback --addr.
 	AllowedHosts []string
+	// RunBoard is the task board agent runs work for (see startRunner).
+	RunBoard runner.Board
 }
 
 // Instance is a running Airlock backend.
@@ -92,6 +95,7 @@ type Instance struct {
 	teams   *teams.Service
 	rules   *hitl.Rules
 	builtin *builtin.Builtin
+	runner  *runner.Runner
 	srv     *http.Server
 	cancel  context.CancelFunc
 	log     *slog.Logger
@@ -244,18 +248,22 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		Version: Version, MCPURL: "http://" + base + "/mcp", SSEURL: "http://" + base + "/sse",
 		AgentToken: agentToken, DataDir: o.DataDir, ConfigPath: in.cfg.State().Path, Binary: executable(), Bridge: bridgeBeside(executable()),
 	}
-	deps := api.Deps{Info: in.Info, Config: in.cfg, Catalog: in.cat, Audit: audit, Recorder: recorder, DB: in.db, Pins: toolPins, Authz: in.authz, Builtin: in.builtin, Events: in.Hub}
+	if err := in.startRunner(ctx, o); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	deps := api.Deps{Info: in.Info, Runner: in.runner, Config: in.cfg, Catalog: in.cat, Audit: audit, Recorder: recorder, DB: in.db, Pins: toolPins, Authz: in.authz, Builtin: in.builtin, Events: in.Hub}
 	hitlDeps.apply(&deps)
 	team.apply(&deps)
 	in.API = api.New(deps)
 
 	localToken := randomToken()
 	routes := api.Routes{Security: sec, API: in.API, Hub: in.Hub, MCP: in.gw.StreamableHandler(), SSE: in.gw.SSEHandler(), UI: o.UI,
-		Instance: instance.Handler(localToken, o.OnFocus, in.reload, map[string]func() any{
+		Instance: instance.Endpoint{Token: localToken, Focus: o.OnFocus, Reload: in.reload, RPC: in.cliRPC(), Status: map[string]func() any{
 			instance.StatusServers: func() any { return in.cat.Status() },
 			instance.StatusBuiltin: func() any { return in.builtin.Get() },
-		}),
-		Debug:    agentsOnly(in.authz, expvar.Handler())}
+		}}.Handler(),
+		Debug: agentsOnly(in.authz, expvar.Handler())}
 	in.srv = &http.Server{Handler: routes.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	// A second launch runs on this machine: give it a loopback address.
 	focusAddr := in.Addr
@@ -282,6 +290,11 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 func (in *Instance) Close() {
 	if in.cancel != nil {
 		in.cancel()
+	}
+	if in.runner != nil {
+		// The agents Airlock runs end first: their calls, perhaps waiting
+		// for an approval, end with them instead of holding up the gateway.
+		in.runner.Close()
 	}
 	if in.gw != nil {
 		in.gw.Close() // ends the agents' event streams

@@ -21,6 +21,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/pins"
+	"github.com/airlock-dev/airlock/backend/runner"
 	"github.com/airlock-dev/airlock/backend/store"
 	"github.com/airlock-dev/airlock/backend/teams"
 )
@@ -39,6 +40,7 @@ type Deps struct {
 	Authz    *authz.Service
 	Builtin  *builtin.Builtin
 	Teams    *teams.Service
+	Runner   *runner.Runner
 	Events   core.EventSink
 }
 
@@ -53,6 +55,7 @@ type Facade struct {
 	Builtin   *Builtin
 	Board     *Board
 	Chat      *Chat
+	Runs      *Runs
 }
 
 // New returns the facade over d.
@@ -67,6 +70,7 @@ func New(d Deps) *Facade {
 		Builtin:   &Builtin{d: d},
 		Board:     &Board{d: d},
 		Chat:      &Chat{d: d},
+		Runs:      &Runs{d: d},
 	}
 }
 
@@ -89,5 +93,6 @@ func (f *Facade) Areas() []Area {
 		{"Builtin", f.Builtin},
 		{"Board", f.Board},
 		{"Chat", f.Chat},
+		{"Runs", f.Runs},
 	}
 }

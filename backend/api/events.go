@@ -7,6 +7,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/events"
 	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/runner"
 	"github.com/airlock-dev/airlock/backend/teams"
 )
 
@@ -29,5 +30,7 @@ func EventPayloads() map[string]any {
 		teams.EventChatMessage:         teams.ChatMessageEvent{},
 		teams.EventConversationChanged: teams.ConversationChanged{},
 		teams.EventExecutionChanged:    teams.ExecutionChanged{},
+		runner.EventRunStatus:          runner.Run{},
+		runner.EventRunOutput:          runner.RunOutput{},
 	}
 }

@@ -7,7 +7,7 @@
 // commands work on the files in the data directory, which a running Airlock
 // watches, so they take effect at once without talking to it.
 //
-// It may import core, config, store, hitl, authz and teams.
+// It may import core, config, store, hitl, authz, teams, instance and runner.
 package cli
 
 import (

@@ -9,6 +9,8 @@
 package instance
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -25,9 +27,11 @@ import (
 )
 
 // The data directory lock file also tells other processes how to reach the
-// running instance: its address and a token that allows two things only,
-// bringing its window to the front and making it reload its state. The file
-// is readable by the user alone.
+// running instance: its address and a token that allows little: bringing
+// its window to the front, making it reload its state, reading the servers'
+// status, and the few facade methods the wiring serves to the CLI (agent
+// runs, which live in that process). The file is readable by the user
+// alone, like the database it sits beside.
 const lockFileName = "airlock.lock"
 
 // Info is what the lock file publishes.
@@ -84,26 +88,51 @@ func (l *Lock) Release() {
 // POST /instance/focus calls focus (the desktop app raises its window);
 // POST /instance/reload calls reload (the state a CLI command changed is
 // read again before the command returns); POST /instance/status/NAME
-// answers with status[NAME]() as JSON (live state the database does not
+// answers with Status[NAME]() as JSON (live state the database does not
 // hold, for the CLI: the servers' state, the folders allowed for this run).
 func Handler(token string, focus, reload func(), status map[string]func() any) http.Handler {
-	want := sha256.Sum256([]byte(token))
+	return Endpoint{Token: token, Focus: focus, Reload: reload, Status: status}.Handler()
+}
+
+// Endpoint is what the instance endpoint serves to the holder of its
+// token (see Handler).
+type Endpoint struct {
+	Token  string
+	Focus  func()
+	Reload func()
+	Status map[string]func() any
+	// RPC serves POST /instance/rpc/<Area>.<Method> with the request path
+	// after /instance/rpc/: the operations a CLI command needs from the
+	// running instance itself (agent runs live in its process). nil
+	// serves none.
+	RPC http.Handler
+}
+
+// Handler returns the endpoint's handler.
+func (e Endpoint) Handler() http.Handler {
+	want := sha256.Sum256([]byte(e.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := sha256.Sum256([]byte(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")))
 		if r.Method != http.MethodPost || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/instance/rpc/"); ok && e.RPC != nil {
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = rest
+			e.RPC.ServeHTTP(w, r2)
+			return
+		}
 		var fn func()
 		switch r.URL.Path {
 		case "/instance/focus":
-			fn = focus
+			fn = e.Focus
 		case "/instance/reload":
-			fn = reload
+			fn = e.Reload
 		default:
-			if name, ok := strings.CutPrefix(r.URL.Path, "/instance/status/"); ok && status[name] != nil {
+			if name, ok := strings.CutPrefix(r.URL.Path, "/instance/status/"); ok && e.Status[name] != nil {
 				w.Header().Set("Content-Type", "application/json")
-				json.NewEncoder(w).Encode(status[name]())
+				json.NewEncoder(w).Encode(e.Status[name]())
 				return
 			}
 			w.WriteHeader(http.StatusNotFound)
@@ -195,4 +224,50 @@ func RunningURL(dataDir string) (url string, ok bool) {
 		return "", false
 	}
 	return "http://" + info.Addr + "/mcp", true
+}
+
+// Call calls method ("Area.Method") of the running instance's RPC with
+// args and decodes the result into out (nil: none). An error the instance
+// answers with is returned as the *core.Error it sent; EUnavailable when
+// no instance is running on dataDir.
+func Call(ctx context.Context, dataDir, method string, args []any, out any) error {
+	info, err := readInfo(dataDir)
+	if err != nil {
+		return err
+	}
+	if args == nil {
+		args = []any{}
+	}
+	body, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+info.Addr+"/instance/rpc/"+method, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+info.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return core.Errorf(core.EUnavailable, "the running Airlock does not answer at %s: %v", info.Addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusNotFound && resp.Header.Get("Content-Type") != "application/json" {
+		return core.Errorf(core.EUnavailable, "the running Airlock refused %s (HTTP %d): is it an older version?", method, resp.StatusCode)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e core.Error
+		if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || e.Code == "" {
+			return core.Errorf(core.EInternal, "the running Airlock answered %s with HTTP %d", method, resp.StatusCode)
+		}
+		return &e
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return core.Errorf(core.EInternal, "the running Airlock's answer to %s is not JSON: %v", method, err)
+	}
+	return nil
 }

@@ -127,7 +127,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	if env == nil {
 		env = []string{}
 	}
-	path, err := lookPath(s.Path, env)
+	path, err := LookPath(s.Path, env)
 	if err != nil {
 		return nil, err
 	}
@@ -197,9 +197,11 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	return p, nil
 }
 
-// lookPath finds file like exec.LookPath, but in the PATH of env when env
-// has one: the child's search path, not Airlock's.
-func lookPath(file string, env []string) (string, error) {
+// LookPath finds file like exec.LookPath, but in the PATH of env when env
+// has one: the child's search path, not Airlock's. Start uses it; callers
+// use it to refuse a missing program before they start anything. A name
+// with a slash is returned as it is.
+func LookPath(file string, env []string) (string, error) {
 	if strings.Contains(file, "/") {
 		return file, nil
 	}

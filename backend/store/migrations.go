@@ -22,6 +22,7 @@ func migrations() []*gormigrate.Migration {
 		m0006Agents(),
 		m0007Teams(),
 		m0008RelayRules(),
+		m0009Runs(),
 		m0010DefaultRules(),
 	}
 }

@@ -333,6 +333,22 @@ export interface Lagged {
   dropped: number;
 }
 
+/** Go: runner.LogChunk */
+export interface LogChunk {
+  runId: string;
+  status: string;
+  lines: string[];
+  totalLines: number;
+  offset: number;
+  truncated: boolean;
+}
+
+/** Go: runner.LogQuery */
+export interface LogQuery {
+  offset: number | null;
+  tail: number | null;
+}
+
 /** Go: teams.Message */
 export interface Message {
   seq: number;
@@ -368,6 +384,20 @@ export interface Participant {
   role: string;
   lastReadSeq: number;
   joinedAt: string;
+}
+
+/** Go: runner.Profile */
+export interface Profile {
+  agentId: string;
+  template: string;
+  command: string;
+  args: string[];
+  extraArgs: string[];
+  workDir: string;
+  model: string;
+  env: Record<string, string>;
+  prompt: string;
+  updatedAt: string;
 }
 
 /** Go: authz.Project */
@@ -466,6 +496,44 @@ export interface RuleLint {
 export interface RulesChanged {
   version: number;
   fileError?: string;
+}
+
+/** Go: runner.Run */
+export interface Run {
+  id: string;
+  taskId: string;
+  agentId: string;
+  projectId: string;
+  status: string;
+  trigger: string;
+  attempt: number;
+  template: string;
+  command: string;
+  workDir: string;
+  pid?: number;
+  exitCode: number | null;
+  reason?: string;
+  startedAt: string;
+  endedAt: string | null;
+  logPath: string;
+  lastTool?: ToolCall | null;
+}
+
+/** Go: runner.RunOutput */
+export interface RunOutput {
+  runId: string;
+  taskId: string;
+  lines: string[];
+  dropped?: number;
+}
+
+/** Go: runner.Settings */
+export interface RunnerSettings {
+  autoRun: boolean;
+  maxConcurrent: number;
+  maxAttempts: number;
+  retryBackoffSeconds: number;
+  stopGraceSeconds: number;
 }
 
 /** Go: core.ServerConfig */
@@ -647,6 +715,22 @@ export interface TaskUpdate {
   dependsOn?: string[] | null;
 }
 
+/** Go: runner.Template */
+export interface Template {
+  id: string;
+  name: string;
+  description: string;
+  command: string;
+  args: string[];
+  modelArgs: string[];
+  env: Record<string, string>;
+  configFormat: string;
+  tokenEnv: boolean;
+  custom: boolean;
+  needsExtraArgs?: string;
+  notes: string;
+}
+
 /** Go: api.TestCall */
 export interface TestCall {
   kind?: string;
@@ -690,6 +774,14 @@ export interface ToolAnnotations {
   destructiveHint?: boolean | null;
   idempotentHint?: boolean | null;
   openWorldHint?: boolean | null;
+}
+
+/** Go: runner.ToolCall */
+export interface ToolCall {
+  server: string;
+  tool: string;
+  status: string;
+  at: string;
 }
 
 /** Go: core.ToolChange */
@@ -753,6 +845,8 @@ export interface EventMap {
   'events:lagged': Lagged;
   'execution:changed': ExecutionChanged;
   'rules:changed': RulesChanged;
+  'run:output': RunOutput;
+  'run:status': Run;
   'server:status': ServerStatus;
   'servers:changed': State;
 }
@@ -966,6 +1060,46 @@ export function createClient(call: Call) {
       /** Start opens a conversation of the owner with agents of a project (ids or
        * names), with a first message. */
       start: (projectID: string, agentIDs: string[], topic: string, message: string): Promise<ConversationSummary> => call('Chat.Start', [projectID, agentIDs, topic, message]) as Promise<ConversationSummary>,
+    },
+    runs: {
+      /** DeleteProfile removes an agent's launcher profile. */
+      deleteProfile: (agentID: string): Promise<void> => call('Runs.DeleteProfile', [agentID]) as Promise<void>,
+      /** Get returns one run. */
+      get: (runID: string): Promise<Run> => call('Runs.Get', [runID]) as Promise<Run>,
+      /** List returns the runs of a task, newest first. */
+      list: (taskID: string): Promise<Run[]> => call('Runs.List', [taskID]) as Promise<Run[]>,
+      /** Live returns the runs alive now. */
+      live: (): Promise<Run[]> => call('Runs.Live', []) as Promise<Run[]>,
+      /** Log reads a run's log: the last lines (tail, default 100) or the lines
+       * from an offset. */
+      log: (runID: string, q: LogQuery): Promise<LogChunk> => call('Runs.Log', [runID, q]) as Promise<LogChunk>,
+      /** Placeholders returns the {{names}} templates, arguments, environment
+       * values and prompts may use, with what each becomes. */
+      placeholders: (): Promise<Record<string, string>> => call('Runs.Placeholders', []) as Promise<Record<string, string>>,
+      /** Profile returns an agent's launcher profile (no_run_profile when it has
+       * none). */
+      profile: (agentID: string): Promise<Profile> => call('Runs.Profile', [agentID]) as Promise<Profile>,
+      /** Profiles returns every agent's launcher profile. */
+      profiles: (): Promise<Profile[]> => call('Runs.Profiles', []) as Promise<Profile[]>,
+      /** SetProfile checks and stores an agent's launcher profile: an unknown
+       * placeholder, a working directory outside the allowed folders or a bad
+       * command is refused. */
+      setProfile: (agentID: string, p: Profile): Promise<Profile> => call('Runs.SetProfile', [agentID, p]) as Promise<Profile>,
+      /** SetSettings changes the auto-run settings; they apply at once. */
+      setSettings: (s: RunnerSettings): Promise<RunnerSettings> => call('Runs.SetSettings', [s]) as Promise<RunnerSettings>,
+      /** Settings returns the auto-run settings. */
+      settings: (): Promise<RunnerSettings> => call('Runs.Settings', []) as Promise<RunnerSettings>,
+      /** Start runs the agent a task is assigned to, for that task. What is
+       * wrong (profile, folder, token, command) is refused before anything
+       * starts; a process that cannot start is a failed run and a run_failed
+       * error. */
+      start: (taskID: string): Promise<Run> => call('Runs.Start', [taskID]) as Promise<Run>,
+      /** Stop stops a run (SIGTERM to its process group, then SIGKILL) and
+       * returns it ended. */
+      stop: (runID: string): Promise<Run> => call('Runs.Stop', [runID]) as Promise<Run>,
+      /** Templates returns the launchers Airlock knows (Claude Code, Codex CLI,
+       * Gemini CLI, the scripted agent, a custom command). */
+      templates: (): Promise<Template[]> => call('Runs.Templates', []) as Promise<Template[]>,
     },
   };
 }

@@ -1,0 +1,183 @@
+package airlock
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/api"
+	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/events"
+	"github.com/airlock-dev/airlock/backend/runner"
+	"github.com/airlock-dev/airlock/backend/store"
+	"github.com/airlock-dev/airlock/backend/teams"
+)
+
+// runSessionTTL bounds the credential a run gets: a run longer than this
+// loses its connection to Airlock.
+const runSessionTTL = 24 * time.Hour
+
+// startRunner builds the agent runner (SPEC §9). Runs work for the task
+// board of package teams (o.RunBoard replaces it in tests). Board changes
+// wake auto-run; the audit's activity says which tool an agent with a live
+// run called last.
+func (in *Instance) startRunner(ctx context.Context, o Options) error {
+	board := o.RunBoard
+	if board == nil {
+		board = teamBoard{in.teams}
+	}
+	r, err := runner.New(runner.Options{
+		Store:      store.NewRuns(in.db),
+		Executions: board,
+		Tasks:      board,
+		Agents:     in.authz,
+		Tokens:     runTokens{in.authz},
+		Roots:      in.runRoots,
+		MCPURL:     in.Info.MCPURL,
+		Airlock:    in.Info.Binary,
+		RunsDir:    filepath.Join(o.DataDir, "runs"),
+		Events:     in.Hub,
+		Logger:     o.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	in.runner = r
+	in.closers = append(in.closers, r.Close)
+	if b, ok := board.(interface{ OnChange(func(string)) }); ok {
+		b.OnChange(func(string) { r.Kick() })
+	}
+	go follow(ctx, in.Hub, "board", func(events.Event) { r.Kick() })
+	go follow(ctx, in.Hub, "activity", func(ev events.Event) {
+		recs, _ := ev.Payload.([]core.AuditRecord)
+		for _, rec := range recs {
+			if rec.AgentID != "" && rec.Kind == core.KindToolCall {
+				r.NoteToolCall(rec.AgentID, runner.ToolCall{Server: rec.Server, Tool: rec.Tool, Status: rec.Status, At: rec.Time})
+			}
+		}
+	})
+	return nil
+}
+
+// follow calls fn for each event of topic until ctx ends; a fall behind
+// counts as an event (fn reads the state again anyway).
+func follow(ctx context.Context, hub *events.Hub, topic string, fn func(events.Event)) {
+	sub := hub.Subscribe([]string{topic})
+	defer sub.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-sub.C():
+			fn(ev)
+			if len(sub.C()) == 0 && sub.Lagged() > 0 {
+				fn(events.Event{Name: events.EventLagged})
+			}
+		}
+	}
+}
+
+// runRoots are the folders agents may work in: the built-in tools'
+// folders that exist.
+func (in *Instance) runRoots() []string {
+	var out []string
+	for _, r := range in.builtin.Get().Roots {
+		if r.Available {
+			out = append(out, r.Path)
+		}
+	}
+	return out
+}
+
+// cliRPC is what `airlock runs` calls in the running Airlock (runs live in
+// its process): the Runs area of the facade, over the instance endpoint.
+func (in *Instance) cliRPC() http.Handler {
+	return api.RPCHandler([]api.Area{{Name: "Runs", Value: in.API.Runs}})
+}
+
+// runTokens gives each run an agent session of its own (purpose task, the
+// task's project), ended when the run ends: the agent's identity, never
+// the owner's, and the agent's connection token stays as it is.
+type runTokens struct{ svc *authz.Service }
+
+func (t runTokens) HasToken(agentID string) (bool, error) {
+	toks, err := t.svc.Tokens(agentID)
+	return len(toks) > 0, err
+}
+
+func (t runTokens) RunToken(agentID, projectID string) (string, func(), error) {
+	s, err := t.svc.OpenRunSession(agentID, projectID, core.PurposeTask, runSessionTTL)
+	if err != nil {
+		return "", nil, err
+	}
+	return s.Token, func() { t.svc.Logout(s.Record.ID) }, nil
+}
+
+// teamBoard is the task board of package teams as the runner needs it:
+// runs are teams' execution records, their logs what get_execution_log
+// reads.
+type teamBoard struct{ svc *teams.Service }
+
+var _ runner.Board = teamBoard{}
+
+func (b teamBoard) Task(id string) (runner.Task, error) {
+	t, err := b.svc.Task(id)
+	if err != nil {
+		return runner.Task{}, err
+	}
+	return runTask(t), nil
+}
+
+func (b teamBoard) InProgress() ([]runner.Task, error) {
+	ts, _, err := b.svc.Tasks(teams.TaskFilter{Statuses: []string{runner.TaskInProgress}})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runner.Task, len(ts))
+	for i, t := range ts {
+		out[i] = runTask(t)
+	}
+	return out, nil
+}
+
+func runTask(t teams.Task) runner.Task {
+	rt := runner.Task{ID: t.ID, ProjectID: t.ProjectID, Title: t.Title, Description: t.Description, Status: t.Status, AssigneeID: t.AssigneeID}
+	if t.StatusChangedAt != nil {
+		rt.StatusChangedAt = *t.StatusChangedAt
+	}
+	return rt
+}
+
+func (b teamBoard) StartExecution(taskID, agentID string) (runner.Execution, error) {
+	e, err := b.svc.StartExecution(taskID, agentID)
+	return runExecution(e), err
+}
+
+func (b teamBoard) FinishExecution(id, status string, exitCode *int) error {
+	_, err := b.svc.FinishExecution(id, status, exitCode)
+	return err
+}
+
+func (b teamBoard) Execution(id string) (runner.Execution, error) {
+	e, err := b.svc.Execution(id)
+	return runExecution(e), err
+}
+
+func (b teamBoard) TaskExecutions(taskID string) ([]runner.Execution, error) {
+	es, _, err := b.svc.Executions(teams.ExecutionFilter{TaskID: taskID})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runner.Execution, len(es))
+	for i, e := range es {
+		out[i] = runExecution(e)
+	}
+	return out, nil
+}
+
+func runExecution(e teams.Execution) runner.Execution {
+	return runner.Execution{ID: e.ID, TaskID: e.TaskID, AgentID: e.AgentID, ProjectID: e.ProjectID, Status: e.Status,
+		StartedAt: e.StartedAt, CompletedAt: e.CompletedAt, ExitCode: e.ExitCode, LogPath: e.LogFilePath}
+}

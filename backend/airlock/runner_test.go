@@ -1,0 +1,425 @@
+package airlock_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlock-dev/airlock/backend/airlock"
+	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/cli"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/runner"
+	"github.com/airlock-dev/airlock/backend/teams"
+	"github.com/airlock-dev/airlock/backend/testutil"
+)
+
+// runs is a real Airlock with the test server "everything", a project, an
+// AI worker granted "everything", a folder allowed for agents, and its task
+// board; Airlock's own tools run unasked (the default rule), everything
+// else asks.
+type runs struct {
+	in      *airlock.Instance
+	worker  authz.CreatedAgent
+	project authz.Project
+	work    string
+	dataDir string
+}
+
+func newRuns(t *testing.T) *runs {
+	t.Helper()
+	rs := &runs{work: t.TempDir(), dataDir: t.TempDir()}
+	var err error
+	rs.in, err = airlock.Start(context.Background(), airlock.Options{DataDir: rs.dataDir, Addr: "127.0.0.1:0",
+		InProcess: map[string]*mcp.Server{"everything": testutil.NewTestServer().Server}, ApprovalTimeout: 30 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rs.in.Close)
+	if _, err := rs.in.API.Builtin.AllowPath(rs.work); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.in.API.Rules.Create(hitl.RuleInput{ServerID: sp("everything"), ToolName: sp("whoami"), AutoApprove: true, Priority: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.in.API.Agents.CreateRole(authz.RoleInput{Name: "builders", Servers: []string{"everything"}}); err != nil {
+		t.Fatal(err)
+	}
+	if rs.project, err = rs.in.API.Agents.CreateProject("apollo", ""); err != nil {
+		t.Fatal(err)
+	}
+	if rs.worker, err = rs.in.API.Agents.Create(authz.AgentInput{Name: "builder", Kind: authz.KindWorker, Role: "builders", Projects: []string{"apollo"}}); err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func (rs *runs) script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(rs.work, "agent.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// task puts a task for the worker on the board, as the owner would, and
+// returns its id.
+func (rs *runs) task(t *testing.T, status string) string {
+	t.Helper()
+	card, err := rs.in.API.Board.Create(rs.project.ID, teams.TaskInput{Title: "Say hello", Status: teams.StatusTodo, AssigneeID: rs.worker.Agent.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != teams.StatusTodo {
+		if card, err = rs.in.API.Board.Move(card.ID, status, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return card.ID
+}
+
+// executions are the board's execution records of a task.
+func (rs *runs) executions(t *testing.T, taskID string) []teams.Execution {
+	t.Helper()
+	d, err := rs.in.API.Board.Detail(taskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Executions
+}
+
+// The scripted agent, launched by Airlock for a task on the board,
+// connects with a credential of its own agent (never the owner's or the
+// agent's own connection token, which keeps working), asks get_next_action,
+// starts the task, waits on a call that needs approval — approved here
+// through the API the UI uses — and reports completion: the task is done,
+// the run completed with exit code 0, its log readable through
+// get_execution_log, its MCP config gone and its credential revoked.
+func TestScriptedAgentRunsATask(t *testing.T) {
+	rs := newRuns(t)
+	script := rs.script(t, `
+name: say hello
+steps:
+  - list_tools: {present: [help, get_next_action, everything__echo, everything__whoami]}
+  - call: everything__whoami
+    expect: {contains: "caller: ${agent_id}"}
+  - call: get_next_action
+    expect: {contains: "${task_id}"}
+  - call: update_task_status
+    args: {task_id: "${task_id}", status: in_progress}
+    expect: {contains: in_progress}
+  - call: everything__echo
+    args: {message: "hello from ${task_id}"}
+    expect: {contains: "Echo: hello from ${task_id}"}
+  - call: report_completed
+    args: {task_id: "${task_id}", result: success, summary: said hello}
+    expect: {contains: done}
+  - call: get_execution_log
+    args: {execution_id: "${run_id}"}
+    expect: {contains: "Echo: hello from ${task_id}"}
+  - print: "done with ${task_id} in run ${run_id}"
+`)
+	if _, err := rs.in.API.Runs.SetProfile(rs.worker.Agent.ID, runner.Profile{Template: runner.TemplateScripted, ExtraArgs: []string{script}, WorkDir: rs.work}); err != nil {
+		t.Fatal(err)
+	}
+	taskID := rs.task(t, teams.StatusTodo)
+	run, err := rs.in.API.Runs.Start(taskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != runner.StatusRunning || run.PID == 0 || run.AgentID != rs.worker.Agent.ID {
+		t.Fatalf("started run = %+v", run)
+	}
+
+	// The echo needs a person: the dialog shows the run's agent.
+	var pending []hitl.Approval
+	testutil.Eventually(t, 60*time.Second, func() bool {
+		pending, _ = rs.in.API.Approvals.Pending()
+		return len(pending) == 1
+	}, "the agent's echo never asked for approval")
+	if p := pending[0]; p.AgentID != rs.worker.Agent.ID || p.Tool != "echo" || p.Purpose != core.PurposeTask {
+		t.Errorf("approval = %+v, want builder's echo in a task session", p)
+	}
+	// Meanwhile the run's MCP config is there, the user's alone, with a
+	// credential of the run's own.
+	cfgPath := filepath.Join(rs.dataDir, "runs", run.ID, "mcp.json")
+	fi, err := os.Stat(cfgPath)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the run's MCP config: %v, mode %v; want 0600", err, fi)
+	}
+	cfg, _ := os.ReadFile(cfgPath)
+	for _, secret := range []string{rs.in.Info.AgentToken, rs.worker.Token, rs.in.UIToken} {
+		if bytes.Contains(cfg, []byte(secret)) {
+			t.Errorf("the run's MCP config holds a token that is not the run's: %s", cfg)
+		}
+	}
+	if !bytes.Contains(cfg, []byte("Bearer "+authz.SessionPrefix)) {
+		t.Errorf("the run's MCP config has no session credential: %s", cfg)
+	}
+	runToken := string(cfg[bytes.Index(cfg, []byte(authz.SessionPrefix)):])
+	runToken = runToken[:strings.IndexByte(runToken, '"')]
+	live, _ := rs.in.API.Runs.Live()
+	if len(live) != 1 || live[0].LastTool == nil || live[0].LastTool.Tool == "" {
+		t.Errorf("live runs = %+v, want the run with the agent's latest call", live)
+	}
+
+	if err := rs.in.API.Approvals.Approve(pending[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	run = waitRun(t, rs, run.ID)
+	if run.Status != runner.StatusCompleted || run.ExitCode == nil || *run.ExitCode != 0 {
+		t.Fatalf("run = %+v, want completed with exit code 0\n%s", run, logText(t, rs, run.ID))
+	}
+	log := logText(t, rs, run.ID)
+	for _, want := range []string{"Echo: hello from " + taskID, "done with " + taskID + " in run " + run.ID, "all 8 steps passed", "ended: completed"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, log)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(cfgPath)); !os.IsNotExist(err) {
+		t.Errorf("the run's folder (MCP config) is still there: %v", err)
+	}
+	if code := mcpStatus(t, rs.in, runToken); code != http.StatusUnauthorized {
+		t.Errorf("the run's credential after the run: HTTP %d, want 401 (revoked)", code)
+	}
+	if code := mcpStatus(t, rs.in, rs.worker.Token); code == http.StatusUnauthorized {
+		t.Error("the agent's own connection token stopped working")
+	}
+	execs := rs.executions(t, taskID)
+	if len(execs) != 1 || execs[0].ID != run.ID || execs[0].Status != runner.StatusCompleted {
+		t.Errorf("the board's execution records = %+v, want the completed run", execs)
+	}
+	if d, _ := rs.in.API.Board.Detail(taskID); d.Task.Status != teams.StatusDone {
+		t.Errorf("task after the run = %+v, want done", d.Task)
+	}
+}
+
+// Stopping a run ends its process group at once, the run is stopped; a
+// command that does not exist, a template with an unknown placeholder and
+// a folder outside the allowed ones are refused before anything starts.
+func TestRunStopAndRefusals(t *testing.T) {
+	rs := newRuns(t)
+	script := rs.script(t, `
+steps:
+  - poll: {call: help, until: {contains: never-there}, every: 50ms, timeout: 10m}
+`)
+	if _, err := rs.in.API.Runs.SetProfile(rs.worker.Agent.ID, runner.Profile{Template: runner.TemplateScripted, ExtraArgs: []string{script}}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := rs.in.API.Runs.Start(rs.task(t, teams.StatusInProgress))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 60*time.Second, func() bool { return strings.Contains(logText(t, rs, run.ID), "connected to") },
+		"the scripted agent never connected")
+	stopped, err := rs.in.API.Runs.Stop(run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stopped.Status != runner.StatusStopped || stopped.Reason != "stopped by the user" {
+		t.Errorf("stopped run = %+v", stopped)
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return syscall.Kill(run.PID, 0) == syscall.ESRCH },
+		"the run's process %d is still there", run.PID)
+
+	for _, tc := range []struct {
+		name    string
+		profile runner.Profile
+		code    string
+	}{
+		{"unknown placeholder", runner.Profile{Template: runner.TemplateClaudeCode, ExtraArgs: []string{"--x={{secret}}"}}, runner.EUnknownPlaceholder},
+		{"folder outside the allowed ones", runner.Profile{Template: runner.TemplateScripted, ExtraArgs: []string{script}, WorkDir: t.TempDir()}, runner.EWorkDirOutsideRoots},
+	} {
+		if _, err := rs.in.API.Runs.SetProfile(rs.worker.Agent.ID, tc.profile); core.ErrorCode(err) != tc.code {
+			t.Errorf("%s: SetProfile = %v, want %s", tc.name, err, tc.code)
+		}
+	}
+	if _, err := rs.in.API.Runs.SetProfile(rs.worker.Agent.ID, runner.Profile{Template: runner.TemplateCustom, Command: "/nonexistent/agent-cli"}); err != nil {
+		t.Fatal(err)
+	}
+	tsk2 := rs.task(t, teams.StatusInProgress)
+	_, err = rs.in.API.Runs.Start(tsk2)
+	if core.ErrorCode(err) != runner.ECommandNotFound || !strings.Contains(core.ErrorMessage(err), "/nonexistent/agent-cli") {
+		t.Errorf("a run of a missing command = %v, want %s naming it", err, runner.ECommandNotFound)
+	}
+	if execs := rs.executions(t, tsk2); len(execs) != 0 {
+		t.Errorf("a refused run was recorded: %+v", execs)
+	}
+}
+
+// Closing Airlock while a run waits for an approval stops the run first:
+// its call ends with it, and Close does not wait for the approval's
+// timeout (30 minutes here).
+func TestCloseEndsRunsWaitingForApproval(t *testing.T) {
+	rs := newRuns(t)
+	script := rs.script(t, "steps:\n  - call: everything__echo\n    args: {message: x}\n")
+	if _, err := rs.in.API.Runs.SetProfile(rs.worker.Agent.ID, runner.Profile{Template: runner.TemplateScripted, ExtraArgs: []string{script}}); err != nil {
+		t.Fatal(err)
+	}
+	taskID := rs.task(t, teams.StatusInProgress)
+	run, err := rs.in.API.Runs.Start(taskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 60*time.Second, func() bool {
+		pending, _ := rs.in.API.Approvals.Pending()
+		return len(pending) == 1
+	}, "the run's call never asked for approval")
+	closed := make(chan struct{})
+	go func() { rs.in.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Close is waiting for the approval of a run's call")
+	}
+	// The record survives: an Airlock started again shows the run stopped.
+	rs.in = startWith(t, airlock.Options{DataDir: rs.dataDir})
+	execs := rs.executions(t, taskID)
+	if len(execs) != 1 || execs[0].Status != runner.StatusStopped || syscall.Kill(run.PID, 0) != syscall.ESRCH {
+		t.Errorf("after Close: executions %+v, process %d gone %v; want the run stopped", execs, run.PID, syscall.Kill(run.PID, 0) == syscall.ESRCH)
+	}
+}
+
+// `airlock runs` reaches the runs of the running Airlock through its
+// instance endpoint; with none running it says so.
+func TestRunsCLI(t *testing.T) {
+	rs := newRuns(t)
+	script := rs.script(t, "steps:\n  - call: help\n")
+	run := func(args ...string) (string, error) {
+		var out, errOut bytes.Buffer
+		err := cli.RunRuns(context.Background(), rs.dataDir, args, &out, &errOut)
+		return out.String(), err
+	}
+	if out, err := run("set-profile", "builder", "--template", "scripted", "--extra-arg", script); err != nil {
+		t.Fatalf("set-profile: %v\n%s", err, out)
+	}
+	taskID := rs.task(t, teams.StatusInProgress)
+	out, err := run("start", taskID, "--json")
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	id := between(out, `"id": "`, `"`)
+	testutil.Eventually(t, 60*time.Second, func() bool {
+		out, _ := run("list", taskID)
+		return strings.Contains(out, id) && strings.Contains(out, "completed")
+	}, "the run did not complete")
+	out, err = run("log", id, "--tail", "3")
+	if err != nil || !strings.Contains(out, "ended: completed") {
+		t.Errorf("log: %v\n%s", err, out)
+	}
+	if _, err := run("stop", id); core.ErrorCode(err) != core.EConflict {
+		t.Errorf("stop of an ended run: %v, want conflict", err)
+	}
+	if _, err := run("start", "tsk_none"); core.ErrorCode(err) != teams.ECodeTaskNotFound {
+		t.Errorf("start of an unknown task: %v, want %s", err, teams.ECodeTaskNotFound)
+	}
+	if out, err := run("templates"); err != nil || !strings.Contains(out, "claude-code") {
+		t.Errorf("templates: %v\n%s", err, out)
+	}
+	var out2, errOut bytes.Buffer
+	if err := cli.RunRuns(context.Background(), t.TempDir(), []string{"list", taskID}, &out2, &errOut); core.ErrorCode(err) != core.EUnavailable {
+		t.Errorf("runs without a running Airlock: %v, want unavailable", err)
+	}
+}
+
+func between(s, from, to string) string {
+	i := strings.Index(s, from)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(from):]
+	return s[:strings.Index(s, to)]
+}
+
+// waitRun waits for a run to end and returns it.
+func waitRun(t *testing.T, rs *runs, id string) runner.Run {
+	t.Helper()
+	var run runner.Run
+	testutil.Eventually(t, 60*time.Second, func() bool {
+		var err error
+		run, err = rs.in.API.Runs.Get(id)
+		return err == nil && run.Status != runner.StatusRunning
+	}, "run %s did not end", id)
+	return run
+}
+
+func logText(t *testing.T, rs *runs, id string) string {
+	t.Helper()
+	c, err := rs.in.API.Runs.Log(id, runner.LogQuery{Tail: ptrInt(1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(c.Lines, "\n")
+}
+
+func ptrInt(n int) *int { return &n }
+
+// mcpStatus is the HTTP status of an MCP initialize with token.
+func mcpStatus(t *testing.T, in *airlock.Instance, token string) int {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, in.Info.MCPURL, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// With auto-run on, moving a task of an AI agent with a profile to in
+// progress on the board starts its run, unattended: the scripted agent
+// reports completion and the task ends done.
+func TestAutoRunFinishesATaskUnattended(t *testing.T) {
+	rs := newRuns(t)
+	script := rs.script(t, `
+steps:
+  - call: report_completed
+    args: {task_id: "${task_id}", result: success, summary: done unattended}
+    expect: {contains: done}
+`)
+	if _, err := rs.in.API.Runs.SetProfile(rs.worker.Agent.ID, runner.Profile{Template: runner.TemplateScripted, ExtraArgs: []string{script}}); err != nil {
+		t.Fatal(err)
+	}
+	set, err := rs.in.API.Runs.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.AutoRun = true
+	if _, err := rs.in.API.Runs.SetSettings(set); err != nil {
+		t.Fatal(err)
+	}
+	taskID := rs.task(t, teams.StatusTodo)
+	if execs := rs.executions(t, taskID); len(execs) != 0 {
+		t.Fatalf("a task in todo was run: %+v", execs)
+	}
+	if _, err := rs.in.API.Board.Move(taskID, teams.StatusInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 60*time.Second, func() bool {
+		d, err := rs.in.API.Board.Detail(taskID)
+		return err == nil && d.Task.Status == teams.StatusDone
+	}, "the task did not end done by itself")
+	// The agent reported before its process exited: wait for the run's end.
+	var execs []teams.Execution
+	testutil.Eventually(t, 60*time.Second, func() bool {
+		execs = rs.executions(t, taskID)
+		return len(execs) == 1 && execs[0].Status != runner.StatusRunning
+	}, "the run did not end")
+	if execs[0].Status != runner.StatusCompleted {
+		t.Errorf("executions = %+v, want one completed run", execs)
+	}
+}

@@ -1,0 +1,57 @@
+package authz
+
+import (
+	"time"
+
+	"github.com/airlock-dev/airlock/backend/core"
+)
+
+// OpenRunSession opens an agent session for a run that Airlock itself
+// starts (the agent runner): no passkey is asked, since Airlock launches
+// the agent; the session's purpose and project are fixed, and it expires
+// after ttl (the service's SessionTTL when ttl is zero). The runner hands
+// the session token to the agent's process and ends the session with
+// Logout when the run ends, so each run has its own revocable credential of
+// the agent and the agent's connection token is left alone. The agent must
+// be active and, when projectRef is given, assigned to that project.
+func (s *Service) OpenRunSession(agentRef, projectRef, purpose string, ttl time.Duration) (Session, error) {
+	if purpose != core.PurposeTask && purpose != core.PurposeChat {
+		return Session{}, core.Errorf(core.EInvalid, "Invalid purpose: %s. Valid values: task, chat", purpose)
+	}
+	if ttl <= 0 {
+		ttl = s.opts.SessionTTL
+	}
+	a, err := s.findAgent(agentRef)
+	if err != nil {
+		return Session{}, err
+	}
+	if a.Status != StatusActive {
+		return Session{}, accountErr(a)
+	}
+	var projectID string
+	if projectRef != "" {
+		p, err := s.findProject(projectRef)
+		if err != nil {
+			if core.ErrorCode(err) == core.ENotFound {
+				return Session{}, core.Errorf(EProjectNotFound, "Project not found: %s", projectRef)
+			}
+			return Session{}, err
+		}
+		if !contains(a.Projects, p.ID) {
+			return Session{}, notAssigned(a, p.ID)
+		}
+		projectID = p.ID
+	}
+	tok, err := newSecret(SessionPrefix)
+	if err != nil {
+		return Session{}, err
+	}
+	now := s.now()
+	rec := SessionRecord{ID: newID("ses_"), Hash: HashSecret(tok), AgentID: a.ID, ProjectID: projectID, Purpose: purpose,
+		CreatedAt: now.UTC(), ExpiresAt: now.Add(ttl).UTC()}
+	if err := s.store.CreateSession(rec); err != nil {
+		return Session{}, err
+	}
+	s.remember(rec)
+	return Session{Token: tok, Record: rec, AgentName: a.Name}, nil
+}
