@@ -65,7 +65,7 @@ describe('App shell', () => {
     location.hash = '#/servers';
     render(App);
     await screen.findByRole('heading', { name: 'Servers' });
-    const shell = ['agents:changed', 'approval:requested', 'approval:resolved', 'audit:failed', 'audit:recovered', 'server:status', 'servers:changed'];
+    const shell = ['agents:changed', 'approval:requested', 'approval:resolved', 'audit:failed', 'audit:recovered', 'run:output', 'run:status', 'server:status', 'servers:changed'];
     await waitFor(() => expect(subscribedEvents()).toEqual(shell));
     location.hash = '#/activity';
     await screen.findByRole('heading', { name: 'Activity' });

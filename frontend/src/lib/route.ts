@@ -6,9 +6,12 @@
 export type Route = 'approvals' | 'rules' | 'servers' | 'builtin' | 'agents' | 'activity';
 export const ROUTES: Route[] = ['approvals', 'rules', 'servers', 'builtin', 'agents', 'activity'];
 
-/** The tabs of one agent on the Agents screen; the backend's hints name the first five. */
-export type AgentTab = 'profile' | 'status' | 'role' | 'tools' | 'projects' | 'connect';
-export const AGENT_TABS: AgentTab[] = ['profile', 'status', 'role', 'tools', 'projects', 'connect'];
+/**
+ * The tabs of one agent on the Agents screen; the backend's hints name the
+ * first five. run is the agent's run profile (how Airlock launches it).
+ */
+export type AgentTab = 'profile' | 'status' | 'role' | 'tools' | 'projects' | 'connect' | 'run';
+export const AGENT_TABS: AgentTab[] = ['profile', 'status', 'role', 'tools', 'projects', 'connect', 'run'];
 
 /** What the Agents screen shows: the hierarchy of agents, the roles, or the projects. */
 export type AgentsView = 'agents' | 'roles' | 'projects';

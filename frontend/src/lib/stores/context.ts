@@ -4,6 +4,7 @@ import { AgentsStore } from './agents.svelte';
 import { ApprovalsStore } from './approvals.svelte';
 import { BuiltinStore } from './builtin.svelte';
 import { RulesStore } from './rules.svelte';
+import { RunsStore } from './runs.svelte';
 import { ServersStore } from './servers.svelte';
 import { SystemStore } from './system.svelte';
 
@@ -16,6 +17,7 @@ export interface Stores {
   system: SystemStore;
   agents: AgentsStore;
   builtin: BuiltinStore;
+  runs: RunsStore;
 }
 
 export const STORES = Symbol('airlock-stores');
@@ -29,6 +31,7 @@ export function createStores(): Stores {
     system: new SystemStore(),
     agents: new AgentsStore(),
     builtin: new BuiltinStore(),
+    runs: new RunsStore(),
   };
 }
 

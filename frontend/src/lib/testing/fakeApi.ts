@@ -46,6 +46,11 @@ export function resetFakeApi(): void {
   vi.mocked(fakeApi.approvals.pending).mockResolvedValue([]);
   vi.mocked(fakeApi.system.settings).mockResolvedValue({ approvalTimeoutSeconds: 300 });
   vi.mocked(fakeApi.system.auditStatus).mockResolvedValue({ lastFailure: null });
+  vi.mocked(fakeApi.runs.live).mockResolvedValue([]);
+  vi.mocked(fakeApi.runs.list).mockResolvedValue([]);
+  vi.mocked(fakeApi.runs.profiles).mockResolvedValue([]);
+  vi.mocked(fakeApi.runs.templates).mockResolvedValue([]);
+  vi.mocked(fakeApi.runs.placeholders).mockResolvedValue({});
 }
 
 /** Delivers a backend event to every subscriber. */

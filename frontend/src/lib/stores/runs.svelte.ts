@@ -1,0 +1,387 @@
+import { api, ApiError } from '../api';
+import type { AgentView, Profile, Run, RunnerSettings, RunOutput, Template } from '../api';
+import { on, onResync } from '../events';
+import { agentHref } from '../route';
+import { errorText } from './util';
+
+/** Run statuses (runner.Status*): the board's execution records. */
+export type RunStatus = 'running' | 'completed' | 'failed' | 'stopped';
+
+/** Runner error codes the UI points somewhere for (runner.E*). */
+export const RUN_ERRORS = {
+  noProfile: 'no_run_profile',
+  unknownTemplate: 'unknown_template',
+  unknownPlaceholder: 'unknown_placeholder',
+  workDirOutsideRoots: 'workdir_outside_roots',
+  noToken: 'agent_has_no_token',
+  commandNotFound: 'command_not_found',
+  runFailed: 'run_failed',
+  agentBusy: 'agent_busy',
+} as const;
+
+/** How many lines of a run's log a view keeps; older ones stay in the log file. */
+export const MAX_OUTPUT_LINES = 2000;
+/** How many of the log's last lines a view starts with. */
+export const LOG_TAIL = 500;
+
+/** A run's output as a view shows it: the log's tail, then what run:output adds. */
+export interface RunLog {
+  lines: string[];
+  /** Lines of the log file before the first line kept here. */
+  earlier: number;
+  /** Lines the backend left out of the events (the run wrote too fast); they are in the log file. */
+  dropped: number;
+  loading: boolean;
+  error: string | null;
+}
+
+/** Why the Run button cannot start a run, and where that is fixed. */
+export interface RunBlocker {
+  reason: string;
+  /** An in-app link to the setting that would change it. */
+  href?: string;
+  linkText?: string;
+}
+
+/** A refused start, kept on the task it was tried on until dismissed or retried. */
+export interface StartRefusal {
+  code: string;
+  message: string;
+  hint?: string;
+}
+
+interface Follow {
+  count: number;
+  /** run:output batches that came while the log was being read. */
+  pending: RunOutput[] | null;
+}
+
+/**
+ * Agent runs (SPEC §9): the launcher templates and placeholders, each AI
+ * agent's run profile, the runner's settings, the runs alive now (the
+ * board's cards show them), the runs of the tasks being looked at, and the
+ * live output of the runs being watched. run:status keeps the runs current,
+ * run:output streams the output (batched by the backend), and a resync
+ * reloads all of it.
+ */
+export class RunsStore {
+  templates = $state<Template[]>([]);
+  /** {{name}} → what it becomes. */
+  placeholders = $state<Record<string, string>>({});
+  /** Run profiles by agent id. */
+  profiles = $state<Record<string, Profile>>({});
+  profilesLoaded = $state(false);
+  settings = $state<RunnerSettings | null>(null);
+  /** The runs alive now, oldest first. */
+  live = $state<Run[]>([]);
+  /** The runs of tasks someone looks at, newest first, by task id. */
+  byTask = $state<Record<string, Run[]>>({});
+  /** Output of the runs being watched, by run id. */
+  output = $state<Record<string, RunLog>>({});
+  /** A start refused on a task, by task id. */
+  refusals = $state<Record<string, StartRefusal>>({});
+  /** Tasks whose Run was pressed and has not answered yet. */
+  starting = $state<Record<string, boolean>>({});
+  error = $state<string | null>(null);
+
+  private follows = new Map<string, Follow>();
+  private liveSeq = 0;
+  /** Run ids whose run:status came during a Live load: the event is newer than the answer. */
+  private liveDuringLoad: Map<string, Run> | null = null;
+
+  /** Subscribes to run events; returns the unsubscribe function. */
+  connect(): () => void {
+    const offs = [
+      on('run:status', (r) => this.status(r)),
+      on('run:output', (o) => this.append(o)),
+      onResync(() => void this.resync()),
+    ];
+    return () => offs.forEach((off) => off());
+  }
+
+  /** Loads the runs alive now (the cards' indicators). */
+  async loadLive(): Promise<void> {
+    const seq = ++this.liveSeq;
+    this.liveDuringLoad = new Map();
+    try {
+      const runs = (await api.runs.live()) ?? [];
+      if (seq !== this.liveSeq) return;
+      const during = this.liveDuringLoad ?? new Map<string, Run>();
+      const list = runs.filter((r) => !during.has(r.id));
+      for (const r of during.values()) if (r.status === 'running') list.push(r);
+      this.live = list;
+      this.error = null;
+    } catch (err) {
+      if (seq === this.liveSeq) this.error = errorText(err);
+    } finally {
+      if (seq === this.liveSeq) this.liveDuringLoad = null;
+    }
+  }
+
+  /** Loads what the profile screen needs: templates, placeholders and every profile. */
+  async loadProfiles(): Promise<void> {
+    const [templates, placeholders, profiles] = await Promise.all([api.runs.templates(), api.runs.placeholders(), api.runs.profiles()]);
+    this.templates = templates ?? [];
+    this.placeholders = placeholders ?? {};
+    this.profiles = Object.fromEntries((profiles ?? []).map((p) => [p.agentId, p]));
+    this.profilesLoaded = true;
+  }
+
+  async loadSettings(): Promise<RunnerSettings> {
+    const s = await api.runs.settings();
+    this.settings = s;
+    return s;
+  }
+
+  /** Stores the runner's settings (all of them; refused values change nothing). */
+  async saveSettings(s: RunnerSettings): Promise<RunnerSettings> {
+    const saved = await api.runs.setSettings(s);
+    this.settings = saved;
+    return saved;
+  }
+
+  template(id: string | undefined): Template | undefined {
+    return id ? this.templates.find((t) => t.id === id) : undefined;
+  }
+
+  profile(agentId: string | undefined): Profile | undefined {
+    return agentId ? this.profiles[agentId] : undefined;
+  }
+
+  /** Checks and stores an agent's profile; a refusal (ApiError) changes nothing. */
+  async setProfile(agentId: string, p: Profile): Promise<Profile> {
+    const saved = await api.runs.setProfile(agentId, p);
+    this.profiles = { ...this.profiles, [agentId]: saved };
+    return saved;
+  }
+
+  async deleteProfile(agentId: string): Promise<void> {
+    await api.runs.deleteProfile(agentId);
+    const { [agentId]: _gone, ...rest } = this.profiles;
+    this.profiles = rest;
+  }
+
+  /** The run of task id alive now. */
+  liveRun(taskId: string): Run | undefined {
+    return this.live.find((r) => r.taskId === taskId);
+  }
+
+  isRunning(taskId: string): boolean {
+    return this.live.some((r) => r.taskId === taskId);
+  }
+
+  /** Loads the runs of a task (the task detail shows them). */
+  async loadTask(taskId: string): Promise<void> {
+    const runs = (await api.runs.list(taskId)) ?? [];
+    // A run:status that came meanwhile is as new as the list, or newer.
+    const known = this.byTask[taskId] ?? [];
+    const merged = runs.map((r) => {
+      const k = known.find((x) => x.id === r.id);
+      return k && k.status !== 'running' && r.status === 'running' ? k : r;
+    });
+    for (const k of known) if (!merged.some((r) => r.id === k.id)) merged.push(k);
+    this.byTask = { ...this.byTask, [taskId]: sortRuns(merged) };
+  }
+
+  /** Forgets a task's runs once nothing shows them. */
+  forgetTask(taskId: string): void {
+    const { [taskId]: _gone, ...rest } = this.byTask;
+    this.byTask = rest;
+  }
+
+  /**
+   * Why task (assigned to assignee) cannot be run now, or null when it
+   * can. agent is the assignee as the Agents store has it.
+   */
+  blocker(task: { id: string; assigneeId: string }, agent: AgentView | undefined): RunBlocker | null {
+    if (!task.assigneeId) return { reason: 'Assign the task to an AI agent first: a run is that agent working on it.' };
+    if (!agent) return { reason: 'The task is assigned to an agent Airlock does not know.' };
+    if (agent.human || agent.kind === 'owner') {
+      return { reason: `${agent.name} is a person: Airlock runs only AI agents. Assign the task to an AI agent to run it.` };
+    }
+    if (agent.status !== 'active') {
+      return { reason: `${agent.name} is ${agent.status}: resume it before running it.`, href: agentHref(agent.id, 'status'), linkText: `${agent.name} → Status` };
+    }
+    if (this.profilesLoaded && !this.profiles[agent.id]) {
+      return {
+        reason: `${agent.name} has no run profile: choose how Airlock launches it (Claude Code, Codex CLI, Gemini CLI, the scripted agent or a command).`,
+        href: agentHref(agent.id, 'run'),
+        linkText: `${agent.name} → Run profile`,
+      };
+    }
+    if (agent.tokens.length === 0) {
+      return {
+        reason: `${agent.name} has no connection token. A run connects as the agent, never as you: give it a token first.`,
+        href: agentHref(agent.id, 'connect'),
+        linkText: `${agent.name} → Connect`,
+      };
+    }
+    const live = this.liveRun(task.id);
+    if (live) return { reason: 'This task is running now.' };
+    const busy = this.live.find((r) => r.agentId === agent.id);
+    if (busy) return { reason: `${agent.name} is running another task (${busy.taskId}); an agent works on one task at a time.` };
+    return null;
+  }
+
+  /**
+   * Starts a run of the task's agent. A refusal (what is wrong with the
+   * profile, folder, token or command) is kept on the task and shown at
+   * once; a process that could not start is a failed run too.
+   */
+  async start(taskId: string): Promise<Run | null> {
+    this.starting = { ...this.starting, [taskId]: true };
+    this.dismiss(taskId);
+    try {
+      const run = await api.runs.start(taskId);
+      this.status(run);
+      return run;
+    } catch (err) {
+      const e = err instanceof ApiError ? err : null;
+      this.refusals = { ...this.refusals, [taskId]: { code: e?.code ?? 'internal', message: e?.message ?? errorText(err), hint: e?.hint } };
+      // A run that failed to start is recorded: show it in the list.
+      if (this.byTask[taskId]) void this.loadTask(taskId).catch(() => {});
+      return null;
+    } finally {
+      const { [taskId]: _done, ...rest } = this.starting;
+      this.starting = rest;
+    }
+  }
+
+  dismiss(taskId: string): void {
+    if (!this.refusals[taskId]) return;
+    const { [taskId]: _gone, ...rest } = this.refusals;
+    this.refusals = rest;
+  }
+
+  /** Stops a run (SIGTERM, then SIGKILL after the grace period); resolves with the ended run. */
+  async stop(runId: string): Promise<Run> {
+    const run = await api.runs.stop(runId);
+    this.status(run);
+    return run;
+  }
+
+  /**
+   * Starts following run id's output: the log's last lines, then every
+   * run:output batch. Returns the function that stops following.
+   */
+  follow(runId: string): () => void {
+    const f = this.follows.get(runId);
+    if (f) {
+      f.count++;
+    } else {
+      this.follows.set(runId, { count: 1, pending: [] });
+      this.output = { ...this.output, [runId]: { lines: [], earlier: 0, dropped: 0, loading: true, error: null } };
+      void this.readLog(runId);
+    }
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const cur = this.follows.get(runId);
+      if (!cur) return;
+      cur.count--;
+      // A view that follows the same run right away (the live run's output
+      // moving into the list of ended runs) keeps what was read.
+      queueMicrotask(() => {
+        if (cur.count > 0 || this.follows.get(runId) !== cur) return;
+        this.follows.delete(runId);
+        const { [runId]: _gone, ...rest } = this.output;
+        this.output = rest;
+      });
+    };
+  }
+
+  /** A run:status: the run is upserted wherever it is shown. */
+  status(r: Run): void {
+    this.liveDuringLoad?.set(r.id, r);
+    const i = this.live.findIndex((x) => x.id === r.id);
+    if (r.status === 'running') {
+      if (i >= 0) this.live[i] = r;
+      else this.live = [...this.live, r];
+    } else if (i >= 0) {
+      this.live = this.live.filter((x) => x.id !== r.id);
+    }
+    const list = this.byTask[r.taskId];
+    if (list) {
+      const j = list.findIndex((x) => x.id === r.id);
+      const prev = j >= 0 ? list[j] : undefined;
+      // An ended run keeps the latest tool call it was seen making.
+      const next = { ...r, lastTool: r.lastTool ?? prev?.lastTool ?? null };
+      this.byTask = { ...this.byTask, [r.taskId]: sortRuns(j >= 0 ? list.map((x, k) => (k === j ? next : x)) : [next, ...list]) };
+    }
+  }
+
+  /** A run:output batch: appended to the run's output when someone watches it. */
+  append(o: RunOutput): void {
+    const f = this.follows.get(o.runId);
+    if (!f) return;
+    if (f.pending) {
+      f.pending.push(o);
+      return;
+    }
+    const cur = this.output[o.runId];
+    if (!cur) return;
+    this.output[o.runId] = capped({ ...cur, lines: [...cur.lines, ...o.lines], dropped: cur.dropped + (o.dropped ?? 0) });
+  }
+
+  /** Reads the log's tail, then merges the batches that came meanwhile. */
+  private async readLog(runId: string): Promise<void> {
+    const f = this.follows.get(runId);
+    if (!f) return;
+    f.pending = [];
+    try {
+      const chunk = await api.runs.log(runId, { tail: LOG_TAIL, offset: null });
+      if (this.follows.get(runId) !== f) return;
+      const pending = f.pending ?? [];
+      f.pending = null;
+      const fresh = pending.flatMap((o) => o.lines);
+      const lines = [...chunk.lines, ...fresh.slice(overlap(chunk.lines, fresh))];
+      const dropped = pending.reduce((n, o) => n + (o.dropped ?? 0), 0);
+      this.output[runId] = capped({ lines, earlier: chunk.offset, dropped, loading: false, error: null });
+    } catch (err) {
+      if (this.follows.get(runId) !== f) return;
+      const pending = f.pending ?? [];
+      f.pending = null;
+      // Without the log (gone, unreadable) the live lines still show.
+      this.output[runId] = { lines: pending.flatMap((o) => o.lines), earlier: 0, dropped: 0, loading: false, error: errorText(err) };
+    }
+  }
+
+  /** Events may have been missed: everything shown is read again. */
+  private async resync(): Promise<void> {
+    await Promise.all([
+      this.loadLive(),
+      ...Object.keys(this.byTask).map((id) => this.loadTask(id).catch(() => {})),
+      ...[...this.follows.keys()].map((id) => this.readLog(id)),
+    ]);
+  }
+}
+
+/** Newest first. */
+function sortRuns(runs: Run[]): Run[] {
+  return [...runs].sort((a, b) => Date.parse(b.startedAt) - Date.parse(a.startedAt) || b.id.localeCompare(a.id));
+}
+
+/**
+ * How many of fresh's first lines the log already holds: batches that came
+ * while the log was being read may repeat some of its last lines. The log
+ * is searched from its end for fresh's first line, and the lines after it
+ * must agree. Log lines carry a timestamp, so an accidental match is as
+ * unlikely as it is harmless.
+ */
+export function overlap(logged: string[], fresh: string[]): number {
+  if (fresh.length === 0) return 0;
+  for (let j = logged.length - 1; j >= 0; j--) {
+    if (logged[j] !== fresh[0]) continue;
+    const n = Math.min(logged.length - j, fresh.length);
+    let same = true;
+    for (let i = 1; i < n && same; i++) same = logged[j + i] === fresh[i];
+    if (same) return n;
+  }
+  return 0;
+}
+
+function capped(log: RunLog): RunLog {
+  const over = log.lines.length - MAX_OUTPUT_LINES;
+  return over > 0 ? { ...log, lines: log.lines.slice(over), earlier: log.earlier + over } : log;
+}
