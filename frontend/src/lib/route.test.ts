@@ -11,6 +11,8 @@ describe('parseHash', () => {
     // The backend's deny hints link like this (authz uiLink).
     ['#/agents/ag_7f3a?tab=role', { route: 'agents', agents: { view: 'agents', id: 'ag_7f3a', tab: 'role' } }],
     ['#/agents/ag_7f3a?tab=status', { route: 'agents', agents: { view: 'agents', id: 'ag_7f3a', tab: 'status' } }],
+    // The Run button's reasons link to an agent's run profile.
+    ['#/agents/ag_7f3a?tab=run', { route: 'agents', agents: { view: 'agents', id: 'ag_7f3a', tab: 'run' } }],
     ['#/agents/ag_7f3a?tab=bogus', { route: 'agents', agents: { view: 'agents', id: 'ag_7f3a', tab: null } }],
     ['#/agents/roles/readers', { route: 'agents', agents: { view: 'roles', id: 'readers', tab: null } }],
     ['#/agents/projects', { route: 'agents', agents: { view: 'projects', id: null, tab: null } }],

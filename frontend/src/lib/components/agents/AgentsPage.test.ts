@@ -61,6 +61,16 @@ describe('AgentsPage', () => {
     expect((screen.getByLabelText('Grant docs to role default') as HTMLInputElement).checked).toBe(false);
   });
 
+  it('has a Run profile tab for AI agents only, where the Run button\'s reasons link', async () => {
+    renderPage({ view: 'agents', id: 'ag_bob', tab: 'run' });
+    expect((await screen.findByRole('tab', { name: 'Run profile' })).getAttribute('aria-selected')).toBe('true');
+    await screen.findByTestId('run-profile');
+    await userEvent.click(screen.getByRole('treeitem', { name: /owner/ }));
+    await waitFor(() => expect(screen.getByTestId('agent-detail').getAttribute('data-agent-id')).toBe('ag_owner'));
+    await userEvent.click(screen.getByRole('tab', { name: 'Profile' }));
+    expect(screen.queryByRole('tab', { name: 'Run profile' }), 'a person has no run profile').toBeNull();
+  });
+
   it('grants a server to the agent\'s role from the Role tab', async () => {
     vi.mocked(fakeApi.agents.grant).mockResolvedValue(role('default', { isDefault: true, servers: ['docs'] }));
     renderPage({ view: 'agents', id: 'ag_bob', tab: 'role' });
