@@ -5,6 +5,7 @@ import { fakeApi, resetFakeApi } from '../../testing/fakeApi';
 import { testStores } from '../../testing/stores';
 import { agentView as a, role } from '../../testing/agents';
 import type { Agent, AgentView } from '../../api';
+import type { AgentsTarget } from '../../route';
 import AgentsPage from './AgentsPage.svelte';
 
 vi.mock('../../api', async () => (await import('../../testing/fakeApi')).fakeApiModule());
@@ -32,7 +33,7 @@ function backend(agents: AgentView[] = [owner, lead, bob]) {
   ]);
 }
 
-function renderPage(target?: Parameters<typeof render<typeof AgentsPage>>[1] extends infer _ ? { view: 'agents' | 'roles' | 'projects'; id: string | null; tab: null | 'profile' | 'status' | 'role' | 'tools' | 'projects' | 'connect' } : never) {
+function renderPage(target?: AgentsTarget) {
   const { stores, context } = testStores();
   void stores.servers.load();
   return { stores, ...render(AgentsPage, { context, props: { target } }) };
