@@ -100,7 +100,7 @@ describe('TaskRunsPanel', () => {
     expect(earlier.getAttribute('data-status')).toBe('failed');
     expect(within(earlier).getByTestId('run-reason').textContent).toContain('tries again in 30s (attempt 2 of 3)');
     expect(earlier.textContent).toContain('exit 1');
-    expect(earlier.textContent).toContain('auto-run, attempt 1');
+    expect(earlier.textContent).toContain('auto #1');
 
     await userEvent.click(within(screen.getByTestId('task-runs-panel')).getByRole('button', { name: 'Stop' }));
     expect(fakeApi.runs.stop, 'Stop asks first').not.toHaveBeenCalled();

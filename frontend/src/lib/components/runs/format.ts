@@ -62,6 +62,12 @@ export function trigger(r: Run): string {
   return 'started by hand';
 }
 
+/** What started the run, briefly (for a row): "by hand", "auto #2". */
+export function triggerShort(r: Run): string {
+  if (r.trigger === 'auto') return r.attempt > 0 ? `auto #${r.attempt}` : 'auto';
+  return 'by hand';
+}
+
 /** How the process ended: "exit 0", "exit 143", or that it never started. */
 export function exitText(r: Run): string {
   if (r.status === 'running') return '';
