@@ -44,12 +44,15 @@ const shots = [
   ['agents', '?mock=1&approvals=0#/agents/ag_scout?tab=role', null],
   ['agents-empty', '?mock=1&empty=1#/agents', null],
   ['agents-tools', '?mock=1&approvals=0#/agents/ag_scout?tab=tools', null],
+  ['agents-run', '?mock=1&approvals=0#/agents/ag_scout?tab=run', null],
   ['agents-status', '?mock=1&approvals=0#/agents/ag_old?tab=status', null],
   ['agents-roles', '?mock=1&approvals=0#/agents/roles/readers', null],
   ['agents-projects', '?mock=1&approvals=0#/agents/projects', null],
   ['agents-new', '?mock=1&approvals=0#/agents', async (p) => { await p.getByRole('button', { name: 'New agent' }).first().click(); await p.getByRole('dialog').getByLabel('Name').fill('scout-2'); await p.getByRole('button', { name: 'Create agent' }).click(); await p.getByTestId('new-token').waitFor(); }],
   ['board', '?mock=1&approvals=0#/board/pj_site', null],
   ['board-detail', '?mock=1&approvals=0#/board/pj_site/tsk_001', null],
+  ['board-run-refused', '?mock=1&approvals=0#/board/pj_site/tsk_002', async (p) => { await p.getByTestId('run-button').click(); await p.getByTestId('run-refusal').waitFor(); }],
+  ['board-run-settings', '?mock=1&approvals=0#/board/pj_site', async (p) => { await p.getByTestId('run-settings-button').click(); await p.getByTestId('run-settings').getByRole('switch').waitFor(); }],
   ['board-refused', '?mock=1&approvals=0#/board/pj_site', async (p) => {
     await p.locator('[data-task-id="tsk_002"] .card').dragTo(p.locator('[data-testid=board-column][data-status=in_progress]'));
     await p.getByTestId('task-refusal').waitFor();

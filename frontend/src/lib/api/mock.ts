@@ -4,6 +4,7 @@
 import { ApiError, type Transport } from './transport';
 import { agentMethods } from './mockAgents';
 import { teamMethods } from './mockTeams';
+import { runMethods } from './mockRuns';
 import type { Approval, AuditRecord, Rule, RuleInput, ServerConfig, ServerView, TestCall, ToolInfo } from './types';
 
 const now = () => new Date().toISOString();
@@ -216,6 +217,7 @@ export function mockTransport(): Transport {
     'Approvals.ApproveAndAddRule': (id: string) => resolve(id, 'approved'),
     ...agentMethods(emit, empty, servers),
     ...teamMethods(emit, empty),
+    ...runMethods(emit, empty),
   };
 
   return {
