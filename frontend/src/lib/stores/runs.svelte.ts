@@ -121,9 +121,9 @@ export class RunsStore {
   /** Loads what the profile screen needs: templates, placeholders and every profile. */
   async loadProfiles(): Promise<void> {
     const [templates, placeholders, profiles] = await Promise.all([api.runs.templates(), api.runs.placeholders(), api.runs.profiles()]);
-    this.templates = templates ?? [];
+    this.templates = (templates ?? []).map(fullTemplate);
     this.placeholders = placeholders ?? {};
-    this.profiles = Object.fromEntries((profiles ?? []).map((p) => [p.agentId, p]));
+    this.profiles = Object.fromEntries((profiles ?? []).map((p) => [p.agentId, fullProfile(p)]));
     this.profilesLoaded = true;
   }
 
@@ -150,7 +150,7 @@ export class RunsStore {
 
   /** Checks and stores an agent's profile; a refusal (ApiError) changes nothing. */
   async setProfile(agentId: string, p: Profile): Promise<Profile> {
-    const saved = await api.runs.setProfile(agentId, p);
+    const saved = fullProfile(await api.runs.setProfile(agentId, p));
     this.profiles = { ...this.profiles, [agentId]: saved };
     return saved;
   }
@@ -321,7 +321,7 @@ export class RunsStore {
     }
     const cur = this.output[o.runId];
     if (!cur) return;
-    this.output[o.runId] = capped({ ...cur, lines: [...cur.lines, ...o.lines], dropped: cur.dropped + (o.dropped ?? 0) });
+    this.output[o.runId] = capped({ ...cur, lines: [...cur.lines, ...(o.lines ?? [])], dropped: cur.dropped + (o.dropped ?? 0) });
   }
 
   /** Reads the log's tail, then merges the batches that came meanwhile. */
@@ -334,8 +334,9 @@ export class RunsStore {
       if (this.follows.get(runId) !== f) return;
       const pending = f.pending ?? [];
       f.pending = null;
-      const fresh = pending.flatMap((o) => o.lines);
-      const lines = [...chunk.lines, ...fresh.slice(overlap(chunk.lines, fresh))];
+      const fresh = pending.flatMap((o) => o.lines ?? []);
+      const logged = chunk.lines ?? [];
+      const lines = [...logged, ...fresh.slice(overlap(logged, fresh))];
       const dropped = pending.reduce((n, o) => n + (o.dropped ?? 0), 0);
       this.output[runId] = capped({ lines, earlier: chunk.offset, dropped, loading: false, error: null });
     } catch (err) {
@@ -343,7 +344,7 @@ export class RunsStore {
       const pending = f.pending ?? [];
       f.pending = null;
       // Without the log (gone, unreadable) the live lines still show.
-      this.output[runId] = { lines: pending.flatMap((o) => o.lines), earlier: 0, dropped: 0, loading: false, error: errorText(err) };
+      this.output[runId] = { lines: pending.flatMap((o) => o.lines ?? []), earlier: 0, dropped: 0, loading: false, error: errorText(err) };
     }
   }
 
@@ -355,6 +356,16 @@ export class RunsStore {
       ...[...this.follows.keys()].map((id) => this.readLog(id)),
     ]);
   }
+}
+
+/** A template with its lists present: Go sends an empty list as null. */
+export function fullTemplate(t: Template): Template {
+  return { ...t, args: t.args ?? [], modelArgs: t.modelArgs ?? [], env: t.env ?? {} };
+}
+
+/** A profile with its lists present (see fullTemplate). */
+function fullProfile(p: Profile): Profile {
+  return { ...p, args: p.args ?? [], extraArgs: p.extraArgs ?? [], env: p.env ?? {} };
 }
 
 /** Newest first. */

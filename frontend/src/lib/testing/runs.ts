@@ -26,7 +26,10 @@ export const PLACEHOLDERS: Record<string, string> = {
   airlock: 'the path of the airlock program', model_args: 'alone as an argument: the model arguments', extra_args: 'alone as an argument: the extra arguments',
 };
 
-/** The backend's templates (runner.Templates), with their real arguments. */
+/** What Go sends for an empty (nil) list or map: null, whatever the generated type says. */
+const nil = null as unknown as never;
+
+/** The backend's templates (runner.Templates), with their real arguments, sent as Go sends them. */
 export const TEMPLATES: Template[] = [
   {
     id: 'claude-code', name: 'Claude Code', description: 'Claude Code in print mode.', command: 'claude',
@@ -44,8 +47,8 @@ export const TEMPLATES: Template[] = [
   },
   {
     id: 'scripted', name: 'Scripted agent (tests and demos)', description: 'airlock agent-script.', command: '{{airlock}}',
-    args: ['agent-script', '--mcp-config', '{{mcp_config}}', '--var', 'task_id={{task_id}}', '{{extra_args}}'], modelArgs: [], env: {},
+    args: ['agent-script', '--mcp-config', '{{mcp_config}}', '--var', 'task_id={{task_id}}', '{{extra_args}}'], modelArgs: nil, env: nil,
     configFormat: 'mcpServers', tokenEnv: false, custom: false, needsExtraArgs: 'the script file (and any further agent-script flags)', notes: '',
   },
-  { id: 'custom', name: 'Custom command', description: 'Any program.', command: '', args: [], modelArgs: [], env: {}, configFormat: 'mcpServers', tokenEnv: false, custom: true, notes: '' },
+  { id: 'custom', name: 'Custom command', description: 'Any program.', command: '', args: nil, modelArgs: nil, env: nil, configFormat: 'mcpServers', tokenEnv: false, custom: true, notes: '' },
 ];

@@ -34,7 +34,7 @@ describe('RunProfile', () => {
   });
 
   it('shows what each launcher starts, explains the per-run credential, and saves the profile', async () => {
-    renderProfile();
+    const { rerender } = renderProfile();
     await screen.findByRole('form', { name: 'Run profile' });
     expect(screen.getByTestId('run-profile').textContent).toContain('Each run gets its own credential of bob');
     expect(screen.getByTestId('profile-state').textContent).toBe('no profile yet');
@@ -50,12 +50,17 @@ describe('RunProfile', () => {
     expect(screen.getByRole('button', { name: 'Create profile' })).toHaveProperty('disabled', true);
 
     await userEvent.type(screen.getByTestId('extra-args'), '/work/script.yaml');
+    // The Agents store reloads (agents:changed): edits in progress stay.
+    await rerender({ agent: { ...bob } });
+    expect(fakeApi.runs.profiles, 'the profile is not read again').toHaveBeenCalledTimes(1);
+    await new Promise((r) => setTimeout(r, 0)); // answers that might reset the form
+    expect((screen.getByTestId('extra-args') as HTMLTextAreaElement).value).toBe('/work/script.yaml');
     await userEvent.type(field(/^Environment/), 'DEBUG=1');
     await userEvent.type(screen.getByTestId('workdir'), '/work/app');
     await userEvent.click(screen.getByRole('button', { name: 'Create profile' }));
     await screen.findByTestId('profile-saved');
     expect(fakeApi.runs.setProfile).toHaveBeenCalledWith('ag_bob', {
-      agentId: 'ag_bob', template: 'scripted', command: '', args: [], extraArgs: ['/work/script.yaml'], workDir: '/work/app', model: '', env: { DEBUG: '1' }, prompt: '', updatedAt: '',
+      agentId: 'ag_bob', template: 'scripted', command: '', args: [], extraArgs: ['/work/script.yaml'], workDir: '/work/app', model: '', env: { DEBUG: '1' }, prompt: '', updatedAt: '0001-01-01T00:00:00Z',
     });
     expect(screen.getByTestId('profile-state').textContent).toBe('profile set');
     expect(screen.getByRole('button', { name: 'Save profile' })).toHaveProperty('disabled', true);

@@ -118,7 +118,7 @@ describe('TaskRunsPanel', () => {
   it('opens an ended run\'s log on demand', async () => {
     vi.mocked(fakeApi.runs.list).mockResolvedValue([run('rn_0', { status: 'completed', exitCode: 0, endedAt: '2026-01-01T10:00:09Z' })]);
     vi.mocked(fakeApi.runs.log).mockResolvedValue({ runId: 'rn_0', status: 'completed', lines: ['[2026-01-01T10:00:01Z] all 5 steps passed'], totalLines: 40, offset: 39, truncated: true });
-    await renderPanel();
+    const { rerender } = await renderPanel();
     const row = await screen.findByTestId('run-row');
     expect(row.textContent).toContain('exit 0');
     expect(within(row).queryByTestId('run-output')).toBeNull();
@@ -126,6 +126,11 @@ describe('TaskRunsPanel', () => {
     await waitFor(() => expect(within(row).getByTestId('run-output').textContent).toContain('all 5 steps passed'));
     expect(within(row).getByTestId('run-output').textContent).toContain('39 earlier lines are in the log file');
     expect(fakeApi.runs.log).toHaveBeenCalledWith('rn_0', { tail: 500, offset: null });
+
+    // The board hands over a fresh card object on each refresh: nothing starts over.
+    await rerender({ task: { id: 'tk_1', assigneeId: 'ag_bob' } });
+    expect(within(row).getByTestId('run-output').textContent).toContain('all 5 steps passed');
+    expect(fakeApi.runs.list).toHaveBeenCalledTimes(1);
   });
 
   it('shows a run started elsewhere (auto-run, another window) as it starts', async () => {

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { PLACEHOLDERS, TEMPLATES, profile } from '../../testing/runs';
+import { fullTemplate } from '../../stores/runs.svelte';
 import { checkForm, formOf, insideRoots, launchArgs, parseEnv, placeholderParts, profileOf, quoteArg, sameProfile, type ProfileForm } from './profile';
 
-const tmpl = (id: string) => TEMPLATES.find((t) => t.id === id)!;
+/** A template as the store holds it (lists present). */
+const tmpl = (id: string) => fullTemplate(TEMPLATES.find((t) => t.id === id)!);
 const form = (more: Partial<ProfileForm> = {}): ProfileForm => ({ ...formOf(undefined), ...more });
 
 describe('checkForm', () => {

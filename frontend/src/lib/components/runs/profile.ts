@@ -55,6 +55,12 @@ export function parseEnv(text: string): { env: Record<string, string>; error: st
   return { env, error: null };
 }
 
+/**
+ * Go's zero time: SetProfile stamps the profile itself, and a JSON time may
+ * not be empty.
+ */
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+
 /** The profile the form describes, as SetProfile takes it. */
 export function profileOf(agentId: string, f: ProfileForm, t: Template | undefined): Profile {
   return {
@@ -67,7 +73,7 @@ export function profileOf(agentId: string, f: ProfileForm, t: Template | undefin
     model: t && t.modelArgs.length > 0 ? f.model.trim() : '',
     env: parseEnv(f.env).env,
     prompt: f.prompt,
-    updatedAt: '',
+    updatedAt: ZERO_TIME,
   };
 }
 
