@@ -120,8 +120,11 @@ describe('agent runs through a real airlock serve', () => {
     expect(await tab.getByTestId('profile-state').textContent()).toBe('profile set');
     const stored = await rpc<{ template: string; extraArgs: string[]; workDir: string }>(page, 'Runs.Profile', builder.agent.id);
     expect(stored).toMatchObject({ template: 'scripted', extraArgs: [script], workDir: work });
-    await tab.getByTestId('placeholders').locator('summary').click();
+    await page.getByTestId('agent-detail').evaluate((el) => el.scrollIntoView({ block: 'start' }));
     await shots(page, 'real-runs-profile');
+    await tab.getByTestId('placeholders').locator('summary').click();
+    await tab.getByTestId('placeholders').evaluate((el) => el.scrollIntoView({ block: 'end' }));
+    await shots(page, 'real-runs-profile-placeholders');
   });
 
   it('Run launches the agent: its output streams live, the card shows it running, and its file write waits for approval', async () => {
@@ -147,6 +150,7 @@ describe('agent runs through a real airlock serve', () => {
     // Closed for now, the call keeps waiting, and the run says so.
     await dialog.getByRole('button', { name: 'Close (the call keeps waiting)' }).click();
     await live.getByTestId('run-waiting-approval').waitFor(LIVE);
+    await panel().evaluate((el) => el.scrollIntoView({ block: 'start' }));
     await shots(page, 'real-runs-live');
   });
 
@@ -166,6 +170,7 @@ describe('agent runs through a real airlock serve', () => {
     await expect.poll(() => row.getByTestId('run-output').textContent(), LIVE).toContain('all 5 steps passed');
     expect(await row.getByTestId('run-output').textContent()).toContain(`done with ${taskId} in run ${runId}`);
     expect(readFileSync(join(work, 'page.html'), 'utf8')).toBe(`<h1>built for ${taskId}</h1>`);
+    await panel().evaluate((el) => el.scrollIntoView({ block: 'start' }));
     await shots(page, 'real-runs-done');
   });
 
@@ -188,6 +193,7 @@ describe('agent runs through a real airlock serve', () => {
     expect(await refusal.textContent()).toContain('/nonexistent/agent-cli');
     expect(await refusal.getByRole('link', { name: 'Open ghost\'s run profile' }).getAttribute('href')).toBe(`#/agents/${ghost.agent.id}?tab=run`);
     expect(await rpc<unknown[]>(page, 'Runs.List', task.id), 'nothing was launched or recorded').toEqual([]);
+    await panel().evaluate((el) => el.scrollIntoView({ block: 'start' }));
     await shots(page, 'real-runs-refused');
   });
 });
