@@ -131,7 +131,10 @@ export class BoardStore {
       this.view = v;
       this.error = null;
     } catch (err) {
-      if (seq === this.boardSeq) this.error = errorText(err);
+      if (seq !== this.boardSeq) return;
+      this.error = errorText(err);
+      // A project deleted meanwhile (or a link to none) shows no stale board.
+      if (err instanceof ApiError && err.code === 'project_not_found') this.view = null;
     } finally {
       if (seq === this.boardSeq) this.loading = false;
     }

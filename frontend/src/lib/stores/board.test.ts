@@ -113,6 +113,14 @@ describe('BoardStore', () => {
     off();
   });
 
+  it('drops the board of a project that is gone and says so', async () => {
+    const s = await loaded([card('t1', 'a', 'todo')]);
+    vi.mocked(fakeApi.board.get).mockRejectedValue(new ApiError('project_not_found', 'Project not found: prj_web'));
+    await s.refresh();
+    expect(s.view).toBeNull();
+    expect(s.error).toBe('Project not found: prj_web');
+  });
+
   it('shows the newest project asked for when answers arrive out of order', async () => {
     let slow!: (v: BoardView) => void;
     vi.mocked(fakeApi.board.get).mockImplementation((ref) =>
