@@ -12,6 +12,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Page } from 'playwright-core';
 import { callJson, connectAgent, openUi, rpc, shots, startAirlock, type Airlock, type Browser } from './harness';
 
+/** Polls wait for live updates this long at most: the machine running the specs may be busy. */
+const LIVE = { timeout: 15_000 };
+
 interface Project { id: string; name: string }
 interface CreatedAgent { agent: { id: string; name: string }; token: string }
 interface TaskItem { task_id: string; title: string; status: string; blocked_reason?: string }
@@ -81,12 +84,12 @@ describe('the Board and Chat screens through a real airlock serve', () => {
     await dialog.waitFor({ state: 'detached' });
 
     const created = page.getByTestId('task-card');
-    await expect.poll(() => created.count()).toBe(1);
+    await expect.poll(() => created.count(), LIVE).toBe(1);
     taskId = (await created.getAttribute('data-task-id'))!;
     expect(await created.getAttribute('data-status')).toBe('backlog');
     expect(await created.getByTestId('task-assignee').textContent()).toContain('scout');
     // The new task's detail opens beside the board, with the link to it in the URL.
-    await expect.poll(() => page.getByTestId('task-detail').getAttribute('data-task-id')).toBe(taskId);
+    await expect.poll(() => page.getByTestId('task-detail').getAttribute('data-task-id'), LIVE).toBe(taskId);
     expect(page.url()).toContain(`#/board/${project.id}/${taskId}`);
 
     expect(await myTasks()).toMatchObject([{ task_id: taskId, title: 'Redesign the pricing page', status: 'backlog' }]);
@@ -94,27 +97,27 @@ describe('the Board and Chat screens through a real airlock serve', () => {
 
   it('dragging the card to In progress is the owner\'s move: the agent\'s next get_my_tasks reflects it', async () => {
     await card(taskId).locator('.card').dragTo(column('in_progress'));
-    await expect.poll(() => card(taskId).getAttribute('data-status')).toBe('in_progress');
+    await expect.poll(() => card(taskId).getAttribute('data-status'), LIVE).toBe('in_progress');
     expect(await column('in_progress').locator(`[data-task-id="${taskId}"]`).count()).toBe(1);
-    await expect.poll(async () => (await myTasks())[0]?.status).toBe('in_progress');
+    await expect.poll(async () => (await myTasks())[0]?.status, LIVE).toBe('in_progress');
     // The history says who moved it.
     await expect
-      .poll(() => page.getByTestId('history-entry').filter({ hasText: 'moved it' }).last().textContent())
+      .poll(() => page.getByTestId('history-entry').filter({ hasText: 'moved it' }).last().textContent(), LIVE)
       .toMatch(/owner\s*moved it Backlog → In progress/);
   });
 
   it('the agent blocks, resumes and completes its task; the card follows without a reload', async () => {
     const marker = await page.evaluate(() => ((window as unknown as { __noReload: number }).__noReload = Math.random()));
     await callJson(taskSession!, 'update_task_status', { task_id: taskId, status: 'blocked', blocked_reason: 'Waiting for the new logo' });
-    await expect.poll(() => card(taskId).getAttribute('data-status')).toBe('blocked');
+    await expect.poll(() => card(taskId).getAttribute('data-status'), LIVE).toBe('blocked');
     expect(await card(taskId).getByTestId('task-blocked-reason').textContent()).toContain('Waiting for the new logo');
     await callJson(taskSession!, 'update_task_status', { task_id: taskId, status: 'in_progress' });
-    await expect.poll(() => card(taskId).getAttribute('data-status')).toBe('in_progress');
+    await expect.poll(() => card(taskId).getAttribute('data-status'), LIVE).toBe('in_progress');
     await callJson(taskSession!, 'report_completed', { task_id: taskId, result: 'success', summary: 'Shipped the new pricing page.' });
-    await expect.poll(() => card(taskId).getAttribute('data-status')).toBe('done');
+    await expect.poll(() => card(taskId).getAttribute('data-status'), LIVE).toBe('done');
     expect(await column('done').locator(`[data-task-id="${taskId}"]`).count()).toBe(1);
     // The open detail followed too: the report, and the agent's moves in the history.
-    await expect.poll(() => page.getByTestId('task-result').textContent()).toContain('Shipped the new pricing page.');
+    await expect.poll(() => page.getByTestId('task-result').textContent(), LIVE).toContain('Shipped the new pricing page.');
     const history = await page.getByTestId('history-entry').allTextContents();
     expect(history.some((h) => /scout\s*moved it In progress → Blocked/.test(h))).toBe(true);
     expect(history.some((h) => /scout\s*moved it In progress → Done/.test(h))).toBe(true);
@@ -129,14 +132,14 @@ describe('the Board and Chat screens through a real airlock serve', () => {
     const waiting = await rpc<{ id: string }>(page, 'Board.Create', project.id, {
       localId: '', title: 'Put the logo on the landing page', description: '', priority: 'medium', status: 'todo', assigneeId: '', parentTaskId: '', dependsOn: [blocker.id],
     });
-    await expect.poll(() => card(waiting.id).count()).toBe(1);
+    await expect.poll(() => card(waiting.id).count(), LIVE).toBe(1);
     await card(waiting.id).locator('.card').dragTo(column('in_progress'));
-    await expect.poll(() => card(waiting.id).getByTestId('task-refusal').textContent()).toContain('depends on 1 open task');
+    await expect.poll(() => card(waiting.id).getByTestId('task-refusal').textContent(), LIVE).toContain('depends on 1 open task');
     expect(await card(waiting.id).getAttribute('data-status')).toBe('todo');
     expect(await column('todo').locator(`[data-task-id="${waiting.id}"]`).count()).toBe(1);
     // An invalid transition is refused the same way (done → in progress is not a move).
     await card(taskId).locator('.card').dragTo(column('in_progress'));
-    await expect.poll(() => card(taskId).getByTestId('task-refusal').textContent()).toContain('cannot go from done to in_progress');
+    await expect.poll(() => card(taskId).getByTestId('task-refusal').textContent(), LIVE).toContain('cannot go from done to in_progress');
     expect(await card(taskId).getAttribute('data-status')).toBe('done');
     await page.getByRole('button', { name: 'Close task' }).click();
     await shots(page, 'real-board-refused');
@@ -153,9 +156,9 @@ describe('the Board and Chat screens through a real airlock serve', () => {
     await menu.waitFor();
     expect(await menu.getByRole('menuitem').allTextContents()).toEqual(['Backlog', 'In progress', 'Blocked', 'Cancelled', 'Open details']);
     await menu.getByRole('menuitem', { name: 'In progress' }).press('Enter');
-    await expect.poll(() => card(blockerId).getAttribute('data-status')).toBe('in_progress');
-    await expect.poll(() => page.evaluate(() => (document.activeElement?.closest('[data-task-id]') as HTMLElement | null)?.dataset.taskId)).toBe(blockerId);
-    await expect.poll(async () => (await myTasks()).find((t) => t.task_id === blockerId)?.status).toBe('in_progress');
+    await expect.poll(() => card(blockerId).getAttribute('data-status'), LIVE).toBe('in_progress');
+    await expect.poll(() => page.evaluate(() => (document.activeElement?.closest('[data-task-id]') as HTMLElement | null)?.dataset.taskId), LIVE).toBe(blockerId);
+    await expect.poll(async () => (await myTasks()).find((t) => t.task_id === blockerId)?.status, LIVE).toBe('in_progress');
   });
 
   it('the owner starts a conversation with the agent; its chat session\'s get_pending_messages returns what the owner wrote', async () => {
@@ -181,7 +184,7 @@ describe('the Board and Chat screens through a real airlock serve', () => {
     const box = page.getByLabel('Message', { exact: true });
     await box.fill('And keep the old URLs, please.');
     await box.press('Enter');
-    await expect.poll(() => page.getByTestId('message-content').allTextContents()).toEqual(['Can the FAQ stay below the table?', 'And keep the old URLs, please.']);
+    await expect.poll(() => page.getByTestId('message-content').allTextContents(), LIVE).toEqual(['Can the FAQ stay below the table?', 'And keep the old URLs, please.']);
     expect(await box.inputValue()).toBe('');
     const second = await callJson<{ messages: PendingMessage[] }>(chatSession, 'get_pending_messages');
     expect(second.messages.map((m) => m.content)).toEqual(['And keep the old URLs, please.']);
@@ -190,7 +193,7 @@ describe('the Board and Chat screens through a real airlock serve', () => {
   it('the agent\'s send_message appears live in the open conversation, and elsewhere as unread', async () => {
     await callJson(chatSession!, 'send_message', { target_agent_id: 'owner', conversation_id: conversationId, content: 'Yes — the FAQ stays, URLs unchanged.' });
     const last = page.getByTestId('message').last();
-    await expect.poll(() => last.getAttribute('data-sender')).toBe(scout.agent.id);
+    await expect.poll(() => last.getAttribute('data-sender'), LIVE).toBe(scout.agent.id);
     expect(await last.getByTestId('message-content').textContent()).toBe('Yes — the FAQ stays, URLs unchanged.');
     await shots(page, 'real-chat');
 
@@ -198,9 +201,9 @@ describe('the Board and Chat screens through a real airlock serve', () => {
     await page.getByRole('link', { name: 'Board' }).click();
     await page.getByTestId('kanban').waitFor();
     await callJson(chatSession!, 'send_message', { target_agent_id: 'owner', conversation_id: conversationId, content: 'Starting on the table now.' });
-    await expect.poll(() => page.getByTestId('chat-unread').textContent()).toBe('1');
+    await expect.poll(() => page.getByTestId('chat-unread').textContent(), LIVE).toBe('1');
     await page.getByRole('link', { name: 'Chat' }).click();
-    await expect.poll(() => page.getByTestId('message-content').last().textContent()).toBe('Starting on the table now.');
+    await expect.poll(() => page.getByTestId('message-content').last().textContent(), LIVE).toBe('Starting on the table now.');
     await page.getByTestId('chat-unread').waitFor({ state: 'detached' });
   });
 
@@ -212,7 +215,7 @@ describe('the Board and Chat screens through a real airlock serve', () => {
     const big = 'x'.repeat(17 * 1024);
     await box.fill(big);
     await page.getByRole('button', { name: 'Send' }).click();
-    await expect.poll(() => page.getByTestId('composer-error').textContent()).toContain('at most 16384');
+    await expect.poll(() => page.getByTestId('composer-error').textContent(), LIVE).toContain('at most 16384');
     expect((await box.inputValue()).length).toBe(big.length);
     expect(await page.getByTestId('message').count()).toBe(4);
     await shots(page, 'real-chat-refused');
