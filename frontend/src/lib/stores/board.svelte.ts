@@ -1,4 +1,4 @@
-import { api } from '../api';
+import { ApiError, api } from '../api';
 import type { BoardView, ExecutionLogView, ProjectSummary, TaskCard, TaskDetailView, TaskInput, TaskUpdate } from '../api';
 import { on, onResync } from '../events';
 import { errorText } from './util';
@@ -35,6 +35,17 @@ function byUrgency(a: TaskCard, b: TaskCard): number {
   return priorityRank(a.priority) - priorityRank(b.priority) || a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id);
 }
 
+/** Why the backend refused a move: its message, and its hint when it gave one. */
+export interface Refusal {
+  message: string;
+  hint?: string;
+}
+
+function refusalOf(err: unknown): Refusal {
+  if (err instanceof ApiError) return { message: err.message, hint: err.hint || undefined };
+  return { message: errorText(err) };
+}
+
 /** One column as the board shows it. */
 export interface ColumnView {
   status: string;
@@ -61,7 +72,7 @@ export class BoardStore {
   /** Moves in flight: task id → the status it is moving to (shown at once). */
   moving = $state<Record<string, string>>({});
   /** The refusal of a card's last move, shown on that card until dismissed or moved again. */
-  refusals = $state<Record<string, string>>({});
+  refusals = $state<Record<string, Refusal>>({});
 
   detailId = $state<string | null>(null);
   detail = $state<TaskDetailView | null>(null);
@@ -120,7 +131,10 @@ export class BoardStore {
       this.view = v;
       this.error = null;
     } catch (err) {
-      if (seq === this.boardSeq) this.error = errorText(err);
+      if (seq !== this.boardSeq) return;
+      this.error = errorText(err);
+      // A project deleted meanwhile (or a link to none) shows no stale board.
+      if (err instanceof ApiError && err.code === 'project_not_found') this.view = null;
     } finally {
       if (seq === this.boardSeq) this.loading = false;
     }
@@ -162,8 +176,11 @@ export class BoardStore {
           void this.loadDetail();
         }
       }),
-      // Names, kinds and project assignments feed the cards and the filter.
-      on('agents:changed', () => void this.refresh()),
+      // Projects, names, kinds and assignments feed the picker, the cards and the filter.
+      on('agents:changed', () => {
+        void this.loadProjects();
+        void this.refresh();
+      }),
       onResync(() => {
         void this.loadProjects();
         void this.refresh();
@@ -215,7 +232,7 @@ export class BoardStore {
       if (id === this.detailId) void this.loadDetail();
       return true;
     } catch (err) {
-      this.refusals = { ...this.refusals, [id]: errorText(err) };
+      this.refusals = { ...this.refusals, [id]: refusalOf(err) };
       return false;
     } finally {
       const { [id]: _, ...rest } = this.moving;

@@ -45,9 +45,11 @@ export class ChatStore {
   /** Messages the owner has not read, over every conversation. */
   unreadTotal = $derived(this.conversations.reduce((n, c) => n + c.unread, 0));
 
+  /** How many views show the open conversation now: only then does what arrives count as read. */
+  private viewers = 0;
   private listSeq = 0;
   private openSeq = 0;
-  private reading: Promise<void> | null = null;
+  private marking: Promise<void> | null = null;
   private readAgain = false;
 
   async load(): Promise<void> {
@@ -56,7 +58,7 @@ export class ChatStore {
       const cs = (await api.chat.conversations('')) ?? [];
       if (seq !== this.listSeq) return;
       // The open conversation is being read: what arrives there is not unread.
-      this.conversations = cs.map((c) => (c.id === this.openId && this.openLoaded ? { ...c, unread: 0 } : c));
+      this.conversations = cs.map((c) => (c.id === this.openId && this.reading ? { ...c, unread: 0 } : c));
       this.error = null;
     } catch (err) {
       if (seq === this.listSeq) this.error = errorText(err);
@@ -79,6 +81,24 @@ export class ChatStore {
       }),
     ];
     return () => offs.forEach((off) => off());
+  }
+
+  /**
+   * Registers a view of the open conversation (the Chat screen) while it
+   * shows: messages that arrive there are read. Returns the function that
+   * ends it. Away from the screen they count as unread.
+   */
+  show(): () => void {
+    this.viewers++;
+    if (this.openId) void this.loadOpen();
+    return () => {
+      this.viewers--;
+    };
+  }
+
+  /** The open conversation is on screen. */
+  private get reading(): boolean {
+    return this.viewers > 0 && this.openLoaded;
   }
 
   summary(id: string | null): ConversationSummary | undefined {
@@ -116,8 +136,10 @@ export class ChatStore {
       this.total = Math.max(v.total, this.messages.length);
       this.openError = null;
       this.openLoaded = true;
-      this.conversations = this.conversations.map((c) => (c.id === id && c.unread ? { ...c, unread: 0 } : c));
-      void this.markRead();
+      if (this.viewers > 0) {
+        this.conversations = this.conversations.map((c) => (c.id === id && c.unread ? { ...c, unread: 0 } : c));
+        void this.markRead();
+      }
     } catch (err) {
       if (seq === this.openSeq && id === this.openId) this.openError = errorText(err);
     }
@@ -165,33 +187,33 @@ export class ChatStore {
     }
     const c = this.conversations[i];
     if (c.lastMessage && c.lastMessage.seq >= m.seq) return; // seen already (our own send, then its event)
-    const unread = here && this.openLoaded ? 0 : c.unread + (m.senderId === OWNER_ID ? 0 : 1);
+    const unread = here && this.reading ? 0 : c.unread + (m.senderId === OWNER_ID ? 0 : 1);
     const updated = { ...c, lastMessage: m, unread, updatedAt: m.createdAt };
     this.conversations = [updated, ...this.conversations.slice(0, i), ...this.conversations.slice(i + 1)];
-    if (here && this.openLoaded && m.senderId !== OWNER_ID) void this.markRead();
+    if (here && this.reading && m.senderId !== OWNER_ID) void this.markRead();
   }
 
   /** Marks the open conversation read; calls made while one is on its way cost one more, not one each. */
   private markRead(): Promise<void> {
     const id = this.openId;
     if (!id) return Promise.resolve();
-    if (this.reading) {
+    if (this.marking) {
       this.readAgain = true;
-      return this.reading;
+      return this.marking;
     }
-    this.reading = api.chat
+    this.marking = api.chat
       .markRead(id)
       .catch(() => {
         // Only the unread count depends on it; the next message tries again.
       })
       .finally(() => {
-        this.reading = null;
+        this.marking = null;
         if (this.readAgain) {
           this.readAgain = false;
           void this.markRead();
         }
       });
-    return this.reading;
+    return this.marking;
   }
 }
 
