@@ -148,6 +148,30 @@ export async function connectClient(airlock: Airlock, name = 'e2e-agent', versio
   return client;
 }
 
+/**
+ * A real MCP client connected as one agent with its own token, in a task
+ * or chat session of a project (the connection's ?purpose=…&project=…).
+ */
+export async function connectAgent(airlock: Airlock, token: string, session: { purpose: 'task' | 'chat'; project: string }, name = 'e2e-agent'): Promise<Client> {
+  const url = new URL(airlock.mcpUrl);
+  url.searchParams.set('purpose', session.purpose);
+  url.searchParams.set('project', session.project);
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+/** Calls one of Airlock's own tools and returns its JSON answer; a refusal throws with its text. */
+export async function callJson<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown> = {}): Promise<T> {
+  const r = await client.callTool({ name, arguments: args });
+  const text = resultText(r);
+  if (r.isError) throw new Error(`${name} refused: ${text}`);
+  // Notifications for the session may ride along as further content blocks; the answer is the structured content.
+  if (r.structuredContent) return r.structuredContent as T;
+  const first = (r.content as { type: string; text?: string }[])[0];
+  return JSON.parse(first?.text ?? 'null') as T;
+}
+
 /** Calls the facade over HTTP from inside the page, with its cookie: setup steps that are not under test. */
 export async function rpc<T>(page: Page, method: string, ...args: unknown[]): Promise<T> {
   return page.evaluate(

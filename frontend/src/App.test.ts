@@ -65,7 +65,7 @@ describe('App shell', () => {
     location.hash = '#/servers';
     render(App);
     await screen.findByRole('heading', { name: 'Servers' });
-    const shell = ['agents:changed', 'approval:requested', 'approval:resolved', 'audit:failed', 'audit:recovered', 'server:status', 'servers:changed'];
+    const shell = ['agents:changed', 'approval:requested', 'approval:resolved', 'audit:failed', 'audit:recovered', 'chat:conversation', 'chat:message', 'server:status', 'servers:changed'];
     await waitFor(() => expect(subscribedEvents()).toEqual(shell));
     location.hash = '#/activity';
     await screen.findByRole('heading', { name: 'Activity' });
@@ -76,6 +76,12 @@ describe('App shell', () => {
     location.hash = '#/builtin';
     await screen.findByRole('heading', { name: 'Built-in tools' });
     await waitFor(() => expect(subscribedEvents()).toEqual([...shell, 'builtin:changed'].sort()));
+    location.hash = '#/board';
+    await screen.findByRole('heading', { name: 'Board' });
+    await waitFor(() => expect(subscribedEvents()).toEqual([...shell, 'board:changed', 'execution:changed'].sort()));
+    location.hash = '#/chat';
+    await screen.findByRole('heading', { name: 'Chat' });
+    await waitFor(() => expect(subscribedEvents()).toEqual(shell));
   });
 
   it('shows the expired-link message on 401', async () => {

@@ -3,8 +3,8 @@
 // (authz's uiLink: "#/agents/<agent id>?tab=<tab>"), so an agent's refusal
 // leads straight to the setting that would change it.
 
-export type Route = 'approvals' | 'rules' | 'servers' | 'builtin' | 'agents' | 'activity';
-export const ROUTES: Route[] = ['approvals', 'rules', 'servers', 'builtin', 'agents', 'activity'];
+export type Route = 'approvals' | 'rules' | 'servers' | 'builtin' | 'agents' | 'board' | 'chat' | 'activity';
+export const ROUTES: Route[] = ['approvals', 'rules', 'servers', 'builtin', 'agents', 'board', 'chat', 'activity'];
 
 /** The tabs of one agent on the Agents screen; the backend's hints name the first five. */
 export type AgentTab = 'profile' | 'status' | 'role' | 'tools' | 'projects' | 'connect';
@@ -21,10 +21,29 @@ export interface AgentsTarget {
   tab: AgentTab | null;
 }
 
+/** What the Board screen should show: "#/board/<project>/<task>?agent=<id>". */
+export interface BoardTarget {
+  /** A project id (or name); null leaves the screen's own choice. */
+  project: string | null;
+  /** The task whose detail is open. */
+  task: string | null;
+  /** The agent filter: an agent id, "none" for unassigned tasks, null for all. */
+  agent: string | null;
+}
+
+/** What the Chat screen should show: "#/chat/<conversation>". */
+export interface ChatTarget {
+  conversation: string | null;
+}
+
 export interface Place {
   route: Route;
   /** Set for the agents route. */
   agents?: AgentsTarget;
+  /** Set for the board route. */
+  board?: BoardTarget;
+  /** Set for the chat route. */
+  chat?: ChatTarget;
 }
 
 /**
@@ -38,6 +57,8 @@ export function parseHash(hash: string): Place {
   const params = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
   const route = path[0] as Route;
   if (!ROUTES.includes(route)) return { route: 'servers' };
+  if (route === 'board') return { route, board: { project: path[1] ?? null, task: path[2] ?? null, agent: params.get('agent') || null } };
+  if (route === 'chat') return { route, chat: { conversation: path[1] ?? null } };
   if (route !== 'agents') return { route };
   if (path[1] === 'roles' || path[1] === 'projects') {
     return { route, agents: { view: path[1], id: path[2] ?? null, tab: null } };
@@ -64,10 +85,23 @@ export function roleHref(name?: string): string {
   return name ? `#/agents/roles/${encodeURIComponent(name)}` : '#/agents/roles';
 }
 
+/** The link to a project's board, at one task's detail, with an agent filter. */
+export function boardHref(project?: string | null, task?: string | null, agent?: string | null): string {
+  let h = '#/board';
+  if (project) h += `/${encodeURIComponent(project)}`;
+  if (project && task) h += `/${encodeURIComponent(task)}`;
+  return agent ? `${h}?agent=${encodeURIComponent(agent)}` : h;
+}
+
+/** The link to a conversation on the Chat screen. */
+export function chatHref(conversation?: string | null): string {
+  return conversation ? `#/chat/${encodeURIComponent(conversation)}` : '#/chat';
+}
+
 /** A piece of hint text: plain, or an in-app link found in it. */
 export type HintPart = { text: string; href?: undefined } | { text: string; href: string };
 
-const LINK = String.raw`#\/(?:agents|rules|servers|builtin|activity|approvals)(?:\/[A-Za-z0-9_.\-%]+)*(?:\?[A-Za-z0-9_=&.\-%]+)?`;
+const LINK = String.raw`#\/(?:agents|rules|servers|builtin|activity|approvals|board|chat)(?:\/[A-Za-z0-9_.\-%]+)*(?:\?[A-Za-z0-9_=&.\-%]+)?`;
 
 /**
  * Splits a hint into text and in-app links, so the screens can make the

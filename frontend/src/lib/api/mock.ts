@@ -3,6 +3,7 @@
 // Methods are keyed "Area.Method", as the generated client calls them.
 import { ApiError, type Transport } from './transport';
 import { agentMethods } from './mockAgents';
+import { teamMethods } from './mockTeams';
 import type { Approval, AuditRecord, Rule, RuleInput, ServerConfig, ServerView, TestCall, ToolInfo } from './types';
 
 const now = () => new Date().toISOString();
@@ -214,6 +215,7 @@ export function mockTransport(): Transport {
     'Approvals.Decline': (id: string, reason: string) => resolve(id, 'declined', reason),
     'Approvals.ApproveAndAddRule': (id: string) => resolve(id, 'approved'),
     ...agentMethods(emit, empty, servers),
+    ...teamMethods(emit, empty),
   };
 
   return {

@@ -2,7 +2,9 @@ import { getContext, setContext } from 'svelte';
 import { ActivityStore } from './activity.svelte';
 import { AgentsStore } from './agents.svelte';
 import { ApprovalsStore } from './approvals.svelte';
+import { BoardStore } from './board.svelte';
 import { BuiltinStore } from './builtin.svelte';
+import { ChatStore } from './chat.svelte';
 import { RulesStore } from './rules.svelte';
 import { ServersStore } from './servers.svelte';
 import { SystemStore } from './system.svelte';
@@ -16,6 +18,8 @@ export interface Stores {
   system: SystemStore;
   agents: AgentsStore;
   builtin: BuiltinStore;
+  board: BoardStore;
+  chat: ChatStore;
 }
 
 export const STORES = Symbol('airlock-stores');
@@ -29,6 +33,8 @@ export function createStores(): Stores {
     system: new SystemStore(),
     agents: new AgentsStore(),
     builtin: new BuiltinStore(),
+    board: new BoardStore(),
+    chat: new ChatStore(),
   };
 }
 

@@ -1,0 +1,93 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { emit, fakeApi, resetFakeApi } from '../testing/fakeApi';
+import { conversation, message } from '../testing/teams';
+import type { MessagesView } from '../api';
+import { ChatStore } from './chat.svelte';
+
+vi.mock('../api', async () => (await import('../testing/fakeApi')).fakeApiModule());
+
+const view = (id: string, seqs: number[]): MessagesView => ({
+  conversation: conversation(id, 'topic', ['ag_mgr', 'ag_bob']),
+  messages: seqs.map((n) => message(n, id, 'ag_bob', `m${n}`)),
+  total: seqs.length,
+});
+
+describe('ChatStore', () => {
+  beforeEach(() => {
+    resetFakeApi();
+    vi.mocked(fakeApi.chat.conversations).mockResolvedValue([
+      conversation('c1', 'one', ['ag_mgr', 'ag_bob'], { unread: 2, lastMessage: message(2, 'c1', 'ag_bob', 'm2') }),
+      conversation('c2', 'two', ['ag_bob'], { unread: 0, lastMessage: message(3, 'c2', 'ag_bob', 'm3') }),
+    ]);
+    vi.mocked(fakeApi.chat.messages).mockImplementation(async (id) => view(id, id === 'c1' ? [1, 2] : [3]));
+  });
+
+  it('counts what arrives in conversations not on screen as unread and moves them to the top', async () => {
+    const s = new ChatStore();
+    const off = s.connect();
+    await s.load();
+    expect(s.unreadTotal).toBe(2);
+    emit('chat:message', { projectId: 'prj_web', message: message(4, 'c2', 'ag_bob', 'hello') });
+    expect(s.conversations.map((c) => [c.id, c.unread])).toEqual([['c2', 1], ['c1', 2]]);
+    expect(s.unreadTotal).toBe(3);
+    // The owner's own messages are never unread.
+    emit('chat:message', { projectId: 'prj_web', message: message(5, 'c2', 'ag_owner', 'mine') });
+    expect(s.summary('c2')?.unread).toBe(1);
+    off();
+  });
+
+  it('reads the open conversation only while the Chat screen shows it', async () => {
+    const s = new ChatStore();
+    const off = s.connect();
+    await s.load();
+    await s.select('c1'); // opened, but no screen shows it
+    expect(fakeApi.chat.markRead).not.toHaveBeenCalled();
+    expect(s.summary('c1')?.unread).toBe(2);
+
+    const hide = s.show();
+    await vi.waitFor(() => expect(fakeApi.chat.markRead).toHaveBeenCalledWith('c1'));
+    expect(s.summary('c1')?.unread).toBe(0);
+    emit('chat:message', { projectId: 'prj_web', message: message(6, 'c1', 'ag_bob', 'live') });
+    expect(s.messages.map((m) => m.content)).toEqual(['m1', 'm2', 'live']);
+    expect(s.summary('c1')?.unread).toBe(0);
+    await vi.waitFor(() => expect(fakeApi.chat.markRead).toHaveBeenCalledTimes(2));
+
+    hide();
+    emit('chat:message', { projectId: 'prj_web', message: message(7, 'c1', 'ag_bob', 'while away') });
+    expect(s.messages.map((m) => m.content)).toEqual(['m1', 'm2', 'live', 'while away']);
+    expect(s.summary('c1')?.unread).toBe(1);
+    off();
+  });
+
+  it('shows the owner\'s message once, whether the answer or the event comes first', async () => {
+    const s = new ChatStore();
+    const off = s.connect();
+    await s.load();
+    const hide = s.show();
+    await s.select('c2');
+    const mine = message(8, 'c2', 'ag_owner', 'from me');
+    vi.mocked(fakeApi.chat.send).mockImplementation(async () => {
+      emit('chat:message', { projectId: 'prj_web', message: mine }); // the event overtakes the answer
+      return mine;
+    });
+    await s.send('from me');
+    expect(fakeApi.chat.send).toHaveBeenCalledWith('c2', 'from me');
+    expect(s.messages.map((m) => m.id)).toEqual(['msg_3', 'msg_8']);
+    expect(s.total).toBe(2);
+    expect(s.conversations[0].lastMessage?.id).toBe('msg_8');
+    hide();
+    off();
+  });
+
+  it('loads the list again for a conversation it has not seen and on chat:conversation', async () => {
+    const s = new ChatStore();
+    const off = s.connect();
+    await s.load();
+    vi.mocked(fakeApi.chat.conversations).mockClear();
+    emit('chat:message', { projectId: 'prj_web', message: message(9, 'c-new', 'ag_bob', 'hi') });
+    await vi.waitFor(() => expect(fakeApi.chat.conversations).toHaveBeenCalledTimes(1));
+    emit('chat:conversation', { projectId: 'prj_web', conversationId: 'c2', state: 'ended', reason: 'ended' });
+    await vi.waitFor(() => expect(fakeApi.chat.conversations).toHaveBeenCalledTimes(2));
+    off();
+  });
+});
