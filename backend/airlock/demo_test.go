@@ -22,6 +22,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/builtin"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/events"
 	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/store"
 	"github.com/airlock-dev/airlock/backend/teams"
@@ -172,6 +173,9 @@ func (d *demo) run(t *testing.T) map[string]string {
 // folder's rules and every refusal in the audit, nothing left waiting.
 func TestTeamDemo(t *testing.T) {
 	d := newDemo(t)
+	// What the Board and Chat screens are sent while the agents work.
+	live := d.in.Hub.Subscribe([]string{events.Topic(teams.EventBoardChanged), events.Topic(teams.EventChatMessage)})
+	defer live.Close()
 	outs := d.run(t)
 	for label, out := range outs {
 		if !strings.Contains(out, "steps passed") {
@@ -313,10 +317,57 @@ func TestTeamDemo(t *testing.T) {
 		}
 	}
 
+	d.checkLive(t, live, details, conv)
 	d.checkNotifications(t, conv, x.ID)
 	d.checkAudit(t)
 	if p, _ := api.Approvals.Pending(); len(p) != 0 {
 		t.Errorf("approvals left waiting: %+v", p)
+	}
+}
+
+// checkLive checks that the screens were told of every step as it
+// happened: a board:changed event for each change in the tasks' histories
+// (created, assigned, moved — by whom), and a chat:message event for each
+// message of the conversation, in order.
+func (d *demo) checkLive(t *testing.T, live *events.Sub, details map[string]teams.TaskDetail, conv string) {
+	t.Helper()
+	// Events are sent as each change is made, before the agent's call
+	// returns; the queue holds far more than the demo makes.
+	var board, chat []string
+	for len(live.C()) > 0 {
+		switch e := <-live.C(); p := e.Payload.(type) {
+		case teams.BoardChanged:
+			for _, id := range p.TaskIDs {
+				board = append(board, fmt.Sprintf("%s %s by %s", p.Reason, id, p.AgentID))
+			}
+		case teams.ChatMessageEvent:
+			chat = append(chat, p.Message.ID)
+		}
+	}
+	if n := live.Lagged(); n != 0 {
+		t.Fatalf("the screens' subscription dropped %d events", n)
+	}
+	var wantBoard []string
+	for _, dt := range details {
+		for _, e := range dt.History {
+			wantBoard = append(wantBoard, fmt.Sprintf("%s %s by %s", e.Kind, e.TaskID, e.AgentID))
+		}
+	}
+	slices.Sort(board)
+	slices.Sort(wantBoard)
+	if diff := cmp.Diff(wantBoard, board); diff != "" {
+		t.Errorf("board:changed events against the tasks' histories (-history +events):\n%s", diff)
+	}
+	mv, err := d.in.API.Chat.Messages(conv, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantChat []string
+	for _, m := range mv.Messages {
+		wantChat = append(wantChat, m.ID)
+	}
+	if diff := cmp.Diff(wantChat, chat); diff != "" {
+		t.Errorf("chat:message events against the conversation (-messages +events):\n%s", diff)
 	}
 }
 
