@@ -39,12 +39,16 @@ type demoScript struct {
 	label, agent, purpose, file string
 }
 
-var demoScripts = []demoScript{
-	{"manager/task", "manager", core.PurposeTask, "manager-task.yaml"},
-	{"manager/chat", "manager", core.PurposeChat, "manager-chat.yaml"},
-	{"worker-a/task", "worker-a", core.PurposeTask, "worker-a-task.yaml"},
-	{"worker-a/chat", "worker-a", core.PurposeChat, "worker-a-chat.yaml"},
-	{"worker-b/task", "worker-b", core.PurposeTask, "worker-b-task.yaml"},
+// demoScripts are the demo's five sessions: the manager's and worker-a's
+// task and chat sessions, and worker-b's task session.
+func demoScripts() []demoScript {
+	return []demoScript{
+		{"manager/task", "manager", core.PurposeTask, "manager-task.yaml"},
+		{"manager/chat", "manager", core.PurposeChat, "manager-chat.yaml"},
+		{"worker-a/task", "worker-a", core.PurposeTask, "worker-a-task.yaml"},
+		{"worker-a/chat", "worker-a", core.PurposeChat, "worker-a-chat.yaml"},
+		{"worker-b/task", "worker-b", core.PurposeTask, "worker-b-task.yaml"},
+	}
 }
 
 // demo is a real Airlock set up as run.sh sets up the one it is given: a
@@ -115,11 +119,12 @@ func (d *demo) run(t *testing.T) map[string]string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+	scripts := demoScripts()
 	vars := []string{"project=team-demo", "manager=manager", "worker_a=worker-a", "worker_b=worker-b", "workdir=" + d.work}
-	outs := make([]bytes.Buffer, len(demoScripts))
-	errs := make([]error, len(demoScripts))
+	outs := make([]bytes.Buffer, len(scripts))
+	errs := make([]error, len(scripts))
 	var wg sync.WaitGroup
-	for i, s := range demoScripts {
+	for i, s := range scripts {
 		args := []string{"agent-script", filepath.Join(demoDir, s.file), "--url", d.in.Info.MCPURL + "?purpose=" + s.purpose + "&project=team-demo"}
 		for _, v := range vars {
 			args = append(args, "--var", v)
@@ -143,7 +148,7 @@ func (d *demo) run(t *testing.T) map[string]string {
 	got := map[string]string{}
 	var all strings.Builder
 	failed := false
-	for i, s := range demoScripts {
+	for i, s := range scripts {
 		got[s.label] = outs[i].String()
 		sc := bufio.NewScanner(strings.NewReader(outs[i].String()))
 		for sc.Scan() {
@@ -168,9 +173,10 @@ func (d *demo) run(t *testing.T) map[string]string {
 // (every refusal in the seeds' words) hold. Then the end state, read
 // through the facade the UI uses: every task done with the history of who
 // moved it, the task made from the chat request recorded with its
-// requester and conversation, the conversation ended, the chat-session
-// notification delivered once, every file call let through by the
-// folder's rules and every refusal in the audit, nothing left waiting.
+// requester and conversation, the conversation ended, the screens told of
+// every change and message as it happened, the chat-session notification
+// delivered once, every file call let through by the folder's rules and
+// every refusal in the audit, nothing left waiting.
 func TestTeamDemo(t *testing.T) {
 	d := newDemo(t)
 	// What the Board and Chat screens are sent while the agents work.
