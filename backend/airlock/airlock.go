@@ -188,6 +188,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		return nil, err
 	}
 	in.rules = hitlDeps.rules
+	var _ pipeline.BuiltInDispatcher = in.cat // tool errors of Airlock's own servers keep their codes in the audit
 	pipe, err := pipeline.New(pipeline.Stages{
 		Route:    in.cat,
 		Gate:     in.authz,

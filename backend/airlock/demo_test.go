@@ -439,15 +439,13 @@ func (d *demo) checkAudit(t *testing.T) {
 			if r.Server == authz.Server && r.Status == core.StatusOK {
 				continue
 			}
-			code := r.ErrorCode
 			if r.Status == core.StatusToolError && r.Server == authz.Server {
 				var body teams.ToolError
-				if err := json.Unmarshal([]byte(r.Error), &body); err != nil {
-					t.Errorf("a team tool's refusal is not the seed's error body: %q", r.Error)
+				if err := json.Unmarshal([]byte(r.Error), &body); err != nil || body.Error != r.ErrorCode {
+					t.Errorf("a team tool's refusal: body %q, audit code %q; want the seed's error body with the same code", r.Error, r.ErrorCode)
 				}
-				code = body.Error
 			}
-			got = append(got, entry{r.Agent, r.Purpose, r.Server, r.Tool, r.Decision, r.RuleID, r.Status, code})
+			got = append(got, entry{r.Agent, r.Purpose, r.Server, r.Tool, r.Decision, r.RuleID, r.Status, r.ErrorCode})
 		}
 		slices.SortFunc(got, func(a, b entry) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
 		return len(got) >= len(want)

@@ -183,6 +183,15 @@ func (c *Catalog) AddInProcess(id string, srv *mcp.Server, noPrefix bool) {
 	go d.run()
 }
 
+// BuiltIn reports whether server is an in-process server (Airlock's own
+// tools, the built-in file and shell servers).
+func (c *Catalog) BuiltIn(server string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.inproc[server]
+	return ok
+}
+
 // RemoveInProcess stops and removes an in-process server.
 func (c *Catalog) RemoveInProcess(id string) {
 	c.mu.Lock()
