@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -243,7 +244,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	localToken := randomToken()
 	routes := api.Routes{Security: sec, API: in.API, Hub: in.Hub, MCP: in.gw.StreamableHandler(), SSE: in.gw.SSEHandler(), UI: o.UI,
 		Instance: instance.Handler(localToken, o.OnFocus, in.reload, func() any { return in.cat.Status() }),
-		Debug:    agentsOnly(in.authz, expvar.Handler())}
+		Debug:    debugHandler(in.authz)}
 	in.srv = &http.Server{Handler: routes.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	// A second launch runs on this machine: give it a loopback address.
 	focusAddr := in.Addr
@@ -367,8 +368,35 @@ func executable() string {
 	return p
 }
 
-// agentsOnly serves next to requests with a valid agent token: the runtime
-// counters (allocations, GC) that `go tool task bench` reads.
+// debugHandler serves the runtime's counters (GET /debug/vars: allocations,
+// GC) and profiles (GET /debug/pprof/...: cpu, heap, allocs, goroutine,
+// mutex, block, trace) that `go tool task bench` reads while it drives
+// Airlock. Only to a loopback peer with a valid agent token: a profile shows
+// what the process is doing, and taking one costs CPU.
+func debugHandler(svc *authz.Service) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/debug/vars", expvar.Handler())
+	mux.HandleFunc("/debug/pprof/", pprof.Index) // named profiles: /debug/pprof/heap, ...
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	return loopbackOnly(agentsOnly(svc, mux))
+}
+
+// loopbackOnly serves next to peers on this machine only, whatever address
+// Airlock listens on.
+func loopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// agentsOnly serves next to requests with a valid agent token.
 func agentsOnly(svc *authz.Service, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := svc.IdentifyRequest(r)
