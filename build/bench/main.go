@@ -76,6 +76,8 @@ type config struct {
 	IdleInterval time.Duration
 	Protocol     string
 	MemstatsPath string
+	ProfileDir   string        // where the profiling phase writes its pprof files ("" skips it)
+	ProfileFor   time.Duration // length of each profile
 
 	Node         string
 	Everything   string // server-everything's dist/index.js
@@ -121,6 +123,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.DurationVar(&c.IdleInterval, "idle-interval", 10*time.Second, "how long idle CPU is measured")
 	fs.StringVar(&c.Protocol, "protocol", "2025-11-25", "MCP protocol version the clients ask for (empty: the SDK's default)")
 	fs.StringVar(&c.MemstatsPath, "memstats-path", "/debug/vars", "expvar path on Airlock's address with memstats.TotalAlloc, for allocations per call (absent: reported as not exposed)")
+	fs.StringVar(&c.ProfileDir, "profile", "", "after the rounds, profile Airlock (GET /debug/pprof/...) while a client drives it sequentially and with the concurrent sessions; write the pprof files to this directory and a summary to the report")
+	fs.DurationVar(&c.ProfileFor, "profile-for", 10*time.Second, "length of each profile")
 	fs.StringVar(&c.Node, "node", "node", "node for server-everything and supergateway")
 	fs.StringVar(&c.Everything, "everything", filepath.Join(root, "backend", "testutil", "mcpservers", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "server-everything's entry script")
 	fs.StringVar(&c.Supergateway, "supergateway", filepath.Join(root, "build", "bench", "node_modules", "supergateway", "dist", "index.js"), "supergateway's entry script")
@@ -158,6 +162,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 		def("warmup", &c.Warmup, 5)
 		def("idle-after", &c.IdleAfter, time.Second)
 		def("idle-interval", &c.IdleInterval, time.Second)
+		def("profile-for", &c.ProfileFor, 2*time.Second)
 	}
 	if c.Airlock == "" {
 		return nil, errors.New("no airlock binary: pass -airlock or set AIRLOCK_BIN (go tool task bench does)")

@@ -68,6 +68,8 @@ type results struct {
 	Idle    map[string]idleResult
 	// AllocNote says why allocations per call are missing, if they are.
 	AllocNote string
+	// Profiles of Airlock under load (-profile).
+	Profiles []profileRun
 }
 
 func orchestrate(ctx context.Context, c *config, stdout, stderr io.Writer) error {
@@ -132,6 +134,9 @@ func orchestrate(ctx context.Context, c *config, stdout, stderr io.Writer) error
 			}
 			res.Rounds[t.Key] = append(res.Rounds[t.Key], rr)
 		}
+	}
+	if c.ProfileDir != "" {
+		res.Profiles = profileAirlock(ctx, c, res.Targets[1], logf)
 	}
 	smp.stop()
 	for _, t := range res.Targets {

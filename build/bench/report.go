@@ -251,6 +251,7 @@ func renderReport(c *config, res *results) string {
 
 	writeTargets(b, c, res)
 	writeRounds(b, c, res)
+	writeProfiles(b, c, res)
 
 	p("## How it was measured\n\n")
 	p("- `airlock serve` runs as its own process with a fresh data directory, set up through its CLI: `servers add everything -- node …/server-everything/dist/index.js stdio`, `rules add --auto-approve`, `token`.\n")
@@ -334,4 +335,31 @@ func writeRounds(b *strings.Builder, c *config, res *results) {
 		}
 	}
 	p("\n")
+}
+
+func writeProfiles(b *strings.Builder, c *config, res *results) {
+	if len(res.Profiles) == 0 {
+		return
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("## Where Airlock's time goes (pprof of the running binary)\n\n")
+	p("After the rounds, a client drove Airlock for %s per scenario while the bench took a CPU and an allocation profile "+
+		"of the Airlock process (`GET /debug/pprof/profile` and `/debug/pprof/allocs?seconds=N`, loopback and agent token). "+
+		"Open them with `go tool pprof -http=: FILE`.\n\n", c.ProfileFor)
+	for _, pr := range res.Profiles {
+		p("### %s\n\n", pr.Name)
+		if pr.Err != "" {
+			p("Incomplete: %s\n\n", pr.Err)
+		}
+		if pr.Client.OK > 0 {
+			p("%s calls in %.1f s (%s calls/s, p50 %s µs) while profiling. Files: `%s`, `%s`.\n\n",
+				num(float64(pr.Client.OK), 0), pr.Client.Seconds, num(pr.Client.CallsPerSec(), 0), num(pr.Client.P50, 0), pr.CPU, pr.Allocs)
+		}
+		if pr.Top != "" {
+			p("CPU, top functions:\n\n```\n%s\n```\n\n", pr.Top)
+		}
+		if pr.TopAlloc != "" {
+			p("Allocated bytes, top functions:\n\n```\n%s\n```\n\n", pr.TopAlloc)
+		}
+	}
 }
