@@ -140,7 +140,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 
 	// The audit log is closed after the catalog (closers run last to
 	// first), so that requests still finishing can record themselves.
-	audit, err := store.OpenAuditLog(in.db, filepath.Join(o.DataDir, store.JournalFileName), o.Logger)
+	audit, err := store.OpenDataDirAuditLog(in.db, o.DataDir, o.Logger)
 	if err != nil {
 		return nil, err
 	}
