@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,9 +16,18 @@ import (
 // TestMain lets the test binary play the client role too: the orchestrator
 // runs os.Executable() again, which under go test is this binary.
 func TestMain(m *testing.M) {
-	if os.Getenv(roleEnv) == "client" {
+	switch os.Getenv(roleEnv) {
+	case "client":
 		if err := runClient(context.Background(), os.Stdin, os.Stdout); err != nil {
 			os.Stderr.WriteString("bench client: " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "relay":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		if err := runRelay(ctx, os.Getenv(relayAddrEnv), os.Args[1:]); err != nil {
+			os.Stderr.WriteString("bench relay: " + err.Error() + "\n")
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -42,8 +42,11 @@ func main() {
 
 // run is the whole program with its environment passed in.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if getenv(roleEnv) == "client" {
+	switch getenv(roleEnv) {
+	case "client":
 		return runClient(ctx, stdin, stdout)
+	case "relay":
+		return runRelay(ctx, getenv(relayAddrEnv), args)
 	}
 	cfg, err := parseFlags(args, getenv, stderr)
 	if err != nil {
@@ -57,6 +60,8 @@ type config struct {
 	Airlock  string // the airlock binary measured
 	Headless string // optional: the headless build, measured as its own column
 	Baseline string // optional: another airlock build (an older commit), measured as its own column
+	Bridge   string // the airlock-bridge binary (default: beside -airlock; else `airlock bridge`)
+	Floor    bool   // measure the transport floor (build/bench's own minimal relay) too
 	Out      string
 	Append   string // a Markdown file appended to the report (the go test -bench report)
 	Quick    bool
@@ -105,6 +110,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.Airlock, "airlock", defAirlock, "airlock binary to measure (default $AIRLOCK_BIN, else $AIRLOCK_HEADLESS_BIN)")
 	fs.StringVar(&c.Headless, "headless", defHeadless, "the headless airlock build, measured as an extra column (default $AIRLOCK_HEADLESS_BIN when $AIRLOCK_BIN is set; empty: none)")
 	fs.StringVar(&c.Baseline, "baseline", "", "a second airlock binary (e.g. a build of an older commit) measured in the same rounds as its own column")
+	fs.StringVar(&c.Bridge, "bridge", "", "the airlock-bridge binary measured as the bridge (default: airlock-bridge beside -airlock, else `AIRLOCK bridge`)")
+	fs.BoolVar(&c.Floor, "floor", true, "measure the transport floor too: a minimal HTTP-to-stdio relay (this program, no SDK, no audit) in front of the same server")
 	fs.StringVar(&c.Out, "out", filepath.Join(root, "build", "bench-report.md"), "Markdown report to write")
 	fs.StringVar(&c.Append, "append", "", "Markdown file to append to the report (the in-process go test -bench report)")
 	fs.BoolVar(&c.Quick, "quick", false, "smoke run: one round, small counts, 1 s idle wait (flags given explicitly still win)")
@@ -180,6 +187,15 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	if c.Headless == c.Airlock {
 		c.Headless = ""
 	}
+	if c.Bridge == "" {
+		if b := filepath.Join(filepath.Dir(c.Airlock), "airlock-bridge"); fileExists(b) {
+			c.Bridge = b
+		}
+	} else if c.Bridge, err = filepath.Abs(c.Bridge); err != nil {
+		return nil, err
+	} else if !fileExists(c.Bridge) {
+		return nil, fmt.Errorf("-bridge %s: no such file: build it with `go tool task build`", c.Bridge)
+	}
 	for _, chk := range []struct{ path, fix string }{
 		{c.Everything, "run `go tool task deps:npm`"},
 		{c.Supergateway, "run `npm ci --no-audit --no-fund` in build/bench (go tool task bench does)"},
@@ -211,6 +227,11 @@ func repoRoot() (string, error) {
 			return "", fmt.Errorf("no go.mod above %s: run from the Airlock repository", dir)
 		}
 	}
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
 }
 
 func goVersion() string { return runtime.Version() }

@@ -184,8 +184,16 @@ func renderReport(c *config, res *results) string {
 	for _, t := range cols {
 		p(" %s |", t.Name)
 	}
-	p(" Airlock ÷ direct | Airlock ÷ supergateway |\n|---|")
+	_, floor := res.Rounds[keyFloor]
+	if floor {
+		p(" Airlock ÷ direct | Airlock ÷ floor | Airlock ÷ supergateway |\n|---|")
+	} else {
+		p(" Airlock ÷ direct | Airlock ÷ supergateway |\n|---|")
+	}
 	for range cols {
+		p("---:|")
+	}
+	if floor {
 		p("---:|")
 	}
 	p("---:|---:|\n")
@@ -194,9 +202,14 @@ func renderReport(c *config, res *results) string {
 		for _, t := range cols {
 			p(" %s |", num(median(over(res, t.Key, f)), decimals))
 		}
-		if withRatios {
+		switch {
+		case withRatios && floor:
+			p(" %s | %s | %s |\n", times(median(ratio(res, keyAirlock, keyDirect, f))), times(median(ratio(res, keyAirlock, keyFloor, f))), times(median(ratio(res, keyAirlock, keySG, f))))
+		case withRatios:
 			p(" %s | %s |\n", times(median(ratio(res, keyAirlock, keyDirect, f))), times(median(ratio(res, keyAirlock, keySG, f))))
-		} else {
+		case floor:
+			p(" | | |\n")
+		default:
 			p(" | |\n")
 		}
 	}
@@ -216,7 +229,7 @@ func renderReport(c *config, res *results) string {
 		}
 		p(" %s / %s |", num(sum(over(res, t.Key, loadErrs)), 0), num(sum(over(res, t.Key, loadMis)), 0))
 	}
-	p(" | |\n")
+	p("%s", emptyRatios(floor))
 	gwRow := func(name string, v func(t *target) (float64, bool), decimals int) {
 		p("| %s |", name)
 		for _, t := range cols {
@@ -227,7 +240,7 @@ func renderReport(c *config, res *results) string {
 			}
 			p(" %s |", num(x, decimals))
 		}
-		p(" | |\n")
+		p("%s", emptyRatios(floor))
 	}
 	gwRow("gateway process RSS, peak (MB, VmHWM)", func(t *target) (float64, bool) { kb, ok := res.PeakKB[t.Key]; return float64(kb) / 1024, ok }, 1)
 	gwRow("gateway + its children RSS, peak (MB, sampled)", func(t *target) (float64, bool) { kb, ok := res.TreeKB[t.Key]; return float64(kb) / 1024, ok && kb > 0 }, 1)
@@ -256,13 +269,20 @@ func renderReport(c *config, res *results) string {
 	p("## How it was measured\n\n")
 	p("- `airlock serve` runs as its own process with a fresh data directory, set up through its CLI: `servers add everything -- node …/server-everything/dist/index.js stdio`, `rules add --auto-approve`, `token`.\n")
 	p("- supergateway runs as `supergateway --stdio \"node …/index.js stdio\" --outputTransport streamableHttp --stateful`.\n")
+	if _, ok := res.Rounds[keyFloor]; ok {
+		p("- The transport floor is the least a gateway of this shape can do: this program in its relay role (build/bench/relay.go), a plain `net/http` server that writes each JSON-RPC message to one server-everything's stdin and sends the answer back as one SSE event with a Content-Length, as Airlock does — no MCP SDK, no sessions, no checks, no audit. The client and the server are the same as for Airlock, so the floor ÷ direct ratio is what the extra process and the HTTP hop cost on this machine before a gateway does any work.\n")
+	}
 	p("- Every test runs in a new client process (this program in its client role) using the Go SDK client; every HTTP session has its own `http.Transport` (its own connection pool), every direct session spawns its own server-everything. Clients ask for protocol %q and advertise no capabilities.\n", c.Protocol)
 	p("- Each call is `%s` (`echo` for direct and supergateway) with a message unique to the run, session and call; a reply that does not echo its own message counts as misrouted.\n", c.Tool)
 	p("- Sequential: one session, %d warm-up calls, then %d calls. Concurrent: %d sessions share %d calls. Load: %d sessions open first, then all start together, %d calls each. Latencies are per call as the client sees them; calls/s counts answered calls over the wall time of the timed part.\n",
 		c.Warmup, c.SeqCalls, c.ConcSessions, c.ConcCalls, c.LoadSessions, c.LoadCalls)
 	p("- Rounds are interleaved and their order rotates; the table shows medians over rounds, and each ratio is the median of the per-round ratios.\n")
 	p("- RSS is VmRSS / VmHWM from /proc/PID/status (the gateway process; \"+ children\" adds its descendants, sampled every 100 ms). Idle CPU is the utime+stime delta from /proc/PID/stat over the interval.\n")
-	p("- `airlock bridge` is started by the client as a stdio MCP server would be; start to ready is from spawning it to the answered `initialize`.\n")
+	bridge := "`airlock bridge`"
+	if c.Bridge != "" {
+		bridge = "`airlock-bridge` (" + c.Bridge + ", the small binary that client configs start)"
+	}
+	p("- The bridge is %s, started by the client as a stdio MCP server would be; start to ready is from spawning it to the answered `initialize`.\n", bridge)
 	return b.String()
 }
 
@@ -271,7 +291,13 @@ func writeTargets(b *strings.Builder, c *config, res *results) {
 	p("## Targets (issue 11)\n\n| target | measured | |\n|---|---|---|\n")
 
 	r := median(ratio(res, keyAirlock, keyDirect, seqP50))
-	p("| Airlock p50 ≤ %.0f× direct stdio p50 | %s | %s |\n", targetP50Ratio, times(r), metOrNot(r <= targetP50Ratio))
+	measured := times(r)
+	if _, ok := res.Rounds[keyFloor]; ok {
+		// The floor says how much of the ratio is the transport's.
+		measured += fmt.Sprintf(" (the transport floor alone: %s direct; Airlock is %s the floor)",
+			times(median(ratio(res, keyFloor, keyDirect, seqP50))), times(median(ratio(res, keyAirlock, keyFloor, seqP50))))
+	}
+	p("| Airlock p50 ≤ %.0f× direct stdio p50 | %s | %s |\n", targetP50Ratio, measured, metOrNot(r <= targetP50Ratio))
 
 	cps := median(over(res, keyAirlock, concCPS))
 	if _, ok := res.Rounds[keyBaseline]; ok {
@@ -362,4 +388,12 @@ func writeProfiles(b *strings.Builder, c *config, res *results) {
 			p("Allocated bytes, top functions:\n\n```\n%s\n```\n\n", pr.TopAlloc)
 		}
 	}
+}
+
+// emptyRatios ends a table row that has no ratios.
+func emptyRatios(floor bool) string {
+	if floor {
+		return " | | |\n"
+	}
+	return " | |\n"
 }
