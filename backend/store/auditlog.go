@@ -42,6 +42,7 @@ type AuditLog struct {
 	// database, and order the ids in the order they were written.
 	pending map[int64]*core.AuditRecord
 	order   []int64
+	buf     []byte // the encoding buffer, reused
 
 	flushMu sync.Mutex
 	kick    chan struct{}
@@ -55,6 +56,10 @@ const JournalFileName = "audit.journal"
 // flushDelay is how long records gather in the journal before they are
 // moved into the database together.
 const flushDelay = 100 * time.Millisecond
+
+// maxKeptBuffer is the largest encoding buffer kept for the next write
+// (records are a few hundred bytes; a long batch of Append is not kept).
+const maxKeptBuffer = 64 << 10
 
 // journalLimit is the size past which the journal is started afresh with
 // just the records not yet in the database.
@@ -225,13 +230,12 @@ func (l *AuditLog) Append(recs []*core.AuditRecord) error {
 // writeLocked writes recs to the journal with one write and queues their
 // newest versions for the database. On error nothing is queued.
 func (l *AuditLog) writeLocked(recs []*core.AuditRecord) error {
-	var buf []byte
+	buf := l.buf[:0]
 	for _, r := range recs {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return fmt.Errorf("encode audit record: %w", err)
-		}
-		buf = append(append(buf, b...), '\n')
+		buf = appendRecord(buf, r)
+	}
+	if cap(buf) <= maxKeptBuffer {
+		l.buf = buf
 	}
 	n, err := l.f.Write(buf)
 	l.size += int64(n)
@@ -319,11 +323,7 @@ func (l *AuditLog) Flush() error {
 func (l *AuditLog) rotateLocked() error {
 	var buf []byte
 	for _, id := range l.order {
-		b, err := json.Marshal(l.pending[id])
-		if err != nil {
-			return fmt.Errorf("encode audit record: %w", err)
-		}
-		buf = append(append(buf, b...), '\n')
+		buf = appendRecord(buf, l.pending[id])
 	}
 	if err := fsutil.WriteFileAtomic(l.path, buf); err != nil {
 		return fmt.Errorf("rotate audit journal: %w", err)
