@@ -60,6 +60,10 @@ type config struct {
 	Airlock  string // the airlock binary measured
 	Headless string // optional: the headless build, measured as its own column
 	Baseline string // optional: another airlock build (an older commit), measured as its own column
+	// Baseline2 is a second older build, measured as its own column too
+	// (e.g. the build the issue's figures came from, and the build before a
+	// change); the targets compare with Baseline.
+	Baseline2 string
 	Bridge   string // the airlock-bridge binary (default: beside -airlock; else `airlock bridge`)
 	Floor    bool   // measure the transport floor (build/bench's own minimal relay) too
 	Out      string
@@ -109,7 +113,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Airlock, "airlock", defAirlock, "airlock binary to measure (default $AIRLOCK_BIN, else $AIRLOCK_HEADLESS_BIN)")
 	fs.StringVar(&c.Headless, "headless", defHeadless, "the headless airlock build, measured as an extra column (default $AIRLOCK_HEADLESS_BIN when $AIRLOCK_BIN is set; empty: none)")
-	fs.StringVar(&c.Baseline, "baseline", "", "a second airlock binary (e.g. a build of an older commit) measured in the same rounds as its own column")
+	fs.StringVar(&c.Baseline, "baseline", "", "a second airlock binary (e.g. a build of an older commit) measured in the same rounds as its own column; the 'today's calls/s' target compares with it")
+	fs.StringVar(&c.Baseline2, "baseline2", "", "a third airlock binary, measured as its own column too")
 	fs.StringVar(&c.Bridge, "bridge", "", "the airlock-bridge binary measured as the bridge (default: airlock-bridge beside -airlock, else `AIRLOCK bridge`)")
 	fs.BoolVar(&c.Floor, "floor", true, "measure the transport floor too: a minimal HTTP-to-stdio relay (this program, no SDK, no audit) in front of the same server")
 	fs.StringVar(&c.Out, "out", filepath.Join(root, "build", "bench-report.md"), "Markdown report to write")
@@ -174,7 +179,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	if c.Airlock == "" {
 		return nil, errors.New("no airlock binary: pass -airlock or set AIRLOCK_BIN (go tool task bench does)")
 	}
-	for _, p := range []*string{&c.Airlock, &c.Headless, &c.Baseline} {
+	for _, p := range []*string{&c.Airlock, &c.Headless, &c.Baseline, &c.Baseline2} {
 		if *p != "" {
 			if *p, err = filepath.Abs(*p); err != nil {
 				return nil, err

@@ -26,6 +26,7 @@ const (
 	keyAirlock  = "airlock"
 	keyHeadless = "headless"
 	keyBaseline = "baseline"
+	keyBase2    = "baseline2"
 	keySG       = "supergateway"
 	keyFloor    = "floor"
 )
@@ -92,7 +93,7 @@ func orchestrate(ctx context.Context, c *config, stdout, stderr io.Writer) error
 	res.Targets = append(res.Targets, &target{Key: keyDirect, Name: "direct stdio", EP: endpoint{Command: everything}, Tool: "echo"})
 
 	for _, a := range []struct{ key, name, bin string }{
-		{keyAirlock, "Airlock", c.Airlock}, {keyHeadless, "Airlock (headless build)", c.Headless}, {keyBaseline, "Airlock baseline", c.Baseline},
+		{keyAirlock, "Airlock", c.Airlock}, {keyHeadless, "Airlock (headless build)", c.Headless}, {keyBaseline, "Airlock baseline", c.Baseline}, {keyBase2, "Airlock baseline 2", c.Baseline2},
 	} {
 		if a.bin == "" {
 			continue
