@@ -203,3 +203,39 @@ func TestDemoteHeadings(t *testing.T) {
 		t.Errorf("demoteHeadings (-want +got):\n%s", diff)
 	}
 }
+
+// The CPU breakdown adds each sampled stack to the first part of the path
+// it passes through.
+func TestParseTraces(t *testing.T) {
+	const sep = "-----------+-------------------------------------------------------"
+	in := "File: airlock\nType: cpu\n" + sep + "\n" +
+		"      30ms   internal/runtime/syscall/linux.Syscall6\n" +
+		"             syscall.write\n" +
+		"             github.com/airlock-dev/airlock/backend/store.(*AuditLog).writeLocked\n" +
+		"             github.com/airlock-dev/airlock/backend/store.(*AuditLog).Begin\n" +
+		"             github.com/airlock-dev/airlock/backend/pipeline.(*Pipeline).Run\n" + sep + "\n" +
+		"      10ms   encoding/json.Marshal\n" +
+		"             github.com/airlock-dev/airlock/backend/pipeline.(*Pipeline).Run\n" + sep + "\n" +
+		"      1s   main.somethingElse\n" + sep + "\n"
+	parts, total := parseTraces(in)
+	if total != 1040*time.Millisecond {
+		t.Errorf("total = %v, want 1.04s", total)
+	}
+	got := map[string][2]time.Duration{}
+	for _, p := range parts {
+		if p.CPU > 0 {
+			got[p.Name] = [2]time.Duration{p.CPU, p.Syscall}
+		}
+	}
+	want := map[string][2]time.Duration{
+		"audit journal append (Begin, Finish)":  {30 * time.Millisecond, 30 * time.Millisecond},
+		"pipeline: route, gate, policy, decide": {10 * time.Millisecond, 0},
+		"other":                                 {time.Second, 0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parts (-want +got):\n%s", diff)
+	}
+	if parts[0].Name != "other" {
+		t.Errorf("first part = %q, want the largest (other) first", parts[0].Name)
+	}
+}

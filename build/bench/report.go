@@ -379,7 +379,28 @@ func writeProfiles(b *strings.Builder, c *config, res *results) {
 		}
 		if pr.Client.OK > 0 {
 			p("%s calls in %.1f s (%s calls/s, p50 %s µs) while profiling. Files: `%s`, `%s`.\n\n",
-				num(float64(pr.Client.OK), 0), pr.Client.Seconds, num(pr.Client.CallsPerSec(), 0), num(pr.Client.P50, 0), pr.CPU, pr.Allocs)
+				num(float64(pr.Client.OK), 0), pr.Client.Seconds, num(pr.Client.CallsPerSec(), 0), num(pr.Client.P50, 0), pr.CPUFile, pr.Allocs)
+		}
+		if len(pr.Parts) > 0 && pr.CPU > 0 {
+			// Calls during the profile, from the client's rate over its run.
+			calls := pr.Client.CallsPerSec() * c.ProfileFor.Seconds()
+			p("Airlock's CPU: %s ms in %s", num(float64(pr.CPU.Milliseconds()), 0), c.ProfileFor)
+			if calls > 0 {
+				p(", about **%s µs per call**", num(float64(pr.CPU.Microseconds())/calls, 0))
+			}
+			p(". By part of the path (each sampled stack counted once, in the first part it passes through; \"in the kernel\" is the share spent in system calls and in futex, epoll and sleep waits):\n\n")
+			p("| part | share of CPU | µs per call | of which in the kernel |\n|---|---:|---:|---:|\n")
+			for _, pt := range pr.Parts {
+				if pt.CPU == 0 {
+					continue
+				}
+				per := "–"
+				if calls > 0 {
+					per = num(float64(pt.CPU.Microseconds())/calls, 1)
+				}
+				p("| %s | %s %% | %s | %s %% |\n", pt.Name, num(100*float64(pt.CPU)/float64(pr.CPU), 1), per, num(100*float64(pt.Syscall)/float64(pt.CPU), 0))
+			}
+			p("\n")
 		}
 		if pr.Top != "" {
 			p("CPU, top functions:\n\n```\n%s\n```\n\n", pr.Top)
