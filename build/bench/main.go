@@ -64,12 +64,12 @@ type config struct {
 	// (e.g. the build the issue's figures came from, and the build before a
 	// change); the targets compare with Baseline.
 	Baseline2 string
-	Bridge   string // the airlock-bridge binary (default: beside -airlock; else `airlock bridge`)
-	Floor    bool   // measure the transport floor (build/bench's own minimal relay) too
-	Out      string
-	Append   string // a Markdown file appended to the report (the go test -bench report)
-	Quick    bool
-	NoPrefix bool
+	Bridge    string // the airlock-bridge binary (default: beside -airlock; else `airlock bridge`)
+	Floor     bool   // measure the transport floor (build/bench's own minimal relay) too
+	Out       string
+	Append    string // a Markdown file appended to the report (the go test -bench report)
+	Quick     bool
+	NoPrefix  bool
 
 	Rounds       int
 	Tool         string

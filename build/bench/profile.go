@@ -23,8 +23,8 @@ type profileRun struct {
 	Top      string       // `go tool pprof -top` of the CPU profile
 	Parts    []part       // the CPU profile by part of the path
 	CPU      time.Duration
-	TopAlloc string       // the same for allocated bytes
-	Err      string       // why the profile is missing, if it is
+	TopAlloc string // the same for allocated bytes
+	Err      string // why the profile is missing, if it is
 }
 
 // profileAirlock runs a client against Airlock for each scenario and takes
@@ -47,7 +47,7 @@ func profileAirlock(ctx context.Context, c *config, t *target, logf func(string,
 		logf("profiling %s: %s for %s", t.Name, sc.name, c.ProfileFor)
 		pr := profileRun{Name: sc.name,
 			CPUFile: filepath.Join(c.ProfileDir, "airlock-cpu-"+sc.file+".pprof"),
-			Allocs: filepath.Join(c.ProfileDir, "airlock-allocs-"+sc.file+".pprof")}
+			Allocs:  filepath.Join(c.ProfileDir, "airlock-allocs-"+sc.file+".pprof")}
 		spec := clientSpec{Kind: sc.kind, Target: t.EP, Tool: t.Tool, Protocol: c.Protocol, Warmup: c.Warmup,
 			Sessions: sc.sessions, Calls: 1, Duration: c.ProfileFor + 2*time.Second, Nonce: randomHex() + "-profile-" + sc.file}
 		type done struct {
