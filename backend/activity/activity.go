@@ -113,11 +113,18 @@ type Recovery struct {
 func (r *Recorder) LastFailure() *Failure { return r.lastErr.Load() }
 
 func (r *Recorder) announce(rec *core.AuditRecord) {
+	if w, ok := r.sink.(wanter); ok && !w.Wants(core.EventActivity) {
+		return // no UI is listening: it loads Activity when it opens
+	}
 	select {
 	case r.events <- *rec:
 	default: // the UI is far behind; it is told to reload (see the hub)
 	}
 }
+
+// wanter is a sink that can tell whether anyone receives an event (the
+// events hub): records nobody receives are not queued, copied and encoded.
+type wanter interface{ Wants(name string) bool }
 
 // emit sends what has queued up as one event, so a burst of requests is one
 // message to the UI rather than hundreds.

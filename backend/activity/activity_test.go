@@ -1,98 +1,113 @@
 package activity_test
 
 import (
-	"errors"
-	"sync"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/airlock-dev/airlock/backend/activity"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/events"
+	"github.com/airlock-dev/airlock/backend/store"
+	"github.com/google/go-cmp/cmp"
 )
 
-// flakyLog fails while full is set, like a disk that filled up and was
-// cleared again.
-type flakyLog struct {
-	mu   sync.Mutex
-	full bool
-	next int64
-}
-
-func (l *flakyLog) write(rec *core.AuditRecord) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.full {
-		return errors.New("audit journal: disk full")
+func openLog(t *testing.T) *store.AuditLog {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := store.Open(filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
 	}
-	l.next++
-	rec.ID = l.next
-	return nil
-}
-func (l *flakyLog) Begin(rec *core.AuditRecord) error  { return l.write(rec) }
-func (l *flakyLog) Finish(rec *core.AuditRecord) error { return l.write(rec) }
-func (l *flakyLog) setFull(v bool)                     { l.mu.Lock(); l.full = v; l.mu.Unlock() }
-
-// sink keeps the audit events in order.
-type sink struct {
-	mu     sync.Mutex
-	topics []string
-}
-
-func (s *sink) Emit(topic string, _ any) {
-	if topic == core.EventActivity {
-		return
+	l, err := store.OpenDataDirAuditLog(db, dir, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	s.mu.Lock()
-	s.topics = append(s.topics, topic)
-	s.mu.Unlock()
+	t.Cleanup(func() { l.Close(); db.Close() })
+	return l
 }
 
-func (s *sink) seen() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.topics...)
-}
-
-// A failed write is reported and kept for the UI until a write works again;
-// then the failure clears and audit:recovered says so, once.
-func TestFailureClearsWhenWritesWorkAgain(t *testing.T) {
-	log, events := &flakyLog{}, &sink{}
-	r := activity.New(log, events, nil)
+// A UI that listens sees every request twice, as it begins and as it ends.
+func TestRecorderAnnouncesToListeners(t *testing.T) {
+	hub := events.NewHub()
+	sub := hub.Subscribe([]string{events.Topic(core.EventActivity)})
+	defer sub.Close()
+	r := activity.New(openLog(t), hub, nil)
 	defer r.Close()
 
-	if err := r.Begin(&core.AuditRecord{Tool: "echo"}); err != nil {
+	rec := &core.AuditRecord{Time: time.Now().UTC(), Kind: core.KindToolCall, Tool: "echo", Status: core.StatusRunning}
+	if err := r.Begin(rec); err != nil {
 		t.Fatal(err)
 	}
-	if f := r.LastFailure(); f != nil {
-		t.Fatalf("LastFailure after a good write = %+v, want nil", f)
-	}
-	log.setFull(true)
-	if err := r.Begin(&core.AuditRecord{Tool: "echo"}); err == nil {
-		t.Fatal("Begin on a full log succeeded, want its error (the pipeline refuses the request)")
-	}
-	if err := r.Finish(&core.AuditRecord{Tool: "echo"}); err == nil {
-		t.Fatal("Finish on a full log succeeded, want its error")
-	}
-	if f := r.LastFailure(); f == nil || f.Error != "audit journal: disk full" {
-		t.Fatalf("LastFailure = %+v, want the disk-full error", f)
-	}
-	log.setFull(false)
-	if err := r.Finish(&core.AuditRecord{Tool: "echo"}); err != nil {
+	rec.Status = core.StatusOK
+	if err := r.Finish(rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Begin(&core.AuditRecord{Tool: "echo"}); err != nil {
-		t.Fatal(err)
-	}
-	if f := r.LastFailure(); f != nil {
-		t.Errorf("LastFailure after writes work again = %+v, want nil", f)
-	}
-	want := []string{core.EventAuditFailed, core.EventAuditFailed, core.EventAuditRecovered}
-	got := events.seen()
-	if len(got) != len(want) {
-		t.Fatalf("audit events = %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("audit events = %v, want %v", got, want)
+	var got []string
+	timeout := time.After(30 * time.Second) // a guard, not a measurement
+	for len(got) < 2 {
+		select {
+		case ev := <-sub.C():
+			for _, a := range ev.Payload.([]core.AuditRecord) {
+				got = append(got, a.Status)
+			}
+		case <-timeout:
+			t.Fatalf("after 30 s the UI has seen %v, want the record running and then ok", got)
 		}
+	}
+	if diff := cmp.Diff([]string{core.StatusRunning, core.StatusOK}, got); diff != "" {
+		t.Errorf("statuses the UI saw (-want +got):\n%s", diff)
+	}
+}
+
+// switchSink is a sink whose listeners come and go; it hands on the tools
+// of the records it is sent.
+type switchSink struct {
+	listening atomic.Bool
+	tools     chan string
+}
+
+func (s *switchSink) Emit(name string, payload any) {
+	if name != core.EventActivity {
+		return
+	}
+	for _, r := range payload.([]core.AuditRecord) {
+		s.tools <- r.Tool
+	}
+}
+
+func (s *switchSink) Wants(string) bool { return s.listening.Load() }
+
+// Records made while no UI listens are stored, and not queued for the UI:
+// the first record a UI that starts listening sees is its own.
+func TestRecorderSkipsWhenNobodyListens(t *testing.T) {
+	l := openLog(t)
+	sink := &switchSink{tools: make(chan string, 16)}
+	r := activity.New(l, sink, nil)
+	defer r.Close()
+	unseen := &core.AuditRecord{Time: time.Now().UTC(), Tool: "unseen", Status: core.StatusRunning}
+	if err := r.Begin(unseen); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Finish(unseen); err != nil {
+		t.Fatal(err)
+	}
+	sink.listening.Store(true)
+	if err := r.Begin(&core.AuditRecord{Time: time.Now().UTC(), Tool: "seen", Status: core.StatusRunning}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case tool := <-sink.tools:
+		// Records reach the sink in order: "unseen" would come first had
+		// it been queued.
+		if tool != "seen" {
+			t.Errorf("first record the UI got is %q, want \"seen\" (nothing from before it listened)", tool)
+		}
+	case <-time.After(30 * time.Second): // a guard, not a measurement
+		t.Fatal("the listening UI got nothing in 30 s")
+	}
+	if got, ok, err := l.Get(unseen.ID); err != nil || !ok || got.Tool != "unseen" {
+		t.Errorf("record made while nobody listened = %+v, %v, %v; want it stored all the same", got, ok, err)
 	}
 }

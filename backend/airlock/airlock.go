@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -145,7 +146,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 
 	// The audit log is closed after the catalog (closers run last to
 	// first), so that requests still finishing can record themselves.
-	audit, err := store.OpenAuditLog(in.db, filepath.Join(o.DataDir, store.JournalFileName), o.Logger)
+	audit, err := store.OpenDataDirAuditLog(in.db, o.DataDir, o.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +189,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		return nil, err
 	}
 	in.rules = hitlDeps.rules
+	var _ pipeline.BuiltInDispatcher = in.cat // tool errors of Airlock's own servers keep their codes in the audit
 	pipe, err := pipeline.New(pipeline.Stages{
 		Route:    in.cat,
 		Gate:     in.authz,
@@ -263,7 +265,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 			instance.StatusServers: func() any { return in.cat.Status() },
 			instance.StatusBuiltin: func() any { return in.builtin.Get() },
 		}}.Handler(),
-		Debug: agentsOnly(in.authz, expvar.Handler())}
+		Debug: debugHandler(in.authz)}
 	in.srv = &http.Server{Handler: routes.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	// A second launch runs on this machine: give it a loopback address.
 	focusAddr := in.Addr
@@ -274,16 +276,34 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		ln.Close()
 		return nil, fmt.Errorf("write lock file: %w", err)
 	}
-	go in.srv.Serve(ln)
-
-	// Servers start after the listener so that a slow server never delays
-	// the UI; config changes (UI, CLI, editor) re-apply.
+	// In-process servers (Airlock's own tools, the built-in ones, tests')
+	// come up in moments: agents that connect at once get a whole first
+	// listing. Downstream servers start after the listener, so that a slow
+	// one never delays the UI; config changes (UI, CLI, editor) re-apply.
 	for id, srv := range o.InProcess {
 		in.cat.AddInProcess(id, srv, false)
 	}
+	in.waitInProcess(ctx, o)
+	go in.srv.Serve(ln)
 	in.cfg.Subscribe(in.cat.Apply)
 	in.cat.Apply(in.cfg.List())
 	return in, nil
+}
+
+// waitInProcess waits (briefly) for the in-process servers to list their
+// tools. One that does not is logged; it joins the listings when it comes
+// up, announced with list_changed like any server.
+func (in *Instance) waitInProcess(ctx context.Context, o Options) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, st := range in.cat.Status() {
+		if !st.BuiltIn {
+			continue
+		}
+		if err := in.cat.WaitUp(ctx, st.ID); err != nil {
+			o.Logger.Error("an in-process server is slow to start", "server", st.ID, "err", err)
+		}
+	}
 }
 
 // Close stops serving, stops the downstream servers and closes the store.
@@ -393,8 +413,35 @@ func executable() string {
 	return p
 }
 
-// agentsOnly serves next to requests with a valid agent token: the runtime
-// counters (allocations, GC) that `go tool task bench` reads.
+// debugHandler serves the runtime's counters (GET /debug/vars: allocations,
+// GC) and profiles (GET /debug/pprof/...: cpu, heap, allocs, goroutine,
+// mutex, block, trace) that `go tool task bench` reads while it drives
+// Airlock. Only to a loopback peer with a valid agent token: a profile shows
+// what the process is doing, and taking one costs CPU.
+func debugHandler(svc *authz.Service) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/debug/vars", expvar.Handler())
+	mux.HandleFunc("/debug/pprof/", pprof.Index) // named profiles: /debug/pprof/heap, ...
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	return loopbackOnly(agentsOnly(svc, mux))
+}
+
+// loopbackOnly serves next to peers on this machine only, whatever address
+// Airlock listens on.
+func loopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// agentsOnly serves next to requests with a valid agent token.
 func agentsOnly(svc *authz.Service, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := svc.IdentifyRequest(r)

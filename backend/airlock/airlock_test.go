@@ -210,6 +210,12 @@ func TestHTTPSecurity(t *testing.T) {
 		{"ui without token", "GET", "/", nil, 401},
 		{"ui with wrong token", "GET", "/?token=nope", nil, 401},
 		{"ui with UI cookie", "GET", "/", map[string]string{"Cookie": cookie}, 200},
+		{"profiles without token", "GET", "/debug/pprof/", nil, 401},
+		{"profiles with UI cookie", "GET", "/debug/pprof/", map[string]string{"Cookie": cookie}, 401},
+		{"profiles with agent token", "GET", "/debug/pprof/", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}, 200},
+		{"heap profile with agent token", "GET", "/debug/pprof/heap", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}, 200},
+		{"runtime counters with agent token", "GET", "/debug/vars", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}, 200},
+		{"profiles from a rebinding host", "GET", "/debug/pprof/", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken, "Host": "evil.example"}, 403},
 	}
 	for _, c := range cases {
 		if got := do(c.method, c.path, c.hdr); got != c.want {

@@ -45,7 +45,7 @@ func TestDataDirFilesArePrivate(t *testing.T) {
 		}
 		return nil
 	})
-	for _, f := range []string{store.FileName, store.JournalFileName, "airlock.lock"} {
+	for _, f := range []string{store.FileName, filepath.Join(store.JournalDir, store.JournalFileName), "airlock.lock"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("expected %s in the data directory: %v", f, err)
 		}

@@ -327,7 +327,7 @@ type Routes struct {
 	SSE      http.Handler // legacy SSE, agent token checked inside
 	UI       fs.FS        // nil: no UI (desktop mode serves it through Wails)
 	Instance http.Handler // POST /instance/*, its own token checked inside
-	Debug    http.Handler // GET /debug/vars (Go runtime counters for benchmarks), an agent token checked inside
+	Debug    http.Handler // GET /debug/vars and /debug/pprof/ (runtime counters and profiles for benchmarks), loopback and an agent token checked inside
 }
 
 // Handler assembles the routes behind the Host/Origin guard.
@@ -341,7 +341,7 @@ func (rt Routes) Handler() http.Handler {
 		mux.Handle("/instance/", rt.Instance)
 	}
 	if rt.Debug != nil {
-		mux.Handle("/debug/vars", rt.Debug)
+		mux.Handle("/debug/", rt.Debug)
 	}
 	if rt.UI != nil {
 		mux.Handle("/", rt.Security.UIHandler(rt.UI))

@@ -25,33 +25,5 @@ func (s *Service) OpenRunSession(agentRef, projectRef, purpose string, ttl time.
 	if err != nil {
 		return Session{}, err
 	}
-	if a.Status != StatusActive {
-		return Session{}, accountErr(a)
-	}
-	var projectID string
-	if projectRef != "" {
-		p, err := s.findProject(projectRef)
-		if err != nil {
-			if core.ErrorCode(err) == core.ENotFound {
-				return Session{}, core.Errorf(EProjectNotFound, "Project not found: %s", projectRef)
-			}
-			return Session{}, err
-		}
-		if !contains(a.Projects, p.ID) {
-			return Session{}, notAssigned(a, p.ID)
-		}
-		projectID = p.ID
-	}
-	tok, err := newSecret(SessionPrefix)
-	if err != nil {
-		return Session{}, err
-	}
-	now := s.now()
-	rec := SessionRecord{ID: newID("ses_"), Hash: HashSecret(tok), AgentID: a.ID, ProjectID: projectID, Purpose: purpose,
-		CreatedAt: now.UTC(), ExpiresAt: now.Add(ttl).UTC()}
-	if err := s.store.CreateSession(rec); err != nil {
-		return Session{}, err
-	}
-	s.remember(rec)
-	return Session{Token: tok, Record: rec, AgentName: a.Name}, nil
+	return s.openSession(a, projectRef, purpose, s.now(), ttl)
 }

@@ -333,6 +333,12 @@ func (s *Service) Authenticate(agentRef, passkey, projectRef, purpose string) (S
 		return Session{}, core.Errorf(core.EUnauthorized, errCredentials).WithHint(errCredentialsHintPasskey)
 	}
 	s.limiter.succeed(key)
+	return s.openSession(a, projectRef, purpose, now, s.opts.SessionTTL)
+}
+
+// openSession opens a session of agent a, which must be active and, when
+// projectRef is given, assigned to that project.
+func (s *Service) openSession(a Agent, projectRef, purpose string, now time.Time, ttl time.Duration) (Session, error) {
 	if a.Status != StatusActive {
 		return Session{}, accountErr(a)
 	}
@@ -355,7 +361,7 @@ func (s *Service) Authenticate(agentRef, passkey, projectRef, purpose string) (S
 		return Session{}, err
 	}
 	rec := SessionRecord{ID: newID("ses_"), Hash: HashSecret(tok), AgentID: a.ID, ProjectID: projectID, Purpose: purpose,
-		CreatedAt: now.UTC(), ExpiresAt: now.Add(s.opts.SessionTTL).UTC()}
+		CreatedAt: now.UTC(), ExpiresAt: now.Add(ttl).UTC()}
 	if err := s.store.CreateSession(rec); err != nil {
 		return Session{}, err
 	}

@@ -183,6 +183,34 @@ func (c *Catalog) AddInProcess(id string, srv *mcp.Server, noPrefix bool) {
 	go d.run()
 }
 
+// WaitUp waits until the source id has been running once (its tools listed
+// in the snapshot), or ctx ends. In-process sources come up in moments:
+// Airlock waits for its own before it serves agents, so that the first
+// listing is whole.
+func (c *Catalog) WaitUp(ctx context.Context, id string) error {
+	c.mu.RLock()
+	d := c.sources[id]
+	c.mu.RUnlock()
+	if d == nil {
+		return core.Errorf(core.ENotFound, "no source %s", id)
+	}
+	select {
+	case <-d.up:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("source %s did not come up: %w", id, ctx.Err())
+	}
+}
+
+// BuiltIn reports whether server is an in-process server (Airlock's own
+// tools, the built-in file and shell servers).
+func (c *Catalog) BuiltIn(server string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.inproc[server]
+	return ok
+}
+
 // RemoveInProcess stops and removes an in-process server.
 func (c *Catalog) RemoveInProcess(id string) {
 	c.mu.Lock()

@@ -26,6 +26,10 @@ type source struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
+	// up is closed the first time the source is running (after its tools
+	// are in the snapshot).
+	up     chan struct{}
+	upOnce sync.Once
 
 	mu       sync.Mutex
 	state    string
@@ -45,7 +49,7 @@ type source struct {
 
 func newSource(c *Catalog, cfg core.ServerConfig, inproc *mcp.Server) *source {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &source{cat: c, cfg: cfg, inproc: inproc, ctx: ctx, cancel: cancel, done: make(chan struct{}),
+	return &source{cat: c, cfg: cfg, inproc: inproc, ctx: ctx, cancel: cancel, done: make(chan struct{}), up: make(chan struct{}),
 		state: core.StateStarting, since: time.Now(), inflight: map[*core.Request]struct{}{}}
 }
 
@@ -232,6 +236,7 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 	ready = d.since
 	d.mu.Unlock()
 	d.cat.changed(d, true)
+	d.upOnce.Do(func() { close(d.up) })
 
 	ended := make(chan error, 1)
 	go func() { ended <- sess.Wait() }()

@@ -109,6 +109,9 @@ func (s *Sub) wants(topic string) bool { return s.topics == nil || s.topics[topi
 // Emit sends an event to every receiver of its topic. It never blocks: a
 // receiver whose queue is full loses the event and is marked lagged.
 func (h *Hub) Emit(name string, payload any) {
+	if !h.Wants(name) {
+		return // nobody would read it: do not encode it
+	}
 	data, err := json.Marshal(payload)
 	if err != nil {
 		return
@@ -129,6 +132,21 @@ func (h *Hub) Emit(name string, payload any) {
 			s.mu.Unlock()
 		}
 	}
+}
+
+// Wants reports whether any receiver takes events named name, so that an
+// emitter can skip building what nobody reads (Airlock serving agents with
+// no UI open).
+func (h *Hub) Wants(name string) bool {
+	topic := Topic(name)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if s.wants(topic) {
+			return true
+		}
+	}
+	return false
 }
 
 // AddSink forwards every event to sink on a goroutine of its own, so that a

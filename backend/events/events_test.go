@@ -82,3 +82,25 @@ func TestSlowSink(t *testing.T) {
 		return len(sink.names) > 0 && sink.names[len(sink.names)-1] == events.EventLagged
 	}, "the slow sink was never told it fell behind")
 }
+
+// Wants says whether an event would reach anyone, so emitters can skip
+// building it.
+func TestWants(t *testing.T) {
+	h := events.NewHub()
+	if h.Wants("activity:new") {
+		t.Error("Wants with no receivers = true, want false")
+	}
+	other := h.Subscribe([]string{"approval"})
+	if h.Wants("activity:new") {
+		t.Error("Wants with only an approval receiver = true, want false")
+	}
+	all := h.Subscribe(nil)
+	if !h.Wants("activity:new") {
+		t.Error("Wants with a receiver of every topic = false, want true")
+	}
+	all.Close()
+	other.Close()
+	if h.Wants("approval:requested") {
+		t.Error("Wants after every receiver closed = true, want false")
+	}
+}

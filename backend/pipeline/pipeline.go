@@ -84,6 +84,15 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, r *core.Request) (mcp.Result, error)
 }
 
+// BuiltInDispatcher is a Dispatcher that knows which servers are Airlock's
+// own (in-process). Their tool errors carry Airlock error codes in
+// _meta["airlock/error"], which the audit record takes over; a downstream
+// server's claim to such a code is not trusted.
+type BuiltInDispatcher interface {
+	Dispatcher
+	BuiltIn(server string) bool
+}
+
 // Responder sees a tool call's response before the agent does and may add
 // to it or replace it (cross-session notifications, interrupts).
 type Responder interface {
@@ -396,7 +405,25 @@ func (p *Pipeline) dispatch(ctx context.Context, f *flow) {
 	if tr, ok := res.(*mcp.CallToolResult); ok && tr.IsError {
 		f.rec.Status = core.StatusToolError
 		f.rec.Error = firstText(tr)
+		if b, ok := p.s.Dispatch.(BuiltInDispatcher); ok && b.BuiltIn(f.req.Server) {
+			f.rec.ErrorCode = airlockCode(tr)
+		}
 	}
+}
+
+// airlockCode is the code of an Airlock error in a tool result's
+// _meta["airlock/error"], "" when there is none.
+func airlockCode(tr *mcp.CallToolResult) string {
+	switch e := tr.Meta["airlock/error"].(type) {
+	case *core.Error:
+		return e.Code
+	case core.Error:
+		return e.Code
+	case map[string]any:
+		c, _ := e["code"].(string)
+		return c
+	}
+	return ""
 }
 
 func (p *Pipeline) respond(ctx context.Context, f *flow) {

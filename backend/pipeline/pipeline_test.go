@@ -296,3 +296,43 @@ func TestAuditRecordIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// builtInDispatcher is a dispatcher whose servers are all Airlock's own.
+type builtInDispatcher struct{ dispatcher }
+
+func (builtInDispatcher) BuiltIn(string) bool { return true }
+
+// A tool error of Airlock's own servers keeps its Airlock code in the audit
+// record; the same claim from a downstream server is not trusted.
+func TestBuiltInToolErrorCodeIsAudited(t *testing.T) {
+	refusal := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "blocked"}},
+		Meta: mcp.Meta{"airlock/error": map[string]any{"code": "task_blocked", "message": "blocked"}}}
+	for _, tc := range []struct {
+		name     string
+		dispatch pipeline.Dispatcher
+		want     string
+	}{
+		{"built-in", builtInDispatcher{dispatcher{res: refusal}}, "task_blocked"},
+		{"downstream", dispatcher{res: refusal}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newParts()
+			tr := &trace{}
+			switch d := tc.dispatch.(type) {
+			case builtInDispatcher:
+				d.tr = tr
+				p.stg.Dispatch = d
+			case dispatcher:
+				d.tr = tr
+				p.stg.Dispatch = d
+			}
+			if _, err := p.run(t, core.KindToolCall); err != nil {
+				t.Fatal(err)
+			}
+			rec := p.audit.finished[0]
+			if rec.Status != core.StatusToolError || rec.ErrorCode != tc.want {
+				t.Errorf("audit record status %q code %q, want tool_error with code %q", rec.Status, rec.ErrorCode, tc.want)
+			}
+		})
+	}
+}

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/backend/fsutil"
 )
 
 // Output limits.
@@ -79,7 +80,7 @@ func (o *output) write(i int, p []byte) {
 			room := MaxLogLine - len(o.partial[i])
 			if len(chunk) > room {
 				o.partial[i] = append(o.partial[i], chunk[:room]...)
-				o.lineLocked(cutLine(o.partial[i]) + " …(line cut)")
+				o.lineLocked(fsutil.CutUTF8(o.partial[i]) + fsutil.LineCutMarker)
 				o.partial[i] = o.partial[i][:0]
 				o.cut[i] = true
 			} else {
@@ -96,17 +97,6 @@ func (o *output) write(i int, p []byte) {
 		o.cut[i] = false
 		p = p[nl+1:]
 	}
-}
-
-// cutLine drops half a rune left at the end of a cut line.
-func cutLine(b []byte) string {
-	for k := 0; k < utf8.UTFMax-1 && len(b) > 0; k++ {
-		if r, size := utf8.DecodeLastRune(b); r != utf8.RuneError || size != 1 {
-			break
-		}
-		b = b[:len(b)-1]
-	}
-	return string(b)
 }
 
 // note writes a line of Airlock's own into the run's log.

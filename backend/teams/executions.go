@@ -1,10 +1,8 @@
 package teams
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/fsutil"
 )
 
 // Log reading limits.
@@ -154,76 +153,14 @@ func (s *Service) ReadLog(viewerID, id string, tail, offset *int) (Execution, Lo
 // readLines reads the file at path in one pass: the n lines from line from
 // on, or (from < 0) the last n lines, and the number of lines.
 func readLines(path string, from, n int) (LogChunk, error) {
-	f, err := os.Open(path)
+	ls, err := fsutil.ReadLines(path, from, n, MaxLogLine)
 	if errors.Is(err, fs.ErrNotExist) {
 		return LogChunk{}, core.Errorf(ECodeLogUnavailable, "The log file of this execution no longer exists")
 	}
 	if err != nil {
 		return LogChunk{}, core.Errorf(ECodeLogUnavailable, "The log file of this execution cannot be read: %v", err)
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	ring := make([]string, 0, n)
-	total := 0
-	for {
-		line, err := readLine(br)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return LogChunk{}, core.Errorf(ECodeLogUnavailable, "The log file of this execution cannot be read: %v", err)
-		}
-		if from < 0 {
-			if len(ring) == n {
-				copy(ring, ring[1:])
-				ring = ring[:n-1]
-			}
-			ring = append(ring, line)
-		} else if total >= from && total < from+n {
-			ring = append(ring, line)
-		}
-		total++
-	}
-	c := LogChunk{Lines: ring, TotalLines: total}
-	if from < 0 {
-		c.Offset = total - len(ring)
-		c.Truncated = c.Offset > 0
-	} else {
-		c.Offset = from
-		c.Truncated = from > 0 || from+len(ring) < total
-	}
-	return c, nil
-}
-
-// readLine reads one line without its end, cut at MaxLogLine bytes; io.EOF
-// only when nothing is left.
-func readLine(br *bufio.Reader) (string, error) {
-	var buf []byte
-	cut := false
-	for {
-		part, isPrefix, err := br.ReadLine()
-		if err != nil {
-			if err == io.EOF && (len(buf) > 0 || cut) {
-				return string(buf), nil
-			}
-			return "", err
-		}
-		if room := MaxLogLine - len(buf); room > 0 {
-			if len(part) > room {
-				part, cut = part[:room], true
-			}
-			buf = append(buf, part...)
-		} else {
-			cut = true
-		}
-		if !isPrefix {
-			break
-		}
-	}
-	if cut {
-		return string(buf) + "…(cut)", nil
-	}
-	return string(buf), nil
+	return LogChunk{Lines: ls.Lines, TotalLines: ls.Total, Offset: ls.Offset, Truncated: ls.Truncated}, nil
 }
 
 // hasLog reports whether an execution's log file exists.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/fsutil"
 	"github.com/airlock-dev/airlock/backend/teams"
 )
 
@@ -100,7 +101,7 @@ func TestExecutionLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, chunk, err := w.svc.ReadLog(w.id("worker-frontend-01"), e2.ID, nil, nil)
-	if err != nil || len(chunk.Lines) != 2 || !strings.HasSuffix(chunk.Lines[0], "…(cut)") || len(chunk.Lines[0]) > teams.MaxLogLine+10 || chunk.Lines[1] != "last" {
+	if err != nil || len(chunk.Lines) != 2 || !strings.HasSuffix(chunk.Lines[0], fsutil.LineCutMarker) || len(chunk.Lines[0]) > teams.MaxLogLine+len(fsutil.LineCutMarker) || chunk.Lines[1] != "last" {
 		t.Errorf("a long line: %d lines, first %d bytes, %v", len(chunk.Lines), len(chunk.Lines[0]), err)
 	}
 	os.Remove(e2.LogFilePath)

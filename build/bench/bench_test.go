@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,9 +16,18 @@ import (
 // TestMain lets the test binary play the client role too: the orchestrator
 // runs os.Executable() again, which under go test is this binary.
 func TestMain(m *testing.M) {
-	if os.Getenv(roleEnv) == "client" {
+	switch os.Getenv(roleEnv) {
+	case "client":
 		if err := runClient(context.Background(), os.Stdin, os.Stdout); err != nil {
 			os.Stderr.WriteString("bench client: " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "relay":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		if err := runRelay(ctx, os.Getenv(relayAddrEnv), os.Args[1:]); err != nil {
+			os.Stderr.WriteString("bench relay: " + err.Error() + "\n")
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -191,5 +201,41 @@ func TestDemoteHeadings(t *testing.T) {
 	want := "## In-process benchmarks (`go test -bench`: gateway and clients share one process)\n\n| a |\n### pkg\ntext # not a heading\n"
 	if diff := cmp.Diff(want, demoteHeadings(in)); diff != "" {
 		t.Errorf("demoteHeadings (-want +got):\n%s", diff)
+	}
+}
+
+// The CPU breakdown adds each sampled stack to the first part of the path
+// it passes through.
+func TestParseTraces(t *testing.T) {
+	const sep = "-----------+-------------------------------------------------------"
+	in := "File: airlock\nType: cpu\n" + sep + "\n" +
+		"      30ms   internal/runtime/syscall/linux.Syscall6\n" +
+		"             syscall.write\n" +
+		"             github.com/airlock-dev/airlock/backend/store.(*AuditLog).writeLocked\n" +
+		"             github.com/airlock-dev/airlock/backend/store.(*AuditLog).Begin\n" +
+		"             github.com/airlock-dev/airlock/backend/pipeline.(*Pipeline).Run\n" + sep + "\n" +
+		"      10ms   encoding/json.Marshal\n" +
+		"             github.com/airlock-dev/airlock/backend/pipeline.(*Pipeline).Run\n" + sep + "\n" +
+		"      1s   main.somethingElse\n" + sep + "\n"
+	parts, total := parseTraces(in)
+	if total != 1040*time.Millisecond {
+		t.Errorf("total = %v, want 1.04s", total)
+	}
+	got := map[string][2]time.Duration{}
+	for _, p := range parts {
+		if p.CPU > 0 {
+			got[p.Name] = [2]time.Duration{p.CPU, p.Syscall}
+		}
+	}
+	want := map[string][2]time.Duration{
+		"audit journal append (Begin, Finish)":  {30 * time.Millisecond, 30 * time.Millisecond},
+		"pipeline: route, gate, policy, decide": {10 * time.Millisecond, 0},
+		"other":                                 {time.Second, 0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parts (-want +got):\n%s", diff)
+	}
+	if parts[0].Name != "other" {
+		t.Errorf("first part = %q, want the largest (other) first", parts[0].Name)
 	}
 }

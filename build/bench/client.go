@@ -57,6 +57,9 @@ type clientSpec struct {
 	// Nonce makes every message of this run unique, so a reply carrying
 	// another request's message is recognised as misrouted.
 	Nonce string `json:"nonce"`
+	// Duration, when set, makes kindSeq and kindConc call until it has
+	// passed instead of counting Calls (the profiling phase).
+	Duration time.Duration `json:"duration,omitempty"`
 }
 
 // clientResult is what a client reports. Latencies are in microseconds.
@@ -322,13 +325,19 @@ func runShared(ctx context.Context, spec clientSpec) (clientResult, error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
+	more := func(n int64) bool {
+		if spec.Duration > 0 {
+			return time.Since(start) < spec.Duration
+		}
+		return n <= int64(spec.Calls)
+	}
 	for i, s := range sessions {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				n := next.Add(1)
-				if n > int64(spec.Calls) || ctx.Err() != nil {
+				if !more(n) || ctx.Err() != nil {
 					return
 				}
 				t0 := time.Now()

@@ -42,8 +42,11 @@ func main() {
 
 // run is the whole program with its environment passed in.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if getenv(roleEnv) == "client" {
+	switch getenv(roleEnv) {
+	case "client":
 		return runClient(ctx, stdin, stdout)
+	case "relay":
+		return runRelay(ctx, getenv(relayAddrEnv), args)
 	}
 	cfg, err := parseFlags(args, getenv, stderr)
 	if err != nil {
@@ -57,10 +60,16 @@ type config struct {
 	Airlock  string // the airlock binary measured
 	Headless string // optional: the headless build, measured as its own column
 	Baseline string // optional: another airlock build (an older commit), measured as its own column
-	Out      string
-	Append   string // a Markdown file appended to the report (the go test -bench report)
-	Quick    bool
-	NoPrefix bool
+	// Baseline2 is a second older build, measured as its own column too
+	// (e.g. the build the issue's figures came from, and the build before a
+	// change); the targets compare with Baseline.
+	Baseline2 string
+	Bridge    string // the airlock-bridge binary (default: beside -airlock; else `airlock bridge`)
+	Floor     bool   // measure the transport floor (build/bench's own minimal relay) too
+	Out       string
+	Append    string // a Markdown file appended to the report (the go test -bench report)
+	Quick     bool
+	NoPrefix  bool
 
 	Rounds       int
 	Tool         string
@@ -76,6 +85,8 @@ type config struct {
 	IdleInterval time.Duration
 	Protocol     string
 	MemstatsPath string
+	ProfileDir   string        // where the profiling phase writes its pprof files ("" skips it)
+	ProfileFor   time.Duration // length of each profile
 
 	Node         string
 	Everything   string // server-everything's dist/index.js
@@ -102,7 +113,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Airlock, "airlock", defAirlock, "airlock binary to measure (default $AIRLOCK_BIN, else $AIRLOCK_HEADLESS_BIN)")
 	fs.StringVar(&c.Headless, "headless", defHeadless, "the headless airlock build, measured as an extra column (default $AIRLOCK_HEADLESS_BIN when $AIRLOCK_BIN is set; empty: none)")
-	fs.StringVar(&c.Baseline, "baseline", "", "a second airlock binary (e.g. a build of an older commit) measured in the same rounds as its own column")
+	fs.StringVar(&c.Baseline, "baseline", "", "a second airlock binary (e.g. a build of an older commit) measured in the same rounds as its own column; the 'today's calls/s' target compares with it")
+	fs.StringVar(&c.Baseline2, "baseline2", "", "a third airlock binary, measured as its own column too")
+	fs.StringVar(&c.Bridge, "bridge", "", "the airlock-bridge binary measured as the bridge (default: airlock-bridge beside -airlock, else `AIRLOCK bridge`)")
+	fs.BoolVar(&c.Floor, "floor", true, "measure the transport floor too: a minimal HTTP-to-stdio relay (this program, no SDK, no audit) in front of the same server")
 	fs.StringVar(&c.Out, "out", filepath.Join(root, "build", "bench-report.md"), "Markdown report to write")
 	fs.StringVar(&c.Append, "append", "", "Markdown file to append to the report (the in-process go test -bench report)")
 	fs.BoolVar(&c.Quick, "quick", false, "smoke run: one round, small counts, 1 s idle wait (flags given explicitly still win)")
@@ -121,6 +135,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.DurationVar(&c.IdleInterval, "idle-interval", 10*time.Second, "how long idle CPU is measured")
 	fs.StringVar(&c.Protocol, "protocol", "2025-11-25", "MCP protocol version the clients ask for (empty: the SDK's default)")
 	fs.StringVar(&c.MemstatsPath, "memstats-path", "/debug/vars", "expvar path on Airlock's address with memstats.TotalAlloc, for allocations per call (absent: reported as not exposed)")
+	fs.StringVar(&c.ProfileDir, "profile", "", "after the rounds, profile Airlock (GET /debug/pprof/...) while a client drives it sequentially and with the concurrent sessions; write the pprof files to this directory and a summary to the report")
+	fs.DurationVar(&c.ProfileFor, "profile-for", 10*time.Second, "length of each profile")
 	fs.StringVar(&c.Node, "node", "node", "node for server-everything and supergateway")
 	fs.StringVar(&c.Everything, "everything", filepath.Join(root, "backend", "testutil", "mcpservers", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "server-everything's entry script")
 	fs.StringVar(&c.Supergateway, "supergateway", filepath.Join(root, "build", "bench", "node_modules", "supergateway", "dist", "index.js"), "supergateway's entry script")
@@ -158,11 +174,12 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 		def("warmup", &c.Warmup, 5)
 		def("idle-after", &c.IdleAfter, time.Second)
 		def("idle-interval", &c.IdleInterval, time.Second)
+		def("profile-for", &c.ProfileFor, 2*time.Second)
 	}
 	if c.Airlock == "" {
 		return nil, errors.New("no airlock binary: pass -airlock or set AIRLOCK_BIN (go tool task bench does)")
 	}
-	for _, p := range []*string{&c.Airlock, &c.Headless, &c.Baseline} {
+	for _, p := range []*string{&c.Airlock, &c.Headless, &c.Baseline, &c.Baseline2} {
 		if *p != "" {
 			if *p, err = filepath.Abs(*p); err != nil {
 				return nil, err
@@ -174,6 +191,15 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	}
 	if c.Headless == c.Airlock {
 		c.Headless = ""
+	}
+	if c.Bridge == "" {
+		if b := filepath.Join(filepath.Dir(c.Airlock), "airlock-bridge"); fileExists(b) {
+			c.Bridge = b
+		}
+	} else if c.Bridge, err = filepath.Abs(c.Bridge); err != nil {
+		return nil, err
+	} else if !fileExists(c.Bridge) {
+		return nil, fmt.Errorf("-bridge %s: no such file: build it with `go tool task build`", c.Bridge)
 	}
 	for _, chk := range []struct{ path, fix string }{
 		{c.Everything, "run `go tool task deps:npm`"},
@@ -206,6 +232,11 @@ func repoRoot() (string, error) {
 			return "", fmt.Errorf("no go.mod above %s: run from the Airlock repository", dir)
 		}
 	}
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
 }
 
 func goVersion() string { return runtime.Version() }

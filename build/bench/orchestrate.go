@@ -26,7 +26,9 @@ const (
 	keyAirlock  = "airlock"
 	keyHeadless = "headless"
 	keyBaseline = "baseline"
+	keyBase2    = "baseline2"
 	keySG       = "supergateway"
+	keyFloor    = "floor"
 )
 
 // target is one path to server-everything's echo.
@@ -68,6 +70,8 @@ type results struct {
 	Idle    map[string]idleResult
 	// AllocNote says why allocations per call are missing, if they are.
 	AllocNote string
+	// Profiles of Airlock under load (-profile).
+	Profiles []profileRun
 }
 
 func orchestrate(ctx context.Context, c *config, stdout, stderr io.Writer) error {
@@ -89,7 +93,7 @@ func orchestrate(ctx context.Context, c *config, stdout, stderr io.Writer) error
 	res.Targets = append(res.Targets, &target{Key: keyDirect, Name: "direct stdio", EP: endpoint{Command: everything}, Tool: "echo"})
 
 	for _, a := range []struct{ key, name, bin string }{
-		{keyAirlock, "Airlock", c.Airlock}, {keyHeadless, "Airlock (headless build)", c.Headless}, {keyBaseline, "Airlock baseline", c.Baseline},
+		{keyAirlock, "Airlock", c.Airlock}, {keyHeadless, "Airlock (headless build)", c.Headless}, {keyBaseline, "Airlock baseline", c.Baseline}, {keyBase2, "Airlock baseline 2", c.Baseline2},
 	} {
 		if a.bin == "" {
 			continue
@@ -110,6 +114,15 @@ func orchestrate(ctx context.Context, c *config, stdout, stderr io.Writer) error
 	}
 	defer sg.close()
 	res.Targets = append(res.Targets, &target{Key: keySG, Name: "supergateway", EP: sg.ep, Tool: "echo", GW: sg, Load: c.LoadPeers})
+	if c.Floor {
+		logf("starting the transport floor (a minimal relay)")
+		fl, err := startRelay(ctx, c, filepath.Join(work, "relay.log"))
+		if err != nil {
+			return err
+		}
+		defer fl.close()
+		res.Targets = append(res.Targets, &target{Key: keyFloor, Name: "transport floor", EP: fl.ep, Tool: "echo", GW: fl, Load: c.LoadPeers})
+	}
 
 	res.Machine = describeMachine(ctx, c, res.Targets)
 	if _, err := readTotalAlloc(ctx, al, c.MemstatsPath); err != nil {
@@ -132,6 +145,9 @@ func orchestrate(ctx context.Context, c *config, stdout, stderr io.Writer) error
 			}
 			res.Rounds[t.Key] = append(res.Rounds[t.Key], rr)
 		}
+	}
+	if c.ProfileDir != "" {
+		res.Profiles = profileAirlock(ctx, c, res.Targets[1], logf)
 	}
 	smp.stop()
 	for _, t := range res.Targets {
@@ -233,6 +249,9 @@ func measureTarget(ctx context.Context, c *config, t *target, nonce string, logf
 		s = spec
 		s.Kind, s.Calls, s.Sessions, s.Nonce = kindBridge, c.BridgeCalls, 1, nonce+"-bridge"
 		s.Target = endpoint{Command: []string{t.Bin, "bridge", "--url", t.EP.URL, "--token", t.EP.Token}}
+		if c.Bridge != "" {
+			s.Target.Command = []string{c.Bridge, "--url", t.EP.URL, "--token", t.EP.Token}
+		}
 		b, err := runClientProcess(ctx, s)
 		if err != nil {
 			return rr, err
@@ -375,6 +394,31 @@ func startSupergateway(ctx context.Context, c *config, logPath string) (*gateway
 		cmd: exec.Command(c.Node, c.Supergateway, "--stdio", stdio, "--outputTransport", "streamableHttp",
 			"--stateful", "--port", port, "--logLevel", "none"),
 		ep: endpoint{URL: "http://127.0.0.1:" + port + "/mcp"}}
+	if err := g.start(logPath); err != nil {
+		return nil, err
+	}
+	if err := waitReady(ctx, g, "echo", c.Protocol); err != nil {
+		g.close()
+		return nil, fmt.Errorf("%w (log: %s)", err, logPath)
+	}
+	return g, nil
+}
+
+// startRelay runs this program in its relay role (see relay.go) in front
+// of server-everything over stdio.
+func startRelay(ctx context.Context, c *config, logPath string) (*gateway, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	g := &gateway{name: "relay", sig: os.Interrupt,
+		cmd: exec.Command(exe, c.Node, c.Everything, "stdio"),
+		ep:  endpoint{URL: "http://" + addr + "/mcp"}}
+	g.cmd.Env = append(os.Environ(), roleEnv+"=relay", relayAddrEnv+"="+addr)
 	if err := g.start(logPath); err != nil {
 		return nil, err
 	}
@@ -614,6 +658,9 @@ func describeMachine(ctx context.Context, c *config, ts []*target) machine {
 		if t.Bin != "" {
 			m.Binaries = append(m.Binaries, [2]string{t.Name, out(t.Bin, "version") + " (" + t.Bin + ")"})
 		}
+	}
+	if c.Bridge != "" {
+		m.Binaries = append(m.Binaries, [2]string{"airlock-bridge", c.Bridge})
 	}
 	m.EverythingVersion = packageVersion(filepath.Join(filepath.Dir(c.Everything), "..", "package.json"))
 	m.SupergatewayVer = packageVersion(filepath.Join(filepath.Dir(c.Supergateway), "..", "package.json"))

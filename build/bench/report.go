@@ -184,8 +184,16 @@ func renderReport(c *config, res *results) string {
 	for _, t := range cols {
 		p(" %s |", t.Name)
 	}
-	p(" Airlock ÷ direct | Airlock ÷ supergateway |\n|---|")
+	_, floor := res.Rounds[keyFloor]
+	if floor {
+		p(" Airlock ÷ direct | Airlock ÷ floor | Airlock ÷ supergateway |\n|---|")
+	} else {
+		p(" Airlock ÷ direct | Airlock ÷ supergateway |\n|---|")
+	}
 	for range cols {
+		p("---:|")
+	}
+	if floor {
 		p("---:|")
 	}
 	p("---:|---:|\n")
@@ -194,9 +202,14 @@ func renderReport(c *config, res *results) string {
 		for _, t := range cols {
 			p(" %s |", num(median(over(res, t.Key, f)), decimals))
 		}
-		if withRatios {
+		switch {
+		case withRatios && floor:
+			p(" %s | %s | %s |\n", times(median(ratio(res, keyAirlock, keyDirect, f))), times(median(ratio(res, keyAirlock, keyFloor, f))), times(median(ratio(res, keyAirlock, keySG, f))))
+		case withRatios:
 			p(" %s | %s |\n", times(median(ratio(res, keyAirlock, keyDirect, f))), times(median(ratio(res, keyAirlock, keySG, f))))
-		} else {
+		case floor:
+			p(" | | |\n")
+		default:
 			p(" | |\n")
 		}
 	}
@@ -216,7 +229,7 @@ func renderReport(c *config, res *results) string {
 		}
 		p(" %s / %s |", num(sum(over(res, t.Key, loadErrs)), 0), num(sum(over(res, t.Key, loadMis)), 0))
 	}
-	p(" | |\n")
+	p("%s", emptyRatios(floor))
 	gwRow := func(name string, v func(t *target) (float64, bool), decimals int) {
 		p("| %s |", name)
 		for _, t := range cols {
@@ -227,7 +240,7 @@ func renderReport(c *config, res *results) string {
 			}
 			p(" %s |", num(x, decimals))
 		}
-		p(" | |\n")
+		p("%s", emptyRatios(floor))
 	}
 	gwRow("gateway process RSS, peak (MB, VmHWM)", func(t *target) (float64, bool) { kb, ok := res.PeakKB[t.Key]; return float64(kb) / 1024, ok }, 1)
 	gwRow("gateway + its children RSS, peak (MB, sampled)", func(t *target) (float64, bool) { kb, ok := res.TreeKB[t.Key]; return float64(kb) / 1024, ok && kb > 0 }, 1)
@@ -251,17 +264,25 @@ func renderReport(c *config, res *results) string {
 
 	writeTargets(b, c, res)
 	writeRounds(b, c, res)
+	writeProfiles(b, c, res)
 
 	p("## How it was measured\n\n")
 	p("- `airlock serve` runs as its own process with a fresh data directory, set up through its CLI: `servers add everything -- node …/server-everything/dist/index.js stdio`, `rules add --auto-approve`, `token`.\n")
 	p("- supergateway runs as `supergateway --stdio \"node …/index.js stdio\" --outputTransport streamableHttp --stateful`.\n")
+	if _, ok := res.Rounds[keyFloor]; ok {
+		p("- The transport floor is the least a gateway of this shape can do: this program in its relay role (build/bench/relay.go), a plain `net/http` server that writes each JSON-RPC message to one server-everything's stdin and sends the answer back as one SSE event with a Content-Length, as Airlock does — no MCP SDK, no sessions, no checks, no audit. The client and the server are the same as for Airlock, so the floor ÷ direct ratio is what the extra process and the HTTP hop cost on this machine before a gateway does any work.\n")
+	}
 	p("- Every test runs in a new client process (this program in its client role) using the Go SDK client; every HTTP session has its own `http.Transport` (its own connection pool), every direct session spawns its own server-everything. Clients ask for protocol %q and advertise no capabilities.\n", c.Protocol)
 	p("- Each call is `%s` (`echo` for direct and supergateway) with a message unique to the run, session and call; a reply that does not echo its own message counts as misrouted.\n", c.Tool)
 	p("- Sequential: one session, %d warm-up calls, then %d calls. Concurrent: %d sessions share %d calls. Load: %d sessions open first, then all start together, %d calls each. Latencies are per call as the client sees them; calls/s counts answered calls over the wall time of the timed part.\n",
 		c.Warmup, c.SeqCalls, c.ConcSessions, c.ConcCalls, c.LoadSessions, c.LoadCalls)
 	p("- Rounds are interleaved and their order rotates; the table shows medians over rounds, and each ratio is the median of the per-round ratios.\n")
 	p("- RSS is VmRSS / VmHWM from /proc/PID/status (the gateway process; \"+ children\" adds its descendants, sampled every 100 ms). Idle CPU is the utime+stime delta from /proc/PID/stat over the interval.\n")
-	p("- `airlock bridge` is started by the client as a stdio MCP server would be; start to ready is from spawning it to the answered `initialize`.\n")
+	bridge := "`airlock bridge`"
+	if c.Bridge != "" {
+		bridge = "`airlock-bridge` (" + c.Bridge + ", the small binary that client configs start)"
+	}
+	p("- The bridge is %s, started by the client as a stdio MCP server would be; start to ready is from spawning it to the answered `initialize`.\n", bridge)
 	return b.String()
 }
 
@@ -270,7 +291,13 @@ func writeTargets(b *strings.Builder, c *config, res *results) {
 	p("## Targets (issue 11)\n\n| target | measured | |\n|---|---|---|\n")
 
 	r := median(ratio(res, keyAirlock, keyDirect, seqP50))
-	p("| Airlock p50 ≤ %.0f× direct stdio p50 | %s | %s |\n", targetP50Ratio, times(r), metOrNot(r <= targetP50Ratio))
+	measured := times(r)
+	if _, ok := res.Rounds[keyFloor]; ok {
+		// The floor says how much of the ratio is the transport's.
+		measured += fmt.Sprintf(" (the transport floor alone: %s direct; Airlock is %s the floor)",
+			times(median(ratio(res, keyFloor, keyDirect, seqP50))), times(median(ratio(res, keyAirlock, keyFloor, seqP50))))
+	}
+	p("| Airlock p50 ≤ %.0f× direct stdio p50 | %s | %s |\n", targetP50Ratio, measured, metOrNot(r <= targetP50Ratio))
 
 	cps := median(over(res, keyAirlock, concCPS))
 	if _, ok := res.Rounds[keyBaseline]; ok {
@@ -290,6 +317,12 @@ func writeTargets(b *strings.Builder, c *config, res *results) {
 	p("| %s: 0 errors, 0 misrouted replies | %s errors, %s misrouted | %s |\n", load, num(errs, 0), num(mis, 0), metOrNot(errs == 0 && mis == 0))
 	rss := float64(res.PeakKB[keyAirlock]) / 1024
 	p("| RSS ≤ %.0f MB | %s MB peak (Airlock process) | %s |\n", targetRSSMB, num(rss, 1), metOrNot(rss > 0 && rss <= targetRSSMB))
+	if kb, ok := res.PeakKB[keyHeadless]; ok {
+		// The desktop build maps GTK and WebKitGTK even when it serves
+		// without a window; on a server the headless build is the one to run.
+		h := float64(kb) / 1024
+		p("| RSS ≤ %.0f MB, headless build | %s MB peak | %s |\n", targetRSSMB, num(h, 1), metOrNot(h > 0 && h <= targetRSSMB))
+	}
 	idle, ok := res.Idle[keyAirlock]
 	note := ""
 	if c.IdleAfter < time.Minute {
@@ -334,4 +367,60 @@ func writeRounds(b *strings.Builder, c *config, res *results) {
 		}
 	}
 	p("\n")
+}
+
+func writeProfiles(b *strings.Builder, c *config, res *results) {
+	if len(res.Profiles) == 0 {
+		return
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("## Where Airlock's time goes (pprof of the running binary)\n\n")
+	p("After the rounds, a client drove Airlock for %s per scenario while the bench took a CPU and an allocation profile "+
+		"of the Airlock process (`GET /debug/pprof/profile` and `/debug/pprof/allocs?seconds=N`, loopback and agent token). "+
+		"Open them with `go tool pprof -http=: FILE`.\n\n", c.ProfileFor)
+	for _, pr := range res.Profiles {
+		p("### %s\n\n", pr.Name)
+		if pr.Err != "" {
+			p("Incomplete: %s\n\n", pr.Err)
+		}
+		if pr.Client.OK > 0 {
+			p("%s calls in %.1f s (%s calls/s, p50 %s µs) while profiling. Files: `%s`, `%s`.\n\n",
+				num(float64(pr.Client.OK), 0), pr.Client.Seconds, num(pr.Client.CallsPerSec(), 0), num(pr.Client.P50, 0), pr.CPUFile, pr.Allocs)
+		}
+		if len(pr.Parts) > 0 && pr.CPU > 0 {
+			// Calls during the profile, from the client's rate over its run.
+			calls := pr.Client.CallsPerSec() * c.ProfileFor.Seconds()
+			p("Airlock's CPU: %s ms in %s", num(float64(pr.CPU.Milliseconds()), 0), c.ProfileFor)
+			if calls > 0 {
+				p(", about **%s µs per call**", num(float64(pr.CPU.Microseconds())/calls, 0))
+			}
+			p(". By part of the path (each sampled stack counted once, in the first part it passes through; \"in the kernel\" is the share spent in system calls and in futex, epoll and sleep waits):\n\n")
+			p("| part | share of CPU | µs per call | of which in the kernel |\n|---|---:|---:|---:|\n")
+			for _, pt := range pr.Parts {
+				if pt.CPU == 0 {
+					continue
+				}
+				per := "–"
+				if calls > 0 {
+					per = num(float64(pt.CPU.Microseconds())/calls, 1)
+				}
+				p("| %s | %s %% | %s | %s %% |\n", pt.Name, num(100*float64(pt.CPU)/float64(pr.CPU), 1), per, num(100*float64(pt.Syscall)/float64(pt.CPU), 0))
+			}
+			p("\n")
+		}
+		if pr.Top != "" {
+			p("CPU, top functions:\n\n```\n%s\n```\n\n", pr.Top)
+		}
+		if pr.TopAlloc != "" {
+			p("Allocated bytes, top functions:\n\n```\n%s\n```\n\n", pr.TopAlloc)
+		}
+	}
+}
+
+// emptyRatios ends a table row that has no ratios.
+func emptyRatios(floor bool) string {
+	if floor {
+		return " | | |\n"
+	}
+	return " | |\n"
 }

@@ -18,6 +18,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -62,6 +63,38 @@ func writeEvent(w http.ResponseWriter, evt Event) (int, error) {
 	rc := http.NewResponseController(w)
 	// Ignore returned error as flushing is best-effort.
 	_ = rc.Flush()
+	return n, err
+}
+
+// writeSingleEvent writes evt as the whole body of a response whose headers
+// are not sent yet: with a Content-Length, in one write (Airlock patch, see
+// stream.deliverLocked).
+func writeSingleEvent(w http.ResponseWriter, evt Event) (int, error) {
+	var b bytes.Buffer
+	b.Grow(len("event: \nid: \ndata: \n\n") + len(evt.Name) + len(evt.ID) + len(evt.Data))
+	if evt.Name != "" {
+		b.WriteString("event: ")
+		b.WriteString(evt.Name)
+		b.WriteByte('\n')
+	}
+	if evt.ID != "" {
+		b.WriteString("id: ")
+		b.WriteString(evt.ID)
+		b.WriteByte('\n')
+	}
+	if evt.Retry != "" {
+		b.WriteString("retry: ")
+		b.WriteString(evt.Retry)
+		b.WriteByte('\n')
+	}
+	b.WriteString("data: ")
+	b.Write(evt.Data)
+	b.WriteString("\n\n")
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+	n, err := w.Write(b.Bytes())
+	// Best effort, as in writeEvent: the bytes leave now, from the
+	// goroutine that has them, not after the handler returned.
+	_ = http.NewResponseController(w).Flush()
 	return n, err
 }
 

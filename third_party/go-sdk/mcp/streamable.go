@@ -983,6 +983,10 @@ type stream struct {
 	// It starts at -1 since indices start at 0.
 	lastIdx int
 
+	// wrote reports whether anything was written to w (Airlock patch, see
+	// deliverLocked).
+	wrote bool
+
 	// protocolVersion is the protocol version for this stream.
 	protocolVersion string
 
@@ -1014,6 +1018,7 @@ func (s *stream) close(reconnectAfter time.Duration) {
 	}
 	if s.protocolVersion >= protocolVersion20251125 && reconnectAfter > 0 {
 		reconnectStr := strconv.FormatInt(reconnectAfter.Milliseconds(), 10)
+		s.wrote = true
 		if _, err := writeEvent(s.w, Event{
 			Name:  "close",
 			Retry: reconnectStr,
@@ -1132,7 +1137,23 @@ func (s *stream) deliverLocked(data []byte, eventID string, responseTo jsonrpc.I
 	} else {
 		// SSE mode: write event to response writer.
 		s.lastIdx++
-		if _, err := writeEvent(s.w, Event{Name: "message", Data: data, ID: eventID}); err != nil {
+		evt := Event{Name: "message", Data: data, ID: eventID}
+		if done && !s.wrote {
+			// Airlock patch: the whole response is this one event. Send it
+			// with a Content-Length in one write, rather than chunked with
+			// the terminating chunk in a second write after the handler
+			// returns: a client that has its answer moves on to its next
+			// request before that terminator arrived, finds its connection
+			// still busy and opens a new one (measured: a new TCP connection
+			// for about every other sequential call).
+			s.wrote = true
+			if _, err := writeSingleEvent(s.w, evt); err != nil {
+				return done, err
+			}
+			return done, nil
+		}
+		s.wrote = true
+		if _, err := writeEvent(s.w, evt); err != nil {
 			return done, err
 		}
 	}
@@ -1401,6 +1422,7 @@ func (c *streamableServerConn) acquireStream(ctx context.Context, w http.Respons
 	// The stream is not done: set up delivery state before the stream is
 	// unlocked, allowing the connection to write new events.
 	s.w = w
+	s.wrote = s.id == "" || len(toReplay) > 0
 	s.done = make(chan struct{})
 	s.lastIdx = lastIdx
 	s.protocolVersion = protocolVersion
@@ -1744,6 +1766,7 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 				c.logger.Warn(fmt.Sprintf("Storing priming event: %v", err))
 			}
 			stream.lastIdx++
+			stream.wrote = true
 			e := Event{Name: "prime", ID: formatEventID(stream.id, stream.lastIdx)}
 			if _, err := writeEvent(w, e); err != nil {
 				c.logger.Warn(fmt.Sprintf("Writing priming event: %v", err))

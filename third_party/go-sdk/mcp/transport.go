@@ -5,6 +5,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -737,6 +738,13 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // readBatch reads batch data, which may be either a single JSON-RPC message,
 // or an array of JSON-RPC messages.
 func readBatch(data []byte) (msgs []jsonrpc.Message, isBatch bool, _ error) {
+	// Airlock patch: only a JSON array can be a batch. Trying every message
+	// as an array first made the decoder build (and drop) an error for each
+	// single message, which is almost every message.
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '[' {
+		msg, err := jsonrpc2.DecodeMessage(data)
+		return []jsonrpc.Message{msg}, false, err
+	}
 	// Try to read an array of messages first.
 	var rawBatch []json.RawMessage
 	if err := internaljson.Unmarshal(data, &rawBatch); err == nil {

@@ -51,6 +51,11 @@ type Connection struct {
 	state   inFlightState // accessed only in updateInFlight
 	done    chan struct{} // closed (under stateMu) when state.closed is true and all goroutines have completed
 
+	// runnerWake wakes the parked queue runner (Airlock patch, see
+	// handleAsync). It holds at most one token: one is sent only when
+	// state.runnerParked was set, and that is cleared in the same step.
+	runnerWake chan struct{}
+
 	writer  Writer
 	handler Handler
 
@@ -90,6 +95,10 @@ type inFlightState struct {
 	// The queue does not include the request currently being handled (if any).
 	handlerQueue   []*incomingRequest
 	handlerRunning bool
+	// runnerParked is set while a goroutine waits on Connection.runnerWake
+	// to run the queue when the next request comes (Airlock patch, see
+	// Connection.handleAsync).
+	runnerParked bool
 }
 
 // updateInFlight locks the state of the connection's in-flight requests, allows
@@ -236,6 +245,7 @@ func NewConnection(ctx context.Context, cfg ConnectionConfig) *Connection {
 	c := &Connection{
 		state:           inFlightState{closer: cfg.Closer},
 		done:            make(chan struct{}),
+		runnerWake:      make(chan struct{}, 1),
 		writer:          cfg.Writer,
 		onDone:          cfg.OnDone,
 		onInternalError: cfg.OnInternalError,
@@ -379,26 +389,40 @@ var asyncKey = asyncKeyType{}
 // A releaser implements concurrency safe 'releasing' of async requests. (A
 // request is released when it is allowed to run concurrent with other
 // requests, via a call to [Async].)
+//
+// Airlock patch: a released request calls onRelease (which lets the handler
+// queue go on) instead of closing a channel that a second goroutine waited
+// on; see [Connection.handleAsync].
 type releaser struct {
-	mu       sync.Mutex
-	ch       chan struct{}
-	released bool
+	mu        sync.Mutex
+	released  bool
+	onRelease func()
 }
 
-// release closes the associated channel. If soft is set, multiple calls to
-// release are allowed.
+// release marks the request released and calls onRelease, the first time.
+// If soft is set, multiple calls to release are allowed.
 func (r *releaser) release(soft bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-
 	if r.released {
+		r.mu.Unlock()
 		if !soft {
 			panic("jsonrpc2.Async called multiple times")
 		}
-	} else {
-		close(r.ch)
-		r.released = true
+		return
 	}
+	r.released = true
+	r.mu.Unlock()
+	r.onRelease()
+}
+
+// finish marks the request released without calling onRelease (its handler
+// returned), and reports whether it had been released before.
+func (r *releaser) finish() (wasReleased bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	wasReleased = r.released
+	r.released = true
+	return wasReleased
 }
 
 type AsyncCall struct {
@@ -643,7 +667,12 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 			// when idle seems simpler than trying to implement either of those
 			// alternatives correctly.
 			s.handlerRunning = true
-			go c.handleAsync()
+			if s.runnerParked {
+				s.runnerParked = false
+				c.runnerWake <- struct{}{} // buffered: never blocks
+			} else {
+				go c.handleAsync()
+			}
 		}
 	})
 	if err != nil {
@@ -653,18 +682,52 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 
 // handleAsync invokes the handler on the requests in the handler queue
 // sequentially until the queue is empty.
+//
+// Airlock patch: the handler runs on this goroutine, not on a new one that
+// this goroutine waits for, and the goroutine does not exit when the queue
+// is empty but parks until the next request (one parked goroutine per
+// connection at most). If the handler releases its request (Async), the
+// queue goes on without this goroutine: on a new goroutine when requests
+// are waiting, else with the next request accepted; when the handler
+// returns, this goroutine parks for the next request, or exits if another
+// one is parked already. If the handler returns without releasing, this
+// goroutine goes on with the queue, after the response, as before.
+//
+// Upstream started two goroutines per request (this one and the handler's)
+// and woke one when the handler released; each is a hand-off, and a thread
+// woken up when another processor is idle, and every new goroutine grew
+// its stack again on the deep path of a tool call.
 func (c *Connection) handleAsync() {
+	runner := true // this goroutine runs the queue
 	for {
 		var req *incomingRequest
+		park := false
 		c.updateInFlight(func(s *inFlightState) {
-			if len(s.handlerQueue) > 0 {
+			if runner && len(s.handlerQueue) > 0 {
 				req, s.handlerQueue = s.handlerQueue[0], s.handlerQueue[1:]
-			} else {
+				return
+			}
+			if runner {
 				s.handlerRunning = false
+			}
+			if !s.runnerParked {
+				s.runnerParked = true
+				park = true
 			}
 		})
 		if req == nil {
-			return
+			if !park {
+				return // another goroutine is parked for the next request
+			}
+			select {
+			case <-c.runnerWake:
+				// acceptRequest cleared runnerParked and set handlerRunning
+				// for this goroutine.
+				runner = true
+				continue
+			case <-c.done:
+				return
+			}
 		}
 
 		// Only deliver to the Handler if not already canceled. If the request
@@ -679,15 +742,30 @@ func (c *Connection) handleAsync() {
 			continue
 		}
 
-		releaser := &releaser{ch: make(chan struct{})}
+		releaser := &releaser{onRelease: c.handOffQueue}
 		ctx := context.WithValue(req.ctx, asyncKey, releaser)
-		go func() {
-			defer releaser.release(true)
-			result, err := c.handler.Handle(ctx, req.Request)
-			c.processResult(c.handler, req, result, err)
-		}()
-		<-releaser.ch
+		result, err := c.handler.Handle(ctx, req.Request)
+		if releaser.finish() {
+			runner = false // the queue went on without this goroutine
+		}
+		c.processResult(c.handler, req, result, err)
 	}
+}
+
+// handOffQueue lets the handler queue go on without the goroutine whose
+// request was just released (Airlock patch, see handleAsync).
+func (c *Connection) handOffQueue() {
+	c.updateInFlight(func(s *inFlightState) {
+		switch {
+		case len(s.handlerQueue) == 0:
+			s.handlerRunning = false
+		case s.runnerParked:
+			s.runnerParked = false // handlerRunning stays true: the parked one runs it
+			c.runnerWake <- struct{}{}
+		default:
+			go c.handleAsync() // handlerRunning stays true
+		}
+	})
 }
 
 // processResult processes the result of a request and, if appropriate, sends a response.
