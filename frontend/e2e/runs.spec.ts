@@ -4,7 +4,8 @@
 // agent (`airlock agent-script`, a real MCP client following a YAML script)
 // as that agent; its output streams live, its file write needs a person, the
 // approval dialog appears and is approved in the UI, and the card moves to
-// done live. A profile whose command does not exist: Run says why at once.
+// done live. Stop ends a run after a confirmation. A profile whose command
+// does not exist: Run says why at once.
 // Screenshots: e2e/screenshots/real-runs-*.png.
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -172,6 +173,33 @@ describe('agent runs through a real airlock serve', () => {
     expect(readFileSync(join(work, 'page.html'), 'utf8')).toBe(`<h1>built for ${taskId}</h1>`);
     await panel().evaluate((el) => el.scrollIntoView({ block: 'start' }));
     await shots(page, 'real-runs-done');
+  });
+
+  it('Stop, after a confirmation, ends a run that would go on forever', async () => {
+    const forever = join(work, 'wait-forever.yaml');
+    writeFileSync(forever, 'steps:\n  - poll: {call: help, until: {contains: never-there}, every: 200ms, timeout: 10m}\n');
+    await rpc(page, 'Runs.SetProfile', builder.agent.id, {
+      agentId: builder.agent.id, template: 'scripted', command: '', args: [], extraArgs: [forever], workDir: work, model: '', env: {}, prompt: '', updatedAt: '0001-01-01T00:00:00Z',
+    });
+    const task = await rpc<Card>(page, 'Board.Create', project.id, {
+      localId: '', title: 'Wait for the logo', description: '', priority: 'medium', status: 'todo', assigneeId: builder.agent.id, parentTaskId: '', dependsOn: [],
+    });
+    await page.goto(new URL(`#/board/${project.id}/${task.id}`, page.url()).href);
+    await expect.poll(() => page.getByTestId('task-detail').getAttribute('data-task-id'), LIVE).toBe(task.id);
+    const run = panel().getByTestId('run-button');
+    await expect.poll(() => run.isEnabled(), LIVE).toBe(true);
+    await run.click();
+    const live = panel().getByTestId('live-run');
+    await expect.poll(() => live.getByTestId('run-output').textContent(), LIVE).toContain('connected to');
+    const runId = (await live.getAttribute('data-run-id'))!;
+
+    await panel().getByRole('button', { name: 'Stop', exact: true }).click();
+    expect(await rpc<{ status: string }>(page, 'Runs.Get', runId), 'Stop asks first').toMatchObject({ status: 'running' });
+    await panel().getByRole('button', { name: 'Stop run' }).click();
+    const row = panel().locator(`[data-testid=run-row][data-run-id="${runId}"]`);
+    await expect.poll(() => row.getAttribute('data-status'), LIVE).toBe('stopped');
+    expect(await row.getByTestId('run-reason').textContent()).toBe('stopped by the user');
+    await expect.poll(() => card(task.id).getByTestId('card-running').count(), LIVE).toBe(0);
   });
 
   it('a profile whose command does not exist: Run says why at once and starts nothing', async () => {
