@@ -57,8 +57,8 @@ export interface ColumnView {
  * owner: moves, edits and new tasks go through the Board facade, which
  * records them as the owner's. A move shows at once and snaps back when the
  * backend refuses it; the refusal stays on the card it was tried on.
- * board:changed and execution:changed (agents at work, the CLI, another
- * window) reload what they touch.
+ * board:changed, execution:changed and chat:conversation (agents at work,
+ * the CLI, another window) reload what they touch.
  */
 export class BoardStore {
   projects = $state<ProjectSummary[]>([]);
@@ -169,6 +169,11 @@ export class BoardStore {
           void this.refresh();
           if (this.detailId) void this.loadDetail();
         }
+      }),
+      // The open task's detail lists its conversations with their state: one
+      // started about it, joined or ended (seldom events) reloads it.
+      on('chat:conversation', (e) => {
+        if (this.detailId && (!e.projectId || e.projectId === this.projectId)) void this.loadDetail();
       }),
       on('execution:changed', (e) => {
         if (e.taskId && e.taskId === this.detailId) {

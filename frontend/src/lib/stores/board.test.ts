@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../api/transport';
 import { emit, fakeApi, resetFakeApi, resync } from '../testing/fakeApi';
-import { board, card, detail } from '../testing/teams';
+import { board, card, conversation, detail } from '../testing/teams';
 import type { BoardView, TaskCard } from '../api';
 import { BoardStore, MAIN_STATUSES, UNASSIGNED } from './board.svelte';
 
@@ -110,6 +110,28 @@ describe('BoardStore', () => {
 
     await s.openTask(null);
     expect(s.detail).toBeNull();
+    off();
+  });
+
+  it('keeps the open task\'s linked conversations live: a conversation of its project that ends reloads the detail, one of another project does not', async () => {
+    const s = await loaded([card('t1', 'a', 'in_progress', { startedFromConversationId: 'conv_1' })]);
+    const off = s.connect();
+    const linked = (state: string) => detail(card('t1', 'a', 'in_progress'), { conversations: [conversation('conv_1', '', ['ag_mgr', 'ag_bob'], { state })] });
+    vi.mocked(fakeApi.board.detail).mockResolvedValue(linked('active'));
+    await s.openTask('t1');
+    expect(s.detail?.conversations.map((c) => c.state)).toEqual(['active']);
+
+    vi.mocked(fakeApi.board.detail).mockClear();
+    vi.mocked(fakeApi.board.detail).mockResolvedValue(linked('ended'));
+    emit('chat:conversation', { projectId: 'prj_other', conversationId: 'conv_9', state: 'ended', reason: 'ended' });
+    expect(fakeApi.board.detail, 'another project\'s conversation').not.toHaveBeenCalled();
+    emit('chat:conversation', { projectId: 'prj_web', conversationId: 'conv_1', state: 'ended', reason: 'ended' });
+    await vi.waitFor(() => expect(s.detail?.conversations.map((c) => c.state)).toEqual(['ended']));
+    expect(fakeApi.board.detail).toHaveBeenCalledTimes(1);
+
+    await s.openTask(null);
+    emit('chat:conversation', { projectId: 'prj_web', conversationId: 'conv_1', state: 'ended', reason: 'ended' });
+    expect(fakeApi.board.detail, 'no task open').toHaveBeenCalledTimes(1);
     off();
   });
 
