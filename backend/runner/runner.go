@@ -172,7 +172,7 @@ func (r *Runner) Profile(agentID string) (Profile, error) {
 	p, err := r.o.Store.Profile(a.ID)
 	if core.ErrorCode(err) == core.ENotFound {
 		return Profile{}, core.Errorf(ENoProfile, "agent %s has no run profile", a.Name).
-			WithHint("choose its launcher (Claude Code, Codex CLI, Gemini CLI, the scripted agent or a command) on the agent's Runs settings")
+			WithHint(fmt.Sprintf("choose its launcher (Claude Code, Codex CLI, Gemini CLI, the scripted agent or a command) in Agents → %s → Run profile (#/agents/%s?tab=run)", a.Name, a.ID))
 	}
 	return p, err
 }
@@ -362,7 +362,7 @@ func (r *Runner) check(t Task, a authz.Agent) (plan, error) {
 	p, err := r.o.Store.Profile(a.ID)
 	if core.ErrorCode(err) == core.ENotFound {
 		return plan{}, core.Errorf(ENoProfile, "agent %s has no run profile", a.Name).
-			WithHint("choose its launcher on the agent's Runs settings before running it")
+			WithHint(fmt.Sprintf("choose its launcher in Agents → %s → Run profile (#/agents/%s?tab=run) before running it", a.Name, a.ID))
 	}
 	if err != nil {
 		return plan{}, err
