@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -80,5 +81,60 @@ func TestAnswerFraming(t *testing.T) {
 	defer f.mu.Unlock()
 	if diff := cmp.Diff([]string{"length", "chunked", "length"}, f.got); diff != "" {
 		t.Errorf("framing of the tools/call answers (-want +got):\n%s", diff)
+	}
+}
+
+// A successful answer's envelope is written around the result as it was
+// marshalled (see PATCHES.md in third_party/go-sdk): what the agent reads
+// is still compact JSON with the envelope's fields in encoding/json's order,
+// for integer and string ids alike.
+func TestAnswerEnvelope(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	var sid string
+	post := func(msg string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/mcp", strings.NewReader(msg))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+			sid = id
+		}
+		for _, line := range strings.Split(string(body), "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				return data
+			}
+		}
+		return string(body)
+	}
+	for _, tc := range []struct {
+		msg, prefix string
+	}{
+		{`{"jsonrpc":"2.0","id":"init-1","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+			`{"jsonrpc":"2.0","id":"init-1","result":{`},
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":7,"result":{`},
+		{`{"jsonrpc":"2.0","id":"<&>","method":"ping"}`, `{"jsonrpc":"2.0","id":"<&>","result":{}}`},
+	} {
+		data := post(tc.msg)
+		if tc.prefix == `{"jsonrpc":"2.0","id":"init-1","result":{` {
+			post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(data)); err != nil || compact.String() != data {
+			t.Errorf("answer to %s is not compact JSON (%v): %.200s", tc.msg, err, data)
+		}
+		if !strings.HasPrefix(data, tc.prefix) {
+			t.Errorf("answer to %s = %.200s, want it to start %s", tc.msg, data, tc.prefix)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
 )
@@ -146,6 +147,22 @@ func toWireError(err error) *WireError {
 }
 
 func EncodeMessage(msg Message) ([]byte, error) {
+	// Airlock patch (see PATCHES.md): a successful response's result is
+	// already JSON this package marshalled (compact, valid, no HTML
+	// escaping); write the envelope around it instead of marshalling the
+	// envelope, which made encoding/json scan and compact the whole result
+	// again (a third of the time of a 500-tool tools/list). The bytes are
+	// the same.
+	if r, ok := msg.(*Response); ok && r.Error == nil && len(r.Result) > 0 {
+		if id, ok := encodeID(r.ID.value); ok {
+			out := make([]byte, 0, len(r.Result)+len(id)+32)
+			out = append(out, `{"jsonrpc":"2.0","id":`...)
+			out = append(out, id...)
+			out = append(out, `,"result":`...)
+			out = append(out, r.Result...)
+			return append(out, '}'), nil
+		}
+	}
 	wire := wireCombined{VersionTag: wireVersion}
 	msg.marshal(&wire)
 	data, err := jsonMarshal(&wire)
@@ -153,6 +170,19 @@ func EncodeMessage(msg Message) ([]byte, error) {
 		return nil, fmt.Errorf("marshaling jsonrpc message: %w", err)
 	}
 	return data, nil
+}
+
+// encodeID encodes a response's id as the envelope would (Airlock patch):
+// an integer or a string; false for anything else.
+func encodeID(v any) ([]byte, bool) {
+	switch id := v.(type) {
+	case int64:
+		return strconv.AppendInt(nil, id, 10), true
+	case string:
+		b, err := jsonMarshal(id)
+		return b, err == nil
+	}
+	return nil, false
 }
 
 // EncodeIndent is like EncodeMessage, but honors indents.
