@@ -628,7 +628,11 @@ func (c *Comparison) Markdown() string {
 	}
 	p("\n## How it was run\n\n")
 	p("- `direct`: everything-server `-http 127.0.0.1:PORT -stateless=false` (stateful, as the Go SDK's own conformance script runs it), suite against `http://127.0.0.1:PORT/mcp`.\n")
-	p("- `through Airlock`: a fresh data directory set up with `airlock servers add everything -- everything-server` (stdio), `airlock rules add --auto-approve`, `airlock token`; then `airlock serve`.\n")
+	flag := ""
+	if c.NoPrefix {
+		flag = " --no-prefix"
+	}
+	p("- `through Airlock`: a fresh data directory set up with `airlock servers add everything%s -- everything-server` (stdio), `airlock rules add --auto-approve`, `airlock token`; then `airlock serve`.\n", flag)
 	p("- The suite's `server` command takes only `--url` and its client sends no custom headers, so the runner puts a reverse proxy in front that adds `Authorization: Bearer <agent token>` and keeps the suite's Host header. The control column is the suite through that proxy in front of everything-server alone: it matches `direct` when the proxy is transparent.\n")
 	p("- A scenario the suite passes through Airlock counts as failed (\"masked pass\") when a passing check was judged on a tool result that is an error where the direct result was not, or a different error: some scenarios check only that content came back, and a refusal has content too.\n")
 	p("- Reproduce: `go tool task conformance` (or `go run ./build/conformance -airlock build/bin/airlock-headless -report`); `AIRLOCK_BIN=… go test ./build/conformance` fails for every scenario in the \"Different\" list.\n")
