@@ -35,3 +35,19 @@ func TestExposedName(t *testing.T) {
 		seen[n] = o
 	}
 }
+
+func TestCollisionWarning(t *testing.T) {
+	tests := []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"echo"}, `tool "echo" is hidden: server a already exposes that name`},
+		{[]string{"echo", "add"}, "2 tools are hidden: server a already exposes their names (echo, add)"},
+		{[]string{"t1", "t2", "t3", "t4", "t5", "t6", "t7"}, "7 tools are hidden: server a already exposes their names (t1, t2, t3, t4, t5 and 2 more)"},
+	}
+	for _, tc := range tests {
+		if got := collisionWarning("tool", "a", tc.names); got != tc.want {
+			t.Errorf("collisionWarning(%v) = %q, want %q", tc.names, got, tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -164,6 +165,18 @@ func (c *Catalog) rebuild() {
 	warn := func(server, format string, args ...any) {
 		s.warnings[server] = append(s.warnings[server], fmt.Sprintf(format, args...))
 	}
+	// Collisions are summed up per server, kind and owner: one line says
+	// "16 tools hidden…", not sixteen.
+	type collision struct{ server, kind, owner string }
+	var collisionOrder []collision
+	collided := map[collision][]string{}
+	collide := func(server, kind, owner, name string) {
+		k := collision{server, kind, owner}
+		if _, seen := collided[k]; !seen {
+			collisionOrder = append(collisionOrder, k)
+		}
+		collided[k] = append(collided[k], name)
+	}
 	for _, d := range srcs {
 		d.mu.Lock()
 		tools, ls, cfg := d.tools, d.lists, d.cfg
@@ -175,7 +188,7 @@ func (c *Catalog) rebuild() {
 		for _, t := range tools {
 			t.ExposedName = exposed(cfg, t.Name)
 			if owner, taken := toolOwner[t.ExposedName]; taken {
-				warn(id, "tool %q is hidden: its name collides with a tool of %s", t.Name, owner)
+				collide(id, "tool", owner, t.Name)
 				continue
 			}
 			toolOwner[t.ExposedName] = id
@@ -185,7 +198,7 @@ func (c *Catalog) rebuild() {
 			cp := *p
 			cp.Name = exposed(cfg, p.Name)
 			if owner, taken := promptOwner[cp.Name]; taken {
-				warn(id, "prompt %q is hidden: its name collides with a prompt of %s", p.Name, owner)
+				collide(id, "prompt", owner, p.Name)
 				continue
 			}
 			promptOwner[cp.Name] = id
@@ -212,6 +225,9 @@ func (c *Catalog) rebuild() {
 			s.Templates = append(s.Templates, Template{Server: id, Def: &ct, tmpl: tmpl})
 		}
 	}
+	for _, k := range collisionOrder {
+		warn(k.server, "%s", collisionWarning(k.kind, k.owner, collided[k]))
+	}
 	sort.Slice(s.Tools, func(i, j int) bool { return s.Tools[i].ExposedName < s.Tools[j].ExposedName })
 	s.byOrigin = make(map[[2]string]int, len(s.Tools))
 	for i, t := range s.Tools {
@@ -219,6 +235,21 @@ func (c *Catalog) rebuild() {
 		s.byOrigin[[2]string{t.ServerID, t.Name}] = i
 	}
 	c.snap.Store(s)
+}
+
+// collisionWarning says which names of a kind a server could not expose
+// because owner exposes them already: all of them when few, else the
+// first and a count.
+func collisionWarning(kind, owner string, names []string) string {
+	const shown = 5
+	list := strings.Join(names[:min(len(names), shown)], ", ")
+	if len(names) > shown {
+		list += fmt.Sprintf(" and %d more", len(names)-shown)
+	}
+	if len(names) == 1 {
+		return fmt.Sprintf("%s %q is hidden: server %s already exposes that name", kind, names[0], owner)
+	}
+	return fmt.Sprintf("%d %ss are hidden: server %s already exposes their names (%s)", len(names), kind, owner, list)
 }
 
 // exposed is the name agents see for a source's tool, prompt or resource.

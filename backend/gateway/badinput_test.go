@@ -481,8 +481,8 @@ func TestNoPrefixCollision(t *testing.T) {
 	}
 	for id, want := range map[string][]string{
 		"alpha": nil,
-		"beta":  {`tool "echo" is hidden: its name collides with a tool of alpha`},
-		"gamma": {`tool "test__echo" is hidden: its name collides with a tool of test`},
+		"beta":  {`tool "echo" is hidden: server alpha already exposes that name`},
+		"gamma": {`tool "test__echo" is hidden: server test already exposes that name`},
 	} {
 		st, _ := e.cat.ServerStatus(id)
 		if diff := cmp.Diff(want, st.Warnings); diff != "" || st.State != core.StateRunning {
