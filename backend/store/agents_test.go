@@ -1,14 +1,10 @@
 package store_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/glebarez/sqlite"
 	"github.com/google/go-cmp/cmp"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
@@ -20,19 +16,7 @@ import (
 // agents tables appear with the owner, the agent "default" and the two
 // roles.
 func TestMigrate0006Upgrade(t *testing.T) {
-	path := filepath.Join(t.TempDir(), store.FileName)
-	gdb, err := gorm.Open(sqlite.Open(store.DSN(path)), &gorm.Config{Logger: logger.Discard, TranslateError: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := gdb.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
-	if err := store.MigrateTo(gdb, "0004_client"); err != nil {
-		t.Fatalf("migrate to 0004: %v", err)
-	}
+	gdb, path := migratedTo(t, "0004_client")
 	if gdb.Migrator().HasTable("agents") {
 		t.Fatal("0004 already has agents")
 	}

@@ -181,19 +181,7 @@ func TestRulesRoundTrip(t *testing.T) {
 // own tools and the built-in file_read run without asking, beside the
 // user's rules; the rules version moves so that running engines reload.
 func TestMigrate0010DefaultRules(t *testing.T) {
-	path := filepath.Join(t.TempDir(), store.FileName)
-	gdb, err := gorm.Open(sqlite.Open(store.DSN(path)), &gorm.Config{Logger: logger.Discard, TranslateError: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := gdb.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
-	if err := store.MigrateTo(gdb, "0008_relay_rules"); err != nil {
-		t.Fatalf("migrate to 0008: %v", err)
-	}
+	gdb, path := migratedTo(t, "0008_relay_rules")
 	db := &store.DB{DB: gdb, Path: path}
 	before, err := store.NewRules(db).RulesVersion()
 	if err != nil {
@@ -222,4 +210,25 @@ func TestMigrate0010DefaultRules(t *testing.T) {
 	if err != nil || after <= before {
 		t.Errorf("rules version %d → %d (%v), want it to move", before, after, err)
 	}
+}
+
+// migratedTo returns a database in a temporary file migrated up to and
+// including migration id (an older version's schema, for upgrade tests),
+// and its path.
+func migratedTo(t *testing.T, id string) (*gorm.DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), store.FileName)
+	gdb, err := gorm.Open(sqlite.Open(store.DSN(path)), &gorm.Config{Logger: logger.Discard, TranslateError: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if sqlDB, err := gdb.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	if err := store.MigrateTo(gdb, id); err != nil {
+		t.Fatalf("migrate to %s: %v", id, err)
+	}
+	return gdb, path
 }

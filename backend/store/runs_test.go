@@ -1,14 +1,10 @@
 package store_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/glebarez/sqlite"
 	"github.com/google/go-cmp/cmp"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
@@ -20,19 +16,7 @@ import (
 // TestMigrate0009Upgrade upgrades a database made by 0008 that has agents
 // and rules: they stay, and the runner's tables appear empty and usable.
 func TestMigrate0009Upgrade(t *testing.T) {
-	path := filepath.Join(t.TempDir(), store.FileName)
-	gdb, err := gorm.Open(sqlite.Open(store.DSN(path)), &gorm.Config{Logger: logger.Discard, TranslateError: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := gdb.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
-	if err := store.MigrateTo(gdb, "0008_relay_rules"); err != nil {
-		t.Fatalf("migrate to 0008: %v", err)
-	}
+	gdb, path := migratedTo(t, "0008_relay_rules")
 	if gdb.Migrator().HasTable("run_profiles") || gdb.Migrator().HasTable("agent_runs") {
 		t.Fatal("0008 already has the runner's tables")
 	}

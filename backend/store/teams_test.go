@@ -22,19 +22,7 @@ import (
 // Deleting the project takes its tasks and conversations with it; deleting
 // an agent keeps the tasks it was assigned, unassigned.
 func TestMigrate0007Upgrade(t *testing.T) {
-	path := filepath.Join(t.TempDir(), store.FileName)
-	gdb, err := gorm.Open(sqlite.Open(store.DSN(path)), &gorm.Config{Logger: logger.Discard, TranslateError: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := gdb.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
-	if err := store.MigrateTo(gdb, "0006_agents"); err != nil {
-		t.Fatalf("migrate to 0006: %v", err)
-	}
+	gdb, path := migratedTo(t, "0006_agents")
 	if gdb.Migrator().HasTable("tasks") {
 		t.Fatal("0006 already has tasks")
 	}
