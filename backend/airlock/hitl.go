@@ -8,6 +8,7 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/pipeline"
+	"github.com/airlock-dev/airlock/backend/teams"
 
 	"github.com/airlock-dev/airlock/backend/api"
 	"github.com/airlock-dev/airlock/backend/hitl"
@@ -50,7 +51,7 @@ func (in *Instance) startHITL(ctx context.Context, o Options, audit *store.Audit
 	go rules.Watch(ctx)
 	approvals := store.NewApprovals(in.db)
 	broker := hitl.NewBroker(rules, approvals, hitl.BrokerOptions{Events: in.Hub, Logger: o.Logger,
-		Timeout: o.ApprovalTimeout, ProgressInterval: o.ApprovalProgressInterval})
+		Timeout: o.ApprovalTimeout, ProgressInterval: o.ApprovalProgressInterval, CurrentTask: in.currentTask})
 	if err := recoverInterrupted(broker, audit); err != nil {
 		return hitlParts{}, err
 	}
@@ -116,4 +117,18 @@ func recoverInterrupted(b *hitl.Broker, audit *store.AuditLog) error {
 		}
 	}
 	return nil
+}
+
+// currentTask is the task in progress of the calling agent (in its
+// session's project, when it has one), for the approval dialog; nil when it
+// has none or the board cannot say.
+func (in *Instance) currentTask(c core.Caller) *hitl.TaskRef {
+	if in.teams == nil {
+		return nil
+	}
+	ts, _, err := in.teams.Tasks(teams.TaskFilter{AssigneeID: c.AgentID, ProjectID: c.ProjectID, Statuses: []string{teams.StatusInProgress}, Limit: 1})
+	if err != nil || len(ts) == 0 {
+		return nil
+	}
+	return &hitl.TaskRef{ID: ts[0].ID, ProjectID: ts[0].ProjectID, Title: ts[0].Title}
 }

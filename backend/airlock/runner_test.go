@@ -150,6 +150,10 @@ steps:
 	if p := pending[0]; p.AgentID != rs.worker.Agent.ID || p.Tool != "echo" || p.Purpose != core.PurposeTask {
 		t.Errorf("approval = %+v, want builder's echo in a task session", p)
 	}
+	// The dialog names the task the agent is working on.
+	if p := pending[0]; p.Task == nil || p.Task.ID != taskID || p.Task.Title != "Say hello" || p.Task.ProjectID != rs.project.ID {
+		t.Errorf("approval's task = %+v, want %s (Say hello)", p.Task, taskID)
+	}
 	// Meanwhile the run's MCP config is there, the user's alone, with a
 	// credential of the run's own.
 	cfgPath := filepath.Join(rs.dataDir, "runs", run.ID, "mcp.json")

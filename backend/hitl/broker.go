@@ -69,10 +69,13 @@ type Approval struct {
 	RuleSetVersion int64                 `json:"ruleSetVersion"`
 	CreatedAt      time.Time             `json:"createdAt"`
 	Deadline       time.Time             `json:"deadline"`
-	Status         string                `json:"status"`
-	DecidedBy      string                `json:"decidedBy,omitempty"`
-	DeclineReason  string                `json:"declineReason,omitempty"`
-	DecidedAt      *time.Time            `json:"decidedAt,omitempty"`
+	// Task is what the caller is working on, when it has a task in
+	// progress (SPEC §4: the dialog shows the current task).
+	Task          *TaskRef   `json:"task,omitempty"`
+	Status        string     `json:"status"`
+	DecidedBy     string     `json:"decidedBy,omitempty"`
+	DeclineReason string     `json:"declineReason,omitempty"`
+	DecidedAt     *time.Time `json:"decidedAt,omitempty"`
 }
 
 // Breadths of the rule "Approve and add rule" creates.
@@ -89,9 +92,19 @@ var ruleExpiries = map[string]time.Duration{"none": 0, "": 0, "1h": time.Hour, "
 type BrokerOptions struct {
 	Timeout          time.Duration // how long a call waits for a person; default 5 minutes
 	ProgressInterval time.Duration // default 5 seconds
-	Events           core.EventSink
-	Now              func() time.Time
-	Logger           *slog.Logger
+	// CurrentTask says which task a caller is working on, for the dialog;
+	// nil, or nil returned, when none.
+	CurrentTask func(c core.Caller) *TaskRef
+	Events      core.EventSink
+	Now         func() time.Time
+	Logger      *slog.Logger
+}
+
+// TaskRef names a task of the board: where the dialog links to.
+type TaskRef struct {
+	ID        string `json:"id"`
+	ProjectID string `json:"projectId"`
+	Title     string `json:"title"`
 }
 
 // Broker holds calls that need a person's approval until someone decides,
@@ -198,6 +211,9 @@ func (b *Broker) Hold(ctx context.Context, r *core.Request, why core.Verdict, au
 		a.Kind = core.KindToolCall
 	}
 	a.Risk, a.Warning = riskOf(a.Kind, a.Annotations)
+	if b.opts.CurrentTask != nil && r.Caller.AgentID != "" {
+		a.Task = b.opts.CurrentTask(r.Caller)
+	}
 	if why.Forced {
 		a.ForcedBy = why.Reason
 		a.Warning = "Asked whatever the rules say: " + why.Reason + ". " + a.Warning

@@ -41,6 +41,11 @@ type approvalRow struct {
 	DecidedBy      string
 	DeclineReason  string
 	DecidedAt      *time.Time
+	// TaskID, TaskProjectID and TaskTitle name the caller's current task
+	// (migration 0011); empty when it had none.
+	TaskID        string
+	TaskProjectID string
+	TaskTitle     string
 }
 
 func (approvalRow) TableName() string { return "approvals" }
@@ -58,7 +63,12 @@ func toApprovalRow(a hitl.Approval) (approvalRow, error) {
 	if args == "" {
 		args = "{}"
 	}
+	var task hitl.TaskRef
+	if a.Task != nil {
+		task = *a.Task
+	}
 	return approvalRow{
+		TaskID: task.ID, TaskProjectID: task.ProjectID, TaskTitle: task.Title,
 		ID: a.ID, AuditID: a.AuditID, Kind: a.Kind, Agent: a.Agent, AgentID: a.AgentID, Client: a.Client,
 		ClientVersion: a.ClientVersion, Purpose: a.Purpose, Session: a.Session, Server: a.Server, Tool: a.Tool, ExposedName: a.ExposedName,
 		Arguments: args, Annotations: ann, Risk: a.Risk, Warning: a.Warning, ForcedBy: a.ForcedBy,
@@ -76,6 +86,9 @@ func (row approvalRow) approval() (hitl.Approval, error) {
 		Warning: row.Warning, ForcedBy: row.ForcedBy, RuleID: row.RuleID, Reason: row.Reason,
 		RuleSetVersion: row.RuleSetVersion, CreatedAt: row.CreatedAt.UTC(), Deadline: row.Deadline.UTC(),
 		Status: row.Status, DecidedBy: row.DecidedBy, DeclineReason: row.DeclineReason, DecidedAt: utcPtr(row.DecidedAt),
+	}
+	if row.TaskID != "" {
+		a.Task = &hitl.TaskRef{ID: row.TaskID, ProjectID: row.TaskProjectID, Title: row.TaskTitle}
 	}
 	if row.Annotations != "" {
 		a.Annotations = &core.ToolAnnotations{}

@@ -58,3 +58,35 @@ func TestApprovals(t *testing.T) {
 		t.Errorf("LoadApproval(nope) = %v, %v", ok, err)
 	}
 }
+
+// An approval keeps the task its caller was working on; one saved by an
+// older Airlock (before 0011) loads with none.
+func TestApprovalTask(t *testing.T) {
+	gdb, path := migratedTo(t, "0010_default_rules")
+	now := time.Now().UTC().Truncate(time.Second)
+	if err := gdb.Exec(`INSERT INTO approvals (id, kind, agent, session, server, tool, exposed_name, arguments, risk, warning, rule_id, reason,
+		rule_set_version, created_at, deadline, status) VALUES ('old', 'tools/call', 'a', 's', 'srv', 't', 'srv__t', '{}', 'unknown', '', '', '', 1, ?, ?, 'pending')`,
+		now, now.Add(time.Minute)).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Migrate(gdb); err != nil {
+		t.Fatal(err)
+	}
+	s := store.NewApprovals(&store.DB{DB: gdb, Path: path})
+	old, ok, err := s.LoadApproval("old")
+	if err != nil || !ok || old.Task != nil || old.Tool != "t" {
+		t.Fatalf("the older approval = %+v, %v, %v; want it whole, with no task", old, ok, err)
+	}
+	a := hitl.Approval{ID: "new", Kind: core.KindToolCall, Server: "srv", Tool: "t", Status: hitl.StatusPending, CreatedAt: now, Deadline: now.Add(time.Minute),
+		Task: &hitl.TaskRef{ID: "tsk_1", ProjectID: "pj_1", Title: "Write the notes"}}
+	if err := s.SaveApproval(a); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := s.LoadApproval("new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(a.Task, got.Task); diff != "" {
+		t.Errorf("task (-want +got):\n%s", diff)
+	}
+}

@@ -24,6 +24,7 @@ func migrations() []*gormigrate.Migration {
 		m0008RelayRules(),
 		m0009Runs(),
 		m0010DefaultRules(),
+		m0011ApprovalTask(),
 	}
 }
 

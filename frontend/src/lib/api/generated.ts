@@ -100,6 +100,7 @@ export interface Approval {
   ruleSetVersion: number;
   createdAt: string;
   deadline: string;
+  task?: TaskRef | null;
   status: string;
   decidedBy?: string;
   declineReason?: string;
@@ -703,6 +704,13 @@ export interface TaskInput {
   assigneeId: string;
   parentTaskId: string;
   dependsOn: string[];
+}
+
+/** Go: hitl.TaskRef */
+export interface TaskRef {
+  id: string;
+  projectId: string;
+  title: string;
 }
 
 /** Go: teams.TaskUpdate */

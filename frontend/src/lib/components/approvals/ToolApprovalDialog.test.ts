@@ -62,6 +62,18 @@ describe('ToolApprovalDialog', () => {
     expect(warning.textContent!.length).toBeGreaterThan(label.length); // a sentence, not only the badge
   });
 
+  it('names the task the agent is working on, linked to the Board', () => {
+    setup([approval({ task: { id: 'tsk_9', projectId: 'pj_1', title: 'Write the release notes' } })]);
+    const task = screen.getByTestId('approval-task');
+    expect(task.textContent).toContain('Write the release notes');
+    expect(task.querySelector('a')!.getAttribute('href')).toBe('#/board/pj_1/tsk_9');
+  });
+
+  it('shows no task line when the agent has none', () => {
+    setup();
+    expect(screen.queryByTestId('approval-task')).toBeNull();
+  });
+
   it('words a resource read as a resource, not a tool', () => {
     setup([approval({ kind: 'resources/read', tool: 'file:///home/me/notes.md', risk: 'read_only' })]);
     expect(screen.getByText('Resource read')).toBeTruthy();
