@@ -354,7 +354,7 @@ func printCard(svc *teams.Service, t teams.Task, asJSON bool, w io.Writer, verb 
 	if asJSON {
 		return writeJSON(w, card)
 	}
-	fmt.Fprintf(w, "%s %s: %s (%s, %s, %s)\n", verb, card.ID, card.Title, card.Status, card.Priority, orDash(card.AssigneeName))
+	fmt.Fprintf(w, "%s %s %q: %s, %s, assignee %s\n", verb, card.ID, card.Title, card.Status, card.Priority, orDash(card.AssigneeName))
 	return nil
 }
 
@@ -377,7 +377,11 @@ func tasksMove(svc *teams.Service, _ *authz.Service, args []string, w io.Writer)
 	if err != nil {
 		return err
 	}
-	return printCard(svc, ch.Task, *asJSON, w, "moved "+ch.PreviousStatus+" →")
+	if *asJSON {
+		return printCard(svc, ch.Task, true, w, "")
+	}
+	fmt.Fprintf(w, "moved %s %q: %s → %s\n", ch.Task.ID, ch.Task.Title, ch.PreviousStatus, ch.Task.Status)
+	return nil
 }
 
 func tasksAssign(svc *teams.Service, _ *authz.Service, args []string, w io.Writer) error {
