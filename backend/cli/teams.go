@@ -44,7 +44,7 @@ commands:
           [--assignee A] [--parent TASK] [--depends-on TASK]... [--json]
   move    TASK STATUS [--reason R] [--json]
   assign  TASK AGENT [--json]           AGENT "" takes the task away
-  update  TASK [--title T] [--description D] [--priority P] [--depends-on TASK]... [--json]
+  update  TASK [--title T] [--description D] [--priority P] [--depends-on TASK]... [--parent TASK] [--json]
   log     EXECUTION [--tail N] [--json] the end of a run's log
 
 Statuses: backlog, todo, in_progress, blocked, done, cancelled.
@@ -402,8 +402,9 @@ func tasksAssign(svc *teams.Service, _ *authz.Service, args []string, w io.Write
 }
 
 func tasksUpdate(svc *teams.Service, _ *authz.Service, args []string, w io.Writer) error {
-	c, fs := flagSet("tasks update", "tasks update TASK [flags]\n\nChange a task's title, description, priority or dependencies, as the owner.")
+	c, fs := flagSet("tasks update", "tasks update TASK [flags]\n\nChange a task's title, description, priority, dependencies or parent, as the owner.")
 	title := fs.String("title", "", "new title")
+	parent := fs.String("parent", "", "the task it is part of (--parent \"\" takes it out)")
 	desc := fs.String("description", "", "new description")
 	priority := fs.String("priority", "", "new priority")
 	var deps repeated
@@ -427,6 +428,9 @@ func tasksUpdate(svc *teams.Service, _ *authz.Service, args []string, w io.Write
 	}
 	if set["priority"] {
 		up.Priority = priority
+	}
+	if set["parent"] {
+		up.ParentTaskID = parent
 	}
 	if set["depends-on"] {
 		ds := []string{}

@@ -508,10 +508,14 @@ type TaskUpdate struct {
 	BlockedReason *string `json:"blockedReason,omitempty"`
 	// DependsOn replaces the task's dependencies (task ids of its project).
 	DependsOn *[]string `json:"dependsOn,omitempty"`
+	// ParentTaskID moves the task under another task of its project ("":
+	// no parent). A task cannot end up below itself.
+	ParentTaskID *string `json:"parentTaskId,omitempty"`
 }
 
 func (u TaskUpdate) empty() bool {
-	return u.Title == nil && u.Description == nil && u.Priority == nil && u.Status == nil && u.BlockedReason == nil && u.DependsOn == nil
+	return u.Title == nil && u.Description == nil && u.Priority == nil && u.Status == nil && u.BlockedReason == nil && u.DependsOn == nil &&
+		u.ParentTaskID == nil
 }
 
 // EditTask changes task taskID for actorID, under the same permission as
@@ -544,7 +548,7 @@ func (s *Service) EditTask(actorID, projectID, taskID string, up TaskUpdate) (Ta
 // changed (seed 001's updated_fields).
 func (s *Service) applyEdit(tx Store, fx *effects, r roster, t *Task, up TaskUpdate, actorID, conversationID string) ([]string, error) {
 	if up.empty() {
-		return nil, core.Errorf(core.EInvalid, "nothing to change: give at least one of title, description, status, priority, blocked_reason")
+		return nil, core.Errorf(core.EInvalid, "nothing to change: give at least one of title, description, status, priority, blocked_reason, depends_on, parent")
 	}
 	var fields []string
 	if up.Title != nil {
@@ -605,6 +609,33 @@ func (s *Service) applyEdit(tx Store, fx *effects, r roster, t *Task, up TaskUpd
 			}
 			t.DependsOn = ids
 			fields = append(fields, "depends_on")
+		}
+	}
+	if up.ParentTaskID != nil {
+		parent := ""
+		if ref := strings.TrimSpace(*up.ParentTaskID); ref != "" {
+			p, err := getTask(tx, ref, t.ProjectID)
+			if err != nil {
+				return nil, err
+			}
+			// Walk up from the new parent: meeting the task itself would
+			// put it below itself.
+			for cur, seen := p, 0; ; seen++ {
+				if cur.ID == t.ID {
+					return nil, core.Errorf(ECodeDependencyCycle, "Task %s cannot be placed under %s: %s is already below it", t.ID, p.ID, p.ID)
+				}
+				if cur.ParentTaskID == "" || seen > 10000 {
+					break
+				}
+				if cur, err = getTask(tx, cur.ParentTaskID, t.ProjectID); err != nil {
+					return nil, err
+				}
+			}
+			parent = p.ID
+		}
+		if parent != t.ParentTaskID {
+			t.ParentTaskID = parent
+			fields = append(fields, "parent_task_id")
 		}
 	}
 	now := s.now().UTC()

@@ -328,3 +328,45 @@ func ExampleTransitions() {
 	// done → [todo]
 	// cancelled → [backlog todo]
 }
+
+// A task can be moved under another task of its project, and out again;
+// never under itself or under one of its own subtasks, and never under a
+// task that does not exist: those change nothing.
+func TestMoveUnderParent(t *testing.T) {
+	w := newWorld(t)
+	parentOf := func(id string) string {
+		got, err := w.svc.Task(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.ParentTaskID
+	}
+	sp := func(s string) *string { return &s }
+	mgr := w.id("manager-dev")
+	a := w.task(t, "manager-dev", "", "a", teams.StatusTodo)
+	b := w.task(t, "manager-dev", "", "b", teams.StatusTodo)
+	c := w.task(t, "manager-dev", "", "c", teams.StatusTodo)
+	if _, fields, err := w.svc.EditTask(mgr, w.project.ID, b.ID, teams.TaskUpdate{ParentTaskID: sp(a.ID)}); err != nil || parentOf(b.ID) != a.ID || !slices.Contains(fields, "parent_task_id") {
+		t.Fatalf("b under a: %v %v, parent %q", fields, err, parentOf(b.ID))
+	}
+	if _, _, err := w.svc.EditTask(mgr, w.project.ID, c.ID, teams.TaskUpdate{ParentTaskID: sp(b.ID)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, task, parent, code string
+	}{
+		{"itself", a.ID, a.ID, teams.ECodeDependencyCycle},
+		{"under its grandchild", a.ID, c.ID, teams.ECodeDependencyCycle},
+		{"unknown parent", a.ID, "tsk_nope", teams.ECodeTaskNotFound},
+	} {
+		if _, _, err := w.svc.EditTask(mgr, w.project.ID, tc.task, teams.TaskUpdate{ParentTaskID: sp(tc.parent)}); core.ErrorCode(err) != tc.code {
+			t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
+		}
+	}
+	if parentOf(a.ID) != "" {
+		t.Errorf("a refused move changed a's parent to %q", parentOf(a.ID))
+	}
+	if _, _, err := w.svc.EditTask(mgr, w.project.ID, b.ID, teams.TaskUpdate{ParentTaskID: sp("")}); err != nil || parentOf(b.ID) != "" {
+		t.Errorf("b out from under a: %v, parent %q", err, parentOf(b.ID))
+	}
+}

@@ -721,6 +721,7 @@ export interface TaskUpdate {
   status?: string | null;
   blockedReason?: string | null;
   dependsOn?: string[] | null;
+  parentTaskId?: string | null;
 }
 
 /** Go: runner.Template */

@@ -238,6 +238,19 @@ describe('BoardPage', () => {
     await waitFor(() => expect(fakeApi.board.assign).toHaveBeenCalledWith('t_ready', 'ag_mgr'));
   });
 
+  it('moves a task under another task, and out again', async () => {
+    vi.mocked(fakeApi.board.detail).mockResolvedValue(detail(ready));
+    vi.mocked(fakeApi.board.update).mockResolvedValue({ ...ready, parentTaskId: 't_wait' });
+    renderPage({ project: 'prj_web', task: 't_ready', agent: null });
+    const form = await screen.findByTestId('task-fields');
+    const parent = within(form).getByLabelText('Part of') as HTMLSelectElement;
+    expect(parent.value).toBe('');
+    expect([...parent.options].some((o) => o.value === 't_ready')).toBe(false); // never itself
+    await userEvent.selectOptions(parent, 't_wait');
+    await userEvent.click(within(form).getByRole('button', { name: 'Save changes' }));
+    expect(fakeApi.board.update).toHaveBeenCalledWith('t_ready', { parentTaskId: 't_wait' });
+  });
+
   it('follows agents\' changes live: the board and the open detail reload on board:changed', async () => {
     vi.mocked(fakeApi.board.detail).mockResolvedValue(detail(ready));
     renderPage({ project: 'prj_web', task: 't_ready', agent: null });
