@@ -916,3 +916,32 @@ func TestCLIChangeNotifiesAgent(t *testing.T) {
 		t.Errorf("delivered twice: %s", textOf(r.res))
 	}
 }
+
+// The owner can ask a task's assignee about the task from the Board: the
+// conversation is with the assignee, named after the task, linked in its
+// detail, and the agent's chat session gets the message. A task without an
+// assignee says so.
+func TestOwnerAsksAboutATask(t *testing.T) {
+	c := newCrew(t)
+	manager := c.session(t, "manager-dev", core.PurposeTask)
+	task := c.createTask(t, manager, "Fix the login page", "worker-frontend-01")
+	conv, err := c.in.API.Chat.StartAboutTask(task, "Is the login fix on track?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := c.in.API.Board.Detail(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Conversations) != 1 || d.Conversations[0].ID != conv.ID || d.Conversations[0].Topic != "Fix the login page" {
+		t.Errorf("the task's conversations = %+v, want the new one about it", d.Conversations)
+	}
+	chat := c.session(t, "worker-frontend-01", core.PurposeChat)
+	if got := textOf(ok(t, chat, "get_pending_messages", nil).res); !strings.Contains(got, "Is the login fix on track?") {
+		t.Errorf("the worker's pending messages = %s", got)
+	}
+	unassigned := c.createTask(t, manager, "Nobody's yet", "")
+	if _, err := c.in.API.Chat.StartAboutTask(unassigned, "hello?"); core.ErrorCode(err) != core.EInvalid {
+		t.Errorf("asking about an unassigned task: %v, want invalid", err)
+	}
+}

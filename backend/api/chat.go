@@ -80,6 +80,25 @@ func (c *Chat) Start(projectID string, agentIDs []string, topic, message string)
 	return c.d.Teams.Summary(authz.OwnerID, conv)
 }
 
+// StartAboutTask starts a conversation with a task's assignee about the
+// task, as the owner: the topic is the task's title and the conversation is
+// linked to it (it shows in the task's detail).
+func (c *Chat) StartAboutTask(taskID, message string) (teams.ConversationSummary, error) {
+	t, err := c.d.Teams.Task(taskID)
+	if err != nil {
+		return teams.ConversationSummary{}, err
+	}
+	if t.AssigneeID == "" {
+		return teams.ConversationSummary{}, core.Errorf(core.EInvalid, "task %s has no assignee to talk to", t.ID).
+			WithHint("assign the task first, or start a conversation with any agent on the Chat screen")
+	}
+	conv, _, err := c.d.Teams.StartConversation(authz.OwnerID, t.ProjectID, []string{t.AssigneeID}, t.Title, message, t.ID)
+	if err != nil {
+		return teams.ConversationSummary{}, err
+	}
+	return c.d.Teams.Summary(authz.OwnerID, conv)
+}
+
 // End ends a conversation, as the owner.
 func (c *Chat) End(conversationID string) (teams.Conversation, error) {
 	return c.d.Teams.EndConversation(authz.OwnerID, conversationID, "")

@@ -1069,6 +1069,10 @@ export function createClient(call: Call) {
       /** Start opens a conversation of the owner with agents of a project (ids or
        * names), with a first message. */
       start: (projectID: string, agentIDs: string[], topic: string, message: string): Promise<ConversationSummary> => call('Chat.Start', [projectID, agentIDs, topic, message]) as Promise<ConversationSummary>,
+      /** StartAboutTask starts a conversation with a task's assignee about the
+       * task, as the owner: the topic is the task's title and the conversation is
+       * linked to it (it shows in the task's detail). */
+      startAboutTask: (taskID: string, message: string): Promise<ConversationSummary> => call('Chat.StartAboutTask', [taskID, message]) as Promise<ConversationSummary>,
     },
     runs: {
       /** DeleteProfile removes an agent's launcher profile. */

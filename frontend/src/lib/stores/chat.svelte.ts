@@ -163,6 +163,13 @@ export class ChatStore {
     return c;
   }
 
+  /** Starts a conversation of the owner with a task's assignee about the task. */
+  async startAboutTask(taskId: string, message: string): Promise<ConversationSummary> {
+    const c = await api.chat.startAboutTask(taskId, message);
+    this.conversations = [c, ...this.conversations.filter((x) => x.id !== c.id)];
+    return c;
+  }
+
   /** Ends a conversation, as the owner: nothing more can be written in it. */
   async end(id: string): Promise<Conversation> {
     const c = await api.chat.end(id);

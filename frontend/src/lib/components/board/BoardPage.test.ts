@@ -238,6 +238,18 @@ describe('BoardPage', () => {
     await waitFor(() => expect(fakeApi.board.assign).toHaveBeenCalledWith('t_ready', 'ag_mgr'));
   });
 
+  it('asks the assignee about the task in a new conversation and opens it', async () => {
+    vi.mocked(fakeApi.board.detail).mockResolvedValue(detail(ready));
+    vi.mocked(fakeApi.chat.startAboutTask).mockResolvedValue({ id: 'cv_9' } as never);
+    renderPage({ project: 'prj_web', task: 't_ready', agent: null });
+    await userEvent.click(await screen.findByTestId('ask-assignee'));
+    const form = screen.getByTestId('ask-form');
+    await userEvent.type(within(form).getByLabelText('Message'), 'Is it on track?');
+    await userEvent.click(within(form).getByRole('button', { name: 'Start conversation' }));
+    await waitFor(() => expect(fakeApi.chat.startAboutTask).toHaveBeenCalledWith('t_ready', 'Is it on track?'));
+    await waitFor(() => expect(location.hash).toBe('#/chat/cv_9'));
+  });
+
   it('moves a task under another task, and out again', async () => {
     vi.mocked(fakeApi.board.detail).mockResolvedValue(detail(ready));
     vi.mocked(fakeApi.board.update).mockResolvedValue({ ...ready, parentTaskId: 't_wait' });
