@@ -5,7 +5,7 @@ import { fakeApi, resetFakeApi } from '../../testing/fakeApi';
 import { testStores } from '../../testing/stores';
 import type { AuditRecord, Timeline, TimelineBucket } from '../../api';
 import ActivityPage from './ActivityPage.svelte';
-import { barLabel, bucketRange, niceMax } from './chart';
+import { barLabel, bucketRange, niceMax, tickLabel } from './chart';
 
 vi.mock('../../api', async () => (await import('../../testing/fakeApi')).fakeApiModule());
 
@@ -130,6 +130,16 @@ describe('ActivityChart', () => {
 describe('chart labels', () => {
   it('rounds the count axis up to 1, 2 or 5 times a power of ten', () => {
     expect([0, 1, 2, 3, 7, 10, 11, 45, 120].map(niceMax)).toEqual([1, 1, 2, 5, 10, 10, 20, 50, 200]);
+  });
+
+  it('labels the axis at round local times only', () => {
+    const local = (h: number, m: number) => new Date(2026, 10, 25, h, m).toISOString();
+    expect(tickLabel(local(10, 20), 'hour')).not.toBe('');
+    expect(tickLabel(local(10, 25), 'hour')).toBe('');
+    expect(tickLabel(local(9, 0), 'day')).not.toBe('');
+    expect(tickLabel(local(10, 0), 'day')).toBe('');
+    expect(tickLabel(local(0, 0), 'week')).toContain('25');
+    expect(tickLabel(local(12, 0), 'week')).toBe('');
   });
 
   it('names a bar without requests', () => {

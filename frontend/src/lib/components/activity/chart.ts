@@ -15,10 +15,16 @@ const clock = (d: Date) => d.toLocaleTimeString([], { hour: '2-digit', minute: '
 const dayClock = (d: Date) =>
   d.toLocaleString([], { weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
 
-/** An axis label for a bar starting at iso: the time of day, with the weekday on the week's chart. */
+/** Minutes between axis labels, in local time: every 10 minutes, 3 hours, or day. */
+const TICK_MINUTES: Record<Span, number> = { hour: 10, day: 180, week: 1440 };
+
+/** The axis label of a bar starting at iso, or '' when it starts at no round local time. */
 export function tickLabel(iso: string, span: Span): string {
   const d = new Date(iso);
-  return span === 'week' ? dayClock(d) : clock(d);
+  const minutes = d.getHours() * 60 + d.getMinutes();
+  if (d.getSeconds() !== 0 || d.getMilliseconds() !== 0 || minutes % TICK_MINUTES[span] !== 0) return '';
+  // "Fri 20": the locale's weekday, then the day (locales order the pair differently when asked for both).
+  return span === 'week' ? `${d.toLocaleDateString([], { weekday: 'short' })} ${d.getDate()}` : clock(d);
 }
 
 /** "10:05–10:06" (or "Tue 14:00–15:00" on the week's chart): the bar's stretch of time, local. */
