@@ -36,6 +36,13 @@ func (a *Activity) Get(id int64) (core.AuditRecord, error) {
 	return rec, nil
 }
 
+// Timeline counts the requests matching f that arrived in [from, to), in
+// buckets of equal length (1 to 200), by decision: the Activity chart. f's
+// since, until, beforeId and limit must be empty.
+func (a *Activity) Timeline(f core.ActivityFilter, from, to time.Time, buckets int) (store.Timeline, error) {
+	return a.d.Audit.Timeline(f, from, to, buckets)
+}
+
 // maxExport bounds one export; older records stay in the database.
 const maxExport = 100_000
 

@@ -193,8 +193,13 @@ type ActivityFilter struct {
 	Tool     string `json:"tool,omitempty"`
 	Kind     string `json:"kind,omitempty"`
 	Decision string `json:"decision,omitempty"`
-	BeforeID int64  `json:"beforeId,omitempty"` // page backwards from this id
-	Limit    int    `json:"limit,omitempty"`
+	// Since and Until bound the request's arrival time, Since inclusive and
+	// Until exclusive, to the millisecond; a zero time is no bound. The
+	// Activity chart sets them when a bar is picked.
+	Since    time.Time `json:"since,omitzero"`
+	Until    time.Time `json:"until,omitzero"`
+	BeforeID int64     `json:"beforeId,omitempty"` // page backwards from this id
+	Limit    int       `json:"limit,omitempty"`
 	// Full returns whole records (exports); lists cut long arguments.
 	Full bool `json:"-"`
 }

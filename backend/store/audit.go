@@ -3,8 +3,10 @@ package store
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"gorm.io/gorm"
 )
 
 type auditRow core.AuditRecord
@@ -99,21 +101,10 @@ const (
 // MaxListArguments.
 func (a *Audit) List(f core.ActivityFilter) ([]core.AuditRecord, error) {
 	q := a.db.Model(&auditRow{}).Order("id DESC")
-	if f.Agent != "" {
-		q = q.Where("agent = ? OR agent_id = ?", f.Agent, f.Agent)
+	if cond, args := activityWhere(f); cond != "" {
+		q = q.Where(cond, args...)
 	}
-	if f.Server != "" {
-		q = q.Where("server = ?", f.Server)
-	}
-	if f.Tool != "" {
-		q = q.Where("tool = ?", f.Tool)
-	}
-	if f.Kind != "" {
-		q = q.Where("kind = ?", f.Kind)
-	}
-	if f.Decision != "" {
-		q = q.Where("decision = ?", f.Decision)
-	}
+	q = whereArrived(q, f.Since, f.Until)
 	if f.BeforeID > 0 {
 		q = q.Where("id < ?", f.BeforeID)
 	}
@@ -134,6 +125,74 @@ func (a *Audit) List(f core.ActivityFilter) ([]core.AuditRecord, error) {
 		out[i] = core.AuditRecord(r)
 	}
 	return out, nil
+}
+
+// activityWhere is the SQL condition (and its arguments) selecting the
+// records matching f's agent, server, tool, kind and decision: the filters
+// the Activity list and its chart share. It is "" when f has none.
+func activityWhere(f core.ActivityFilter) (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, a ...any) { conds, args = append(conds, cond), append(args, a...) }
+	if f.Agent != "" {
+		add("(agent = ? OR agent_id = ?)", f.Agent, f.Agent)
+	}
+	if f.Server != "" {
+		add("server = ?", f.Server)
+	}
+	if f.Tool != "" {
+		add("tool = ?", f.Tool)
+	}
+	if f.Kind != "" {
+		add("kind = ?", f.Kind)
+	}
+	if f.Decision != "" {
+		add("decision = ?", f.Decision)
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// arrivedMs is a record's arrival time in Unix milliseconds, as SQLite
+// reads the stored text (julianday keeps whole milliseconds; ROUND undoes
+// the float's error). The list's time filter and the chart's buckets both
+// use it, so a picked bar lists exactly the records it counted.
+const arrivedMs = "CAST(ROUND((julianday(time) - 2440587.5) * 86400000) AS INTEGER)"
+
+// offsetMargin widens the cheap text comparison that comes before
+// arrivedMs (parsing every row's time would cost more than the scan).
+// Airlock stores times in UTC, where the text sorts as the time does; a row
+// written with another offset is at most 14 hours off in text, so a day's
+// margin never drops a row, and the exact comparison in milliseconds
+// decides.
+const offsetMargin = 24 * time.Hour
+
+// nearArrived is the cheap condition (and its arguments) keeping the
+// records that may have arrived in [since, until); zero times are no bound.
+func nearArrived(since, until time.Time) (string, []any) {
+	var conds []string
+	var args []any
+	if !since.IsZero() {
+		conds, args = append(conds, "time >= ?"), append(args, since.Add(-offsetMargin).UTC().Format(timeLayout))
+	}
+	if !until.IsZero() {
+		conds, args = append(conds, "time < ?"), append(args, until.Add(offsetMargin).UTC().Format(timeLayout))
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// whereArrived narrows q to the records that arrived in [since, until),
+// to the millisecond; a zero time is no bound.
+func whereArrived(q *gorm.DB, since, until time.Time) *gorm.DB {
+	if near, args := nearArrived(since, until); near != "" {
+		q = q.Where(near, args...)
+	}
+	if !since.IsZero() {
+		q = q.Where(arrivedMs+" >= ?", since.UnixMilli())
+	}
+	if !until.IsZero() {
+		q = q.Where(arrivedMs+" < ?", until.UnixMilli())
+	}
+	return q
 }
 
 // listColumns reads every column, but only the start of the arguments.

@@ -53,6 +53,9 @@ func TestAuditAppendAndFilter(t *testing.T) {
 		{core.ActivityFilter{Tool: "exec"}, []int64{3}},
 		{core.ActivityFilter{Decision: core.DecisionDeclined}, []int64{2}},
 		{core.ActivityFilter{BeforeID: 3, Limit: 1}, []int64{2}},
+		{core.ActivityFilter{Since: now.Add(time.Second)}, []int64{3, 2}},
+		{core.ActivityFilter{Until: now.Add(time.Second)}, []int64{1}},
+		{core.ActivityFilter{Since: now.Add(time.Second), Until: now.Add(2 * time.Second), Agent: "a2"}, []int64{2}},
 	}
 	for _, c := range cases {
 		got, err := a.List(c.f)

@@ -11,6 +11,8 @@ export interface ActivityFilter {
   tool?: string;
   kind?: string;
   decision?: string;
+  since?: string;
+  until?: string;
   beforeId?: number;
   limit?: number;
 }
@@ -757,6 +759,28 @@ export interface TestResult {
   skipped: SkippedRule[];
 }
 
+/** Go: store.Timeline */
+export interface Timeline {
+  from: string;
+  to: string;
+  buckets: TimelineBucket[];
+  total: number;
+}
+
+/** Go: store.TimelineBucket */
+export interface TimelineBucket {
+  start: string;
+  end: string;
+  allowed: number;
+  approved: number;
+  refused: number;
+  expired: number;
+  errors: number;
+  pending: number;
+  other: number;
+  total: number;
+}
+
 /** Go: authz.TokenRecord */
 export interface TokenRecord {
   id: string;
@@ -951,6 +975,10 @@ export function createClient(call: Call) {
       /** List returns audit records matching f, newest first: at most 500, each
        * with its arguments cut to 2 KiB (Get returns a whole record). */
       list: (f: ActivityFilter): Promise<AuditRecord[]> => call('Activity.List', [f]) as Promise<AuditRecord[]>,
+      /** Timeline counts the requests matching f that arrived in [from, to), in
+       * buckets of equal length (1 to 200), by decision: the Activity chart. f's
+       * since, until, beforeId and limit must be empty. */
+      timeline: (f: ActivityFilter, from: string, to: string, buckets: number): Promise<Timeline> => call('Activity.Timeline', [f, from, to, buckets]) as Promise<Timeline>,
     },
     agents: {
       /** Access returns, for every tool of the servers (downstream and built-in,

@@ -5,7 +5,7 @@ import { ApiError, type Transport } from './transport';
 import { agentMethods } from './mockAgents';
 import { teamMethods } from './mockTeams';
 import { runMethods } from './mockRuns';
-import type { Approval, AuditRecord, Rule, RuleInput, ServerConfig, ServerView, TestCall, ToolInfo } from './types';
+import type { ActivityFilter, Approval, AuditRecord, Rule, RuleInput, ServerConfig, ServerView, TestCall, Timeline, TimelineBucket, ToolInfo } from './types';
 
 const now = () => new Date().toISOString();
 
@@ -172,13 +172,14 @@ export function mockTransport(): Transport {
     },
     'Servers.Import': () => ({ added: ['memory'], skipped: [{ id: 'everything', reason: 'a server with this id exists already' }] }),
     'Servers.Export': () => JSON.stringify({ mcpServers: {} }),
-    'Activity.List': (f) => activity.filter((r) => (!f.agent || r.agent === f.agent || r.agentId === f.agent) && (!f.server || r.server === f.server) && (!f.tool || r.tool === f.tool) && (!f.kind || r.kind === f.kind) && (!f.decision || r.decision === f.decision)),
+    'Activity.List': (f) => activity.filter((r) => (!f.agent || r.agent === f.agent || r.agentId === f.agent) && (!f.server || r.server === f.server) && (!f.tool || r.tool === f.tool) && (!f.kind || r.kind === f.kind) && (!f.decision || r.decision === f.decision) && (!f.since || Date.parse(r.time) >= Date.parse(f.since)) && (!f.until || Date.parse(r.time) < Date.parse(f.until))),
     'Activity.Get': (id: number) => {
       const r = activity.find((x) => x.id === id);
       if (!r) throw new ApiError('not_found', `audit record ${id} not found`);
       return r;
     },
     'Activity.Export': () => JSON.stringify(activity, null, 2),
+    'Activity.Timeline': (f, from: string, to: string, n: number) => mockTimeline(activity, f, from, to, n, empty),
     'Rules.List': () => rules,
     'Rules.Create': (input: RuleInput) => { const r = toRule(input); rules.push(r); sortRules(); rulesChanged(); return r; },
     'Rules.Update': (id: string, input: RuleInput) => { const i = rules.findIndex((r) => r.id === id); rules[i] = { ...rules[i], ...input, kind: input.kind ?? rules[i].kind, updatedAt: now() }; const r = rules[i]; sortRules(); rulesChanged(); return r; },
@@ -237,4 +238,45 @@ export function mockTransport(): Transport {
     },
     onReconnect: () => () => {},
   };
+}
+
+/**
+ * The Activity chart over the demo's records, plus steady made-up traffic
+ * (the same for the same bar every time) when nothing is filtered, so the
+ * chart has a shape to look at.
+ */
+function mockTimeline(records: AuditRecord[], f: ActivityFilter, from: string, to: string, n: number, empty: boolean): Timeline {
+  const start = Date.parse(from);
+  const width = (Date.parse(to) - start) / n;
+  const groups: Record<string, keyof TimelineBucket> = {
+    allow: 'allowed', approved: 'approved', declined: 'refused', denied: 'refused', timeout: 'expired', expired: 'expired', error: 'errors', '': 'pending',
+  };
+  const buckets: TimelineBucket[] = Array.from({ length: n }, (_, i) => ({
+    start: new Date(start + i * width).toISOString(), end: new Date(start + (i + 1) * width).toISOString(),
+    allowed: 0, approved: 0, refused: 0, expired: 0, errors: 0, pending: 0, other: 0, total: 0,
+  }));
+  const bump = (b: TimelineBucket, key: keyof TimelineBucket, k: number) => {
+    (b[key] as number) += k;
+    b.total += k;
+  };
+  const filtered = Boolean(f.agent || f.server || f.tool || f.kind || f.decision);
+  buckets.forEach((b, i) => {
+    if (filtered || empty || i === n - 1) return;
+    const h = Math.abs(Math.sin(Date.parse(b.start) / 3.7e6) * 10_000) % 1; // stable per bar
+    const busy = Math.round((Math.sin(i / 6) + 1.2) * 4 * h);
+    bump(b, 'allowed', busy);
+    if (h > 0.55) bump(b, 'approved', 1 + Math.round(h * 2));
+    if (h > 0.8) bump(b, 'refused', 1);
+    if (h > 0.93) bump(b, 'expired', 1);
+    if (h < 0.08) bump(b, 'errors', 1);
+  });
+  for (const r of records) {
+    const t = Date.parse(r.time);
+    const i = Math.floor((t - start) / width);
+    if (i < 0 || i >= n) continue;
+    if ((f.agent && r.agent !== f.agent && r.agentId !== f.agent) || (f.server && r.server !== f.server) || (f.tool && r.tool !== f.tool)) continue;
+    if ((f.kind && r.kind !== f.kind) || (f.decision && r.decision !== f.decision)) continue;
+    bump(buckets[i], groups[r.decision] ?? 'other', 1);
+  }
+  return { from, to, buckets, total: buckets.reduce((s, b) => s + b.total, 0) };
 }

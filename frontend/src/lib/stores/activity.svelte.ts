@@ -2,6 +2,7 @@ import { api } from '../api';
 import type { ActivityFilter, AuditRecord } from '../api';
 import { on, onResync } from '../events';
 import { errorText } from './util';
+import { ActivityTimelineStore } from './activityTimeline.svelte';
 
 const PAGE = 100;
 /** Live rows kept in memory; older ones are a "Load older" away. */
@@ -14,15 +15,26 @@ export function emptyFilter(): ActivityFilterFields {
   return { agent: '', server: '', tool: '', kind: '', decision: '' };
 }
 
-/** Whether r passes f, as the backend's filter would decide (agent matches the label or the id). */
-export function matches(r: AuditRecord, f: ActivityFilterFields): boolean {
+/** A stretch of time the table is narrowed to (a bar picked in the chart): since inclusive, until exclusive. */
+export interface TimeRange {
+  since: string;
+  until: string;
+}
+
+/**
+ * Whether r passes f (and range), as the backend's filter would decide:
+ * agent matches the label or the id; times compare to the millisecond.
+ */
+export function matches(r: AuditRecord, f: ActivityFilterFields, range: TimeRange | null = null): boolean {
   const agent = f.agent.trim();
+  const t = Date.parse(r.time);
   return (
     (!agent || r.agent === agent || r.agentId === agent) &&
     (!f.server.trim() || r.server === f.server.trim()) &&
     (!f.tool.trim() || r.tool === f.tool.trim()) &&
     (!f.kind || r.kind === f.kind) &&
-    (!f.decision || r.decision === f.decision)
+    (!f.decision || r.decision === f.decision) &&
+    (!range || (t >= Date.parse(range.since) && t < Date.parse(range.until)))
   );
 }
 
@@ -43,6 +55,10 @@ function newer(old: AuditRecord, next: AuditRecord): AuditRecord {
 export class ActivityStore {
   records = $state<AuditRecord[]>([]);
   filter = $state<ActivityFilterFields>(emptyFilter());
+  /** The time range picked in the chart, or null for all times. */
+  range = $state<TimeRange | null>(null);
+  /** The chart above the table: the same filters, not the range. */
+  readonly timeline = new ActivityTimelineStore(() => this.filterQuery());
   loading = $state(false);
   loaded = $state(false);
   hasMore = $state(false);
@@ -51,8 +67,9 @@ export class ActivityStore {
   /** Live records that arrived while a load was in flight: applied on top of its answer. */
   private arrivedDuringLoad: AuditRecord[] | null = null;
 
-  private query(): ActivityFilter {
-    const q: ActivityFilter = { limit: PAGE };
+  /** The filters the table and the chart share. */
+  private filterQuery(): ActivityFilter {
+    const q: ActivityFilter = {};
     for (const k of FILTER_KEYS) {
       const v = this.filter[k].trim();
       if (v) q[k] = v;
@@ -60,12 +77,25 @@ export class ActivityStore {
     return q;
   }
 
+  private query(): ActivityFilter {
+    const q: ActivityFilter = { limit: PAGE, ...this.filterQuery() };
+    if (this.range) Object.assign(q, this.range);
+    return q;
+  }
+
   get filtering(): boolean {
-    return FILTER_KEYS.some((k) => this.filter[k] !== '');
+    return this.range !== null || FILTER_KEYS.some((k) => this.filter[k] !== '');
   }
 
   clearFilter(): void {
     this.filter = emptyFilter();
+    this.range = null;
+  }
+
+  /** Narrows the table to range (a bar of the chart), or to all times again with null. */
+  pickRange(range: TimeRange | null): void {
+    this.range = range;
+    void this.load();
   }
 
   /** The records matching the current filters, as a JSON or CSV file's text. */
@@ -137,7 +167,7 @@ export class ActivityStore {
           byId.set(r.id, next);
           changed = true;
         }
-      } else if (matches(r, this.filter) && (!this.hasMore || r.id > oldest)) {
+      } else if (matches(r, this.filter, this.range) && (!this.hasMore || r.id > oldest)) {
         byId.set(r.id, r);
         changed = true;
       }
@@ -151,9 +181,22 @@ export class ActivityStore {
     return api.activity.get(id);
   }
 
-  /** Subscribes to live records; the Activity screen calls it while it shows. */
+  /**
+   * Subscribes to live records, for the table and the chart; the Activity
+   * screen calls it while it shows.
+   */
   connect(): () => void {
-    const offs = [on('activity:new', (batch) => this.upsert(batch ?? [])), onResync(() => void this.load())];
+    const offs = [
+      this.timeline.connect(),
+      on('activity:new', (batch) => {
+        this.upsert(batch ?? []);
+        if ((batch ?? []).some((r) => matches(r, this.filter))) this.timeline.poke();
+      }),
+      onResync(() => {
+        void this.load();
+        void this.timeline.load();
+      }),
+    ];
     return () => offs.forEach((off) => off());
   }
 }
