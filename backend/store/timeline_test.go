@@ -240,3 +240,34 @@ func BenchmarkTimeline(b *testing.B) {
 		})
 	}
 }
+
+// A timeline that starts late in a long log skips the older rows by id and
+// still counts every row of its range, to the edges.
+func TestTimelineLateInALongLog(t *testing.T) {
+	a := store.NewAudit(openDB(t))
+	const n = 2000
+	span := 10 * 24 * time.Hour
+	recs := make([]*core.AuditRecord, n)
+	for i := range recs {
+		recs[i] = at(time.Duration(i)*span/n, core.DecisionAllow)
+	}
+	if err := a.Append(recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, days := range []int{1, 2, 9} {
+		from := t0.Add(span - time.Duration(days)*24*time.Hour)
+		tl, err := a.Timeline(core.ActivityFilter{}, from, t0.Add(span), 24)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		for i := range recs {
+			if !recs[i].Time.Before(from) {
+				want++
+			}
+		}
+		if tl.Total != want {
+			t.Errorf("last %d days: %d records counted, want %d", days, tl.Total, want)
+		}
+	}
+}
