@@ -105,3 +105,5 @@ require (
 tool github.com/go-task/task/v3/cmd/task
 
 replace github.com/modelcontextprotocol/go-sdk => ./third_party/go-sdk
+
+replace github.com/glebarez/go-sqlite => ./third_party/go-sqlite
