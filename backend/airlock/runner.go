@@ -50,15 +50,52 @@ func (in *Instance) startRunner(ctx context.Context, o Options) error {
 		b.OnChange(func(string) { r.Kick() })
 	}
 	go follow(ctx, in.Hub, "board", func(events.Event) { r.Kick() })
-	go follow(ctx, in.Hub, "activity", func(ev events.Event) {
-		recs, _ := ev.Payload.([]core.AuditRecord)
-		for _, rec := range recs {
-			if rec.AgentID != "" && rec.Kind == core.KindToolCall {
-				r.NoteToolCall(rec.AgentID, runner.ToolCall{Server: rec.Server, Tool: rec.Tool, Status: rec.Status, At: rec.Time})
+	go noteRunToolCalls(ctx, in.Hub, r)
+	return nil
+}
+
+// noteRunToolCalls tells the runner which tool an agent with a live run
+// called last. It follows the audit's activity only while a run is live:
+// a subscription to activity makes every proxied call queue its records for
+// the subscriber, which agents calling through Airlock without any run
+// should not pay for.
+func noteRunToolCalls(ctx context.Context, hub *events.Hub, r *runner.Runner) {
+	runs := hub.Subscribe([]string{"run"})
+	defer runs.Close()
+	var act *events.Sub
+	var actC <-chan events.Event
+	defer func() {
+		if act != nil {
+			act.Close()
+		}
+	}()
+	follow := func() {
+		switch live := r.LiveCount() > 0; {
+		case live && act == nil:
+			act = hub.Subscribe([]string{"activity"})
+			actC = act.C()
+		case !live && act != nil:
+			act.Close()
+			act, actC = nil, nil
+		}
+	}
+	follow()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-runs.C():
+			runs.Lagged()
+			follow()
+		case ev := <-actC:
+			recs, _ := ev.Payload.([]core.AuditRecord)
+			for _, rec := range recs {
+				if rec.AgentID != "" && rec.Kind == core.KindToolCall {
+					r.NoteToolCall(rec.AgentID, runner.ToolCall{Server: rec.Server, Tool: rec.Tool, Status: rec.Status, At: rec.Time})
+				}
 			}
 		}
-	})
-	return nil
+	}
 }
 
 // follow calls fn for each event of topic until ctx ends; a fall behind

@@ -26,11 +26,28 @@ type Lagged struct {
 	Dropped int `json:"dropped"`
 }
 
-// Event is one event, encoded once for every stream.
+// Event is one event. Its JSON is encoded at most once, by the first
+// stream that writes it: receivers inside the process (the runner follows
+// activity) read Payload, and an event only they receive is never encoded.
 type Event struct {
 	Name    string
 	Payload any
-	Data    []byte // the payload as JSON
+	enc     *encoding
+}
+
+type encoding struct {
+	once sync.Once
+	data []byte
+	err  error
+}
+
+// JSON is the payload as JSON.
+func (e Event) JSON() ([]byte, error) {
+	if e.enc == nil {
+		return json.Marshal(e.Payload)
+	}
+	e.enc.once.Do(func() { e.enc.data, e.enc.err = json.Marshal(e.Payload) })
+	return e.enc.data, e.enc.err
 }
 
 // Topic is the topic of an event name: the part before the colon
@@ -112,11 +129,7 @@ func (h *Hub) Emit(name string, payload any) {
 	if !h.Wants(name) {
 		return // nobody would read it: do not encode it
 	}
-	data, err := json.Marshal(payload)
-	if err != nil {
-		return
-	}
-	ev := Event{Name: name, Payload: payload, Data: data}
+	ev := Event{Name: name, Payload: payload, enc: &encoding{}}
 	topic := Topic(name)
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -750,6 +750,13 @@ func (r *Runner) Live() []Run {
 	return out
 }
 
+// LiveCount is the number of runs whose process is running.
+func (r *Runner) LiveCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.live)
+}
+
 // Log reads part of a run's log file.
 func (r *Runner) Log(runID string, q LogQuery) (LogChunk, error) {
 	from, n, err := checkQuery(q)
