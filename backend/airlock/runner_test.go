@@ -133,6 +133,11 @@ steps:
 		t.Fatal(err)
 	}
 	taskID := rs.task(t, teams.StatusTodo)
+	// With no run live and no UI open nothing follows the activity, so
+	// proxied calls do not queue their records for anyone.
+	if rs.in.Hub.Wants(core.EventActivity) {
+		t.Error("activity is followed with no run live and no UI open")
+	}
 	run, err := rs.in.API.Runs.Start(taskID)
 	if err != nil {
 		t.Fatal(err)
@@ -140,6 +145,8 @@ steps:
 	if run.Status != runner.StatusRunning || run.PID == 0 || run.AgentID != rs.worker.Agent.ID {
 		t.Fatalf("started run = %+v", run)
 	}
+	testutil.Eventually(t, 30*time.Second, func() bool { return rs.in.Hub.Wants(core.EventActivity) },
+		"the runner does not follow the activity while a run is live")
 
 	// The echo needs a person: the dialog shows the run's agent.
 	var pending []hitl.Approval
@@ -184,6 +191,8 @@ steps:
 	if run.Status != runner.StatusCompleted || run.ExitCode == nil || *run.ExitCode != 0 {
 		t.Fatalf("run = %+v, want completed with exit code 0\n%s", run, logText(t, rs, run.ID))
 	}
+	testutil.Eventually(t, 30*time.Second, func() bool { return !rs.in.Hub.Wants(core.EventActivity) },
+		"the runner still follows the activity after its last run ended")
 	log := logText(t, rs, run.ID)
 	for _, want := range []string{"Echo: hello from " + taskID, "done with " + taskID + " in run " + run.ID, "all 8 steps passed", "ended: completed"} {
 		if !strings.Contains(log, want) {
