@@ -42,8 +42,8 @@ func TestParseStat(t *testing.T) {
 		want procStat
 		err  bool
 	}{
-		{"plain", "4242 (airlock) S 17 4242 17 0 -1 4194560 900 0 0 0 120 35 0 0 20 0 9 0 5000 1000 2000",
-			procStat{PPID: 17, CPUTicks: 155}, false},
+		{"plain", "4242 (airlock) S 17 4242 17 0 -1 4194560 900 0 0 0 120 35 7 3 20 0 9 0 5000 1000 2000",
+			procStat{PPID: 17, CPUTicks: 155, ReapedTicks: 10}, false},
 		// A command name may hold spaces and parentheses: fields count from the last ')'.
 		{"name with spaces and parens", "7 (node (x) y) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 1 1 1",
 			procStat{PPID: 1, CPUTicks: 7}, false},

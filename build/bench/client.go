@@ -73,6 +73,9 @@ type clientResult struct {
 	// FirstError and FirstMisroute describe the first of each, for the report.
 	FirstError    string `json:"first_error,omitempty"`
 	FirstMisroute string `json:"first_misroute,omitempty"`
+	// CPUSeconds is the client process's user and system CPU time, set by
+	// the orchestrator when the process has ended (not by the client).
+	CPUSeconds float64 `json:"-"`
 	// Bridge only: start to ready (the initialize answered through the
 	// bridge), and the bridge process's memory after the calls.
 	ReadyMs      float64 `json:"ready_ms,omitempty"`

@@ -40,6 +40,11 @@ type target struct {
 	GW        *gateway // the gateway process; nil for direct stdio
 	Load      bool     // run the many-session load test
 	Airlock   bool     // an airlock binary: bridge and allocation figures
+	// CPUSplit: the CPU per call of the client, the gateway and its servers
+	// can be told apart. Not for direct stdio (its servers start inside the
+	// test) nor supergateway (it starts a server per session and ends it
+	// with the session; an ended server's time is lost to the count).
+	CPUSplit bool
 }
 
 // roundResult is one target's figures from one round.
@@ -52,6 +57,42 @@ type roundResult struct {
 	// AllocPerCall is the gateway's allocated bytes per sequential call;
 	// negative when the gateway does not expose them.
 	AllocPerCall float64
+	// ConcCPU is the CPU each process spent per call of the concurrent
+	// test, warm-up and session set-up included.
+	ConcCPU cpuSplit
+}
+
+// cpuSplit is CPU time per call in µs, by process: the client process
+// (for direct stdio with its servers, its children), the gateway process,
+// and the gateway's descendants (its downstream servers). OK is false when
+// it could not be read.
+type cpuSplit struct {
+	Client, Gateway, Servers float64
+	OK                       bool
+}
+
+// Total is the CPU the machine spent per call on the three.
+func (c cpuSplit) Total() float64 { return c.Client + c.Gateway + c.Servers }
+
+// treeTicks is the CPU ticks of pid, and those of its descendants: the
+// live ones and the ended ones it waited for (supergateway ends a session's
+// server with the session).
+func treeTicks(pid int) (own, kids int64, err error) {
+	st, err := readStat(pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	kids = st.ReapedTicks
+	ds, err := descendants(pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, p := range ds {
+		if k, err := readStat(p); err == nil {
+			kids += k.CPUTicks
+		}
+	}
+	return st.CPUTicks, kids, nil
 }
 
 // idleResult is a gateway's cost a while after the load.
@@ -104,7 +145,7 @@ func orchestrate(ctx context.Context, c *config, stdout, stderr io.Writer) error
 			return fmt.Errorf("%s: %w", a.name, err)
 		}
 		defer g.close()
-		res.Targets = append(res.Targets, &target{Key: a.key, Name: a.name, Bin: a.bin, EP: g.ep, Tool: c.Tool, GW: g, Load: true, Airlock: true})
+		res.Targets = append(res.Targets, &target{Key: a.key, Name: a.name, Bin: a.bin, EP: g.ep, Tool: c.Tool, GW: g, Load: true, Airlock: true, CPUSplit: true})
 	}
 	al := res.Targets[1].GW // the measured build (-airlock is required), after direct
 	logf("starting supergateway")
@@ -121,7 +162,7 @@ func orchestrate(ctx context.Context, c *config, stdout, stderr io.Writer) error
 			return err
 		}
 		defer fl.close()
-		res.Targets = append(res.Targets, &target{Key: keyFloor, Name: "transport floor", EP: fl.ep, Tool: "echo", GW: fl, Load: c.LoadPeers})
+		res.Targets = append(res.Targets, &target{Key: keyFloor, Name: "transport floor", EP: fl.ep, Tool: "echo", GW: fl, Load: c.LoadPeers, CPUSplit: true})
 	}
 
 	res.Machine = describeMachine(ctx, c, res.Targets)
@@ -225,8 +266,28 @@ func measureTarget(ctx context.Context, c *config, t *target, nonce string, logf
 	logf("%s: %d sessions, %d calls", t.Name, c.ConcSessions, c.ConcCalls)
 	s = spec
 	s.Kind, s.Calls, s.Sessions, s.Nonce = kindConc, c.ConcCalls, c.ConcSessions, nonce+"-conc"
+	var gw0, kids0 int64
+	gwOK := t.CPUSplit && t.GW != nil
+	if gwOK {
+		gw0, kids0, err = treeTicks(t.GW.pid())
+		gwOK = err == nil
+	}
 	if rr.Conc, err = runClientProcess(ctx, s); err != nil {
 		return rr, err
+	}
+	if made := float64(rr.Conc.OK + rr.Conc.Errors + c.Warmup*c.ConcSessions); made > 0 {
+		perCall := func(ticks int64) float64 { return float64(ticks) / clockTicks * 1e6 / made }
+		rr.ConcCPU = cpuSplit{Client: rr.Conc.CPUSeconds * 1e6 / made, OK: rr.Conc.CPUSeconds > 0}
+		if gwOK {
+			gw1, kids1, err := treeTicks(t.GW.pid())
+			if err == nil {
+				rr.ConcCPU.Gateway, rr.ConcCPU.Servers = perCall(gw1-gw0), perCall(max(kids1-kids0, 0))
+			} else {
+				rr.ConcCPU.OK = false
+			}
+		} else {
+			rr.ConcCPU.OK = false
+		}
 	}
 
 	if t.Load {
@@ -286,6 +347,8 @@ func runClientProcess(ctx context.Context, spec clientSpec) (clientResult, error
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		return clientResult{}, fmt.Errorf("client (%s) printed no result: %v: %q", spec.Kind, err, out.String())
 	}
+	// The client's CPU, with that of the children it waited for.
+	res.CPUSeconds = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	return res, nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -65,6 +66,9 @@ type procStat struct {
 	// CPUTicks is utime+stime: CPU time the process itself used, in
 	// clockTicks (its children's time is not included).
 	CPUTicks int64
+	// ReapedTicks is cutime+cstime: the CPU time of its children that have
+	// ended and that it has waited for.
+	ReapedTicks int64
 }
 
 // readStat reads /proc/PID/stat.
@@ -85,18 +89,20 @@ func parseStat(data []byte) (procStat, error) {
 		return procStat{}, fmt.Errorf("malformed /proc/PID/stat: no ')'")
 	}
 	// After ") ": field 3 (state) is f[0], ppid (4) is f[1], utime (14) is
-	// f[11], stime (15) is f[12].
+	// f[11], stime (15) is f[12], cutime (16) is f[13], cstime (17) f[14].
 	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 13 {
+	if len(f) < 15 {
 		return procStat{}, fmt.Errorf("malformed /proc/PID/stat: %d fields after the name", len(f))
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	utime, err2 := strconv.ParseInt(f[11], 10, 64)
 	stime, err3 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return procStat{}, fmt.Errorf("malformed /proc/PID/stat: ppid %q utime %q stime %q", f[1], f[11], f[12])
+	cutime, err4 := strconv.ParseInt(f[13], 10, 64)
+	cstime, err5 := strconv.ParseInt(f[14], 10, 64)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		return procStat{}, fmt.Errorf("malformed /proc/PID/stat: %w", err)
 	}
-	return procStat{PPID: ppid, CPUTicks: utime + stime}, nil
+	return procStat{PPID: ppid, CPUTicks: utime + stime, ReapedTicks: cutime + cstime}, nil
 }
 
 // descendants returns pid's children, their children and so on.

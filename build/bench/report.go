@@ -217,6 +217,14 @@ func renderReport(c *config, res *results) string {
 	row("sequential p99 (µs)", seqP99, 0, true)
 	row(fmt.Sprintf("%d sessions: calls/s", c.ConcSessions), concCPS, 0, true)
 	row(fmt.Sprintf("%d sessions: p50 (µs)", c.ConcSessions), concP50, 0, true)
+	cpuRow := func(what string, f func(cpuSplit) float64, withRatios bool) {
+		row(fmt.Sprintf("%d sessions: CPU per call, %s (µs)", c.ConcSessions, what),
+			func(r roundResult) (float64, bool) { return f(r.ConcCPU), r.ConcCPU.OK }, 0, withRatios)
+	}
+	cpuRow("client process", func(x cpuSplit) float64 { return x.Client }, false)
+	cpuRow("gateway process", func(x cpuSplit) float64 { return x.Gateway }, false)
+	cpuRow("gateway's servers", func(x cpuSplit) float64 { return x.Servers }, false)
+	cpuRow("all of them", cpuSplit.Total, true)
 	load := fmt.Sprintf("%d sessions × %d calls", c.LoadSessions, c.LoadCalls)
 	row(load+": calls/s", loadCPS, 0, true)
 	row(load+": p50 (µs)", loadP50, 0, true)
@@ -277,6 +285,7 @@ func renderReport(c *config, res *results) string {
 	p("- Sequential: one session, %d warm-up calls, then %d calls. Concurrent: %d sessions share %d calls. Load: %d sessions open first, then all start together, %d calls each. Latencies are per call as the client sees them; calls/s counts answered calls over the wall time of the timed part.\n",
 		c.Warmup, c.SeqCalls, c.ConcSessions, c.ConcCalls, c.LoadSessions, c.LoadCalls)
 	p("- Rounds are interleaved and their order rotates; the table shows medians over rounds, and each ratio is the median of the per-round ratios.\n")
+	p("- CPU per call in the %d-session test: the client process's user and system time (from wait4), and the utime+stime deltas of the gateway process and of its descendants (its server) from /proc/PID/stat, each divided by the calls made, warm-up included. On %d cores the calls/s of that test follow the sum. Not shown for direct stdio, whose servers start inside the test, nor for supergateway, which starts a server per session and ends it with the session (an ended server's time cannot be counted).\n", c.ConcSessions, m.CPUs)
 	p("- RSS is VmRSS / VmHWM from /proc/PID/status (the gateway process; \"+ children\" adds its descendants, sampled every 100 ms). Idle CPU is the utime+stime delta from /proc/PID/stat over the interval.\n")
 	bridge := "`airlock bridge`"
 	if c.Bridge != "" {
