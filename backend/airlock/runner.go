@@ -58,7 +58,9 @@ func (in *Instance) startRunner(ctx context.Context, o Options) error {
 // called last. It follows the audit's activity only while a run is live:
 // a subscription to activity makes every proxied call queue its records for
 // the subscriber, which agents calling through Airlock without any run
-// should not pay for.
+// should not pay for. It subscribes once the run's start event arrives, so a
+// call made within microseconds of the start can go unnoted; the run's next
+// call is.
 func noteRunToolCalls(ctx context.Context, hub *events.Hub, r *runner.Runner) {
 	runs := hub.Subscribe([]string{"run"})
 	defer runs.Close()

@@ -275,11 +275,9 @@ func EventsHandler(h *events.Hub) http.Handler {
 			case <-ping.C:
 				fmt.Fprint(w, ": ping\n\n")
 			case ev := <-sub.C():
-				data, err := ev.JSON()
-				if err != nil {
-					continue // nothing the UI could read
+				if data, err := ev.JSON(); err == nil { // else nothing the UI could read
+					fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Name, data)
 				}
-				fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Name, data)
 				if len(sub.C()) == 0 {
 					if n := sub.Lagged(); n > 0 {
 						fmt.Fprintf(w, "event: %s\ndata: {\"dropped\":%d}\n\n", events.EventLagged, n)

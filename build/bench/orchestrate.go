@@ -75,8 +75,7 @@ type cpuSplit struct {
 func (c cpuSplit) Total() float64 { return c.Client + c.Gateway + c.Servers }
 
 // treeTicks is the CPU ticks of pid, and those of its descendants: the
-// live ones and the ended ones it waited for (supergateway ends a session's
-// server with the session).
+// live ones and the ended ones it waited for.
 func treeTicks(pid int) (own, kids int64, err error) {
 	st, err := readStat(pid)
 	if err != nil {
@@ -275,7 +274,7 @@ func measureTarget(ctx context.Context, c *config, t *target, nonce string, logf
 	if rr.Conc, err = runClientProcess(ctx, s); err != nil {
 		return rr, err
 	}
-	if made := float64(rr.Conc.OK + rr.Conc.Errors + c.Warmup*c.ConcSessions); made > 0 {
+	if made := float64(rr.Conc.OK + rr.Conc.Errors + rr.Conc.Misrouted + c.Warmup*c.ConcSessions); made > 0 {
 		perCall := func(ticks int64) float64 { return float64(ticks) / clockTicks * 1e6 / made }
 		rr.ConcCPU = cpuSplit{Client: rr.Conc.CPUSeconds * 1e6 / made, OK: rr.Conc.CPUSeconds > 0}
 		if gwOK {

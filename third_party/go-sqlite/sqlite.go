@@ -619,14 +619,15 @@ func (s *stmt) execPrepared(args []driver.NamedValue) (driver.Result, error) {
 	return newResult(s.c)
 }
 
-// onlySpace reports whether the C string at p holds nothing but white
-// space, the tail sqlite3_prepare_v2 leaves after a single statement.
+// onlySpace reports whether the C string at p holds nothing but what
+// SQLite's tokenizer skips (its white space: space, \t, \n, \f, \r) and
+// semicolons: the tail sqlite3_prepare_v2 leaves after a single statement.
 func onlySpace(p uintptr) bool {
 	for ; ; p++ {
 		switch *(*byte)(unsafe.Pointer(p)) {
 		case 0:
 			return true
-		case ' ', '\t', '\n', '\r', '\f', '\v', ';':
+		case ' ', '\t', '\n', '\r', '\f', ';':
 		default:
 			return false
 		}
