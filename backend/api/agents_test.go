@@ -35,13 +35,13 @@ func start(t *testing.T) *airlock.Instance {
 // tool name, once the catalog lists them.
 func accessOf(t *testing.T, in *airlock.Instance, id string) map[string]api.ToolAccess {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var out map[string]api.ToolAccess
+	testutil.Eventually(t, 10*time.Second, func() bool {
 		list, err := in.API.Agents.Access(id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[string]api.ToolAccess{}
+		out = map[string]api.ToolAccess{}
 		for _, a := range list {
 			if a.Server == authz.Server {
 				t.Errorf("Access lists Airlock's own tool %s", a.Tool)
@@ -50,14 +50,9 @@ func accessOf(t *testing.T, in *airlock.Instance, id string) map[string]api.Tool
 				out[a.Tool] = a
 			}
 		}
-		if len(out) > 0 {
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server work's tools never appeared in Access(%s): %+v", id, list)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition: the catalog lists the server in the background
-	}
+		return len(out) > 0 // the catalog lists the server in the background
+	}, "server work's tools never appeared in Access(%s)", id)
+	return out
 }
 
 // The Agents screen shows per tool what the gate decides, with the gate's
