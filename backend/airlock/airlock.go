@@ -18,7 +18,6 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -359,18 +358,6 @@ func randomToken() string {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// TuneRuntime sets the Go runtime for a gateway (serve and the desktop
-// app; not the small commands): the default GC target makes the collector
-// run several times per thousand calls, so Airlock lets the heap grow to
-// three times what is live between collections. There is deliberately no
-// memory limit: a limit near the live heap makes the collector run without
-// pause under load (measured: 200 sessions 6.5× slower, and CPU burnt
-// while idle), trading one target for another. main calls it; the
-// benchmarks call it too so that they measure what the binary does.
-func TuneRuntime() {
-	debug.SetGCPercent(200)
 }
 
 // pinPolicy is the pipeline's policy stage for tools whose definition
