@@ -167,6 +167,11 @@ func benchServe(b *testing.B, bin string) {
 		writeServers(b, dir, testutil.EverythingServer(b, "everything"))
 		token := "alk_" + strings.Repeat("b", 43)
 		os.WriteFile(filepath.Join(dir, "agent-token"), []byte(token+"\n"), 0o600)
+		// A rule that allows the calls, added through the CLI as a user
+		// would, before the start (so nothing waits for a live reload).
+		if out, err := exec.Command(bin, "rules", "add", "--data-dir", dir, "--auto-approve").CombinedOutput(); err != nil {
+			b.Fatalf("rules add: %v: %s", err, out)
+		}
 		addr := freeAddr(b)
 		t0 := time.Now()
 		cmd := exec.Command(bin, "serve", "--data-dir", dir, "--addr", addr)
@@ -196,11 +201,6 @@ func benchServe(b *testing.B, bin string) {
 			b.Fatal(err)
 		}
 		waitTool(b, sess, "everything__echo")
-		// No rule allows the call yet: add one through the CLI, as a user would.
-		if out, err := exec.Command(bin, "rules", "add", "--data-dir", dir, "--auto-approve").CombinedOutput(); err != nil {
-			b.Fatalf("rules add: %v: %s", err, out)
-		}
-		time.Sleep(500 * time.Millisecond) // the running app picks up the CLI's change
 		for j := range 200 {
 			callEcho(b, sess, "everything__echo", "rss"+strconv.Itoa(j))
 		}

@@ -79,8 +79,13 @@ describe('ActivityPage', () => {
     expect(screen.getByTestId('activity-row').textContent).toContain('approved');
     // A late copy of the start must not undo the end.
     emit('activity:new', [rec(7, { status: 'running', decision: '' })]);
-    await new Promise((r) => setTimeout(r, 10));
-    expect(screen.getByTestId('activity-row').dataset.status).toBe('ok');
+    // Events apply in order: once a later record shows, the late copy has
+    // been handled.
+    emit('activity:new', [rec(8, { tool: 'tool8' })]);
+    await screen.findByText('tool8');
+    const rows = screen.getAllByTestId('activity-row');
+    expect(rows).toHaveLength(2);
+    expect(rows.find((r) => !r.textContent?.includes('tool8'))?.dataset.status).toBe('ok');
   });
 
   it('shows the agent and the MCP client as two fields', async () => {
@@ -133,7 +138,10 @@ describe('ActivityPage', () => {
     await userEvent.selectOptions(screen.getByLabelText('Filter by decision'), 'declined');
     await waitFor(() => expect(fakeApi.activity.list).toHaveBeenLastCalledWith({ limit: 100, decision: 'declined' }));
     emit('activity:new', [rec(5, { decision: 'allow' })]);
-    await new Promise((r) => setTimeout(r, 10));
+    // Events apply in order: once a later matching record shows, the
+    // excluded one has been handled.
+    emit('activity:new', [rec(6, { decision: 'declined' })]);
+    await screen.findByText('tool6');
     expect(screen.queryByText('tool5')).toBeNull();
   });
 
