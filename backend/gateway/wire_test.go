@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -135,6 +136,83 @@ func TestAnswerEnvelope(t *testing.T) {
 		}
 		if !strings.HasPrefix(data, tc.prefix) {
 			t.Errorf("answer to %s = %.200s, want it to start %s", tc.msg, data, tc.prefix)
+		}
+	}
+}
+
+// A large result's JSON is taken as its MarshalJSON wrote it instead of
+// being compacted again (see PATCHES.md in third_party/go-sdk). What the
+// client reads must be what upstream sent: the result marshalled by an
+// encoding/json Encoder without HTML escaping (the SDK's jsonMarshal), for
+// text with HTML characters, line separators, escapes and non-ASCII, in
+// content and in structured content, for tools, resources and prompts.
+func TestResultBytesAsUpstream(t *testing.T) {
+	text := "<a href=\"x&y\">\u2028\u2029\t\\ é 😀</a>\n"
+	toolResult := &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}, &mcp.ImageContent{Data: []byte{0, 1, '<'}, MIMEType: "image/png"}},
+		StructuredContent: map[string]any{"text": text, "n": 1.5},
+	}
+	resourceResult := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "file:///a<b>", MIMEType: "text/plain", Text: text}}}
+	promptResult := &mcp.GetPromptResult{Description: text, Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}}}
+
+	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return toolResult, nil
+	})
+	s.AddResource(&mcp.Resource{URI: "file:///a<b>", Name: "a"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return resourceResult, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "p"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return promptResult, nil
+	})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ss, err := s.Connect(ctx, &mcp.IOTransport{Reader: inR, Writer: outW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	lines := bufio.NewReader(outR)
+	call := func(msg string) string {
+		t.Helper()
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env struct{ Result json.RawMessage }
+		if err := json.Unmarshal([]byte(line), &env); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		return string(env.Result)
+	}
+	call(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	upstream := func(v any) string {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimRight(buf.String(), "\n")
+	}
+	for _, tc := range []struct {
+		msg  string
+		want any
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}`, toolResult},
+		{`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///a<b>"}}`, resourceResult},
+		{`{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"p"}}`, promptResult},
+	} {
+		if got, want := call(tc.msg), upstream(tc.want); got != want {
+			t.Errorf("answer to %s:\n got %s\nwant %s", tc.msg, got, want)
 		}
 	}
 }

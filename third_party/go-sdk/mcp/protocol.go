@@ -10,6 +10,7 @@ import (
 	"maps"
 
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
+	"github.com/modelcontextprotocol/go-sdk/internal/jsonrpc2"
 	"github.com/modelcontextprotocol/go-sdk/internal/mcpgodebug"
 )
 
@@ -368,6 +369,37 @@ func (r *CallToolResult) hasContent() bool {
 // requests the server needs fulfilled before retrying the call.
 // An empty InputRequests with NeedsInput true indicates load-shedding.
 func (r *CallToolResult) NeedsInput() bool { return r.resultType == resultTypeInputRequired }
+
+// Airlock patch (see PATCHES.md in third_party/go-sdk): the results that
+// can be large marshal themselves with json.Marshal, so the JSON-RPC layer
+// can take their JSON as it is instead of having encoding/json scan and
+// compact it once more.
+func init() {
+	jsonrpc2.CompactMarshaler = func(obj any) ([]byte, bool) {
+		var data []byte
+		var err error
+		switch r := obj.(type) {
+		case *CallToolResult:
+			if r == nil {
+				return nil, false
+			}
+			data, err = r.MarshalJSON()
+		case *ReadResourceResult:
+			if r == nil {
+				return nil, false
+			}
+			data, err = r.MarshalJSON()
+		case *GetPromptResult:
+			if r == nil {
+				return nil, false
+			}
+			data, err = r.MarshalJSON()
+		default:
+			return nil, false
+		}
+		return data, err == nil
+	}
+}
 
 func (x *CallToolResult) MarshalJSON() ([]byte, error) {
 	type res CallToolResult // avoid recursion

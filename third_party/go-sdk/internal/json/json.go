@@ -57,28 +57,24 @@ func Unmarshal(data []byte, v any) error {
 // checkMaxDepth scans data once and reports [errMaxDepthExceeded] if the
 // nesting of JSON objects and arrays exceeds maxDepth. It is a lightweight pass which
 // tracks '{' and '[' against '}' and ']' while skipping over the contents of strings.
+//
+// Airlock patch (see PATCHES.md): a string is skipped by searching for its
+// closing quote with bytes.IndexByte instead of looking at each of its bytes
+// in turn. A quote ends the string when an even number of backslashes
+// precedes it (each backslash escapes the byte after it), which is what the
+// byte-by-byte scan decided too. Strings are most of the bytes of a large
+// result (a file's text), and the SDK runs this check on every Unmarshal of
+// it: 20 % of Airlock's CPU for a 1 MiB file_read before.
 func checkMaxDepth(data []byte, maxDepth int) error {
-	var (
-		depth    int
-		inString bool
-		escaped  bool
-	)
-	for _, b := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-
-		switch b {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
 		case '"':
-			inString = true
+			end := stringEnd(data, i)
+			if end < 0 {
+				return nil // unterminated: the parser reports it
+			}
+			i = end
 		case '{', '[':
 			depth++
 			if depth > maxDepth {
@@ -91,4 +87,24 @@ func checkMaxDepth(data []byte, maxDepth int) error {
 		}
 	}
 	return nil
+}
+
+// stringEnd returns the index of the quote that closes the string opened
+// by the quote at data[open], or -1 if there is none.
+func stringEnd(data []byte, open int) int {
+	for from := open + 1; ; {
+		k := bytes.IndexByte(data[from:], '"')
+		if k < 0 {
+			return -1
+		}
+		q := from + k
+		n := 0
+		for p := q - 1; p > open && data[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		from = q + 1
+	}
 }

@@ -256,12 +256,27 @@ func marshalToRaw(obj any) (json.RawMessage, error) {
 	if obj == nil {
 		return nil, nil
 	}
+	// Airlock patch (see PATCHES.md): a result that marshals itself with
+	// encoding/json.Marshal is compact and valid already; through
+	// jsonMarshal, encoding/json would scan and compact all of it again.
+	if CompactMarshaler != nil {
+		if data, ok := CompactMarshaler(obj); ok {
+			return json.RawMessage(data), nil
+		}
+	}
 	data, err := jsonMarshal(obj)
 	if err != nil {
 		return nil, err
 	}
 	return json.RawMessage(data), nil
 }
+
+// CompactMarshaler, when set, returns the JSON of obj and true when obj's
+// MarshalJSON returns what encoding/json.Marshal produced (compact, valid),
+// which is exactly what jsonMarshal would make of it. It returns false, and
+// marshalToRaw marshals obj itself, for any other value or when MarshalJSON
+// fails (so that the error is the one encoding/json reports). Airlock patch.
+var CompactMarshaler func(obj any) ([]byte, bool)
 
 // jsonMarshal marshals obj to JSON like json.Marshal but without HTML escaping.
 func jsonMarshal(obj any) ([]byte, error) {
