@@ -11,15 +11,16 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/airlock"
 	"github.com/airlock-dev/airlock/backend/builtin"
+	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/hitl"
 )
 
 // BenchmarkBuiltinTools runs file_read of a 1 MB text file and shell_exec of
 // `true` three ways in one run: the tool's handler called directly
 // ("handler"); through the SDK to the in-process server, as the catalogue
-// reaches it ("server"); and as an agent does, over Streamable HTTP through
-// the whole pipeline — identity, gate, shell policy, rules, audit
-// ("airlock"). The pipeline's share is airlock − server; the SDK's,
+// reaches it (catalog.InProcessTransports; "server"); and as an agent
+// does, over Streamable HTTP through the whole pipeline — identity, gate,
+// shell policy, rules, audit ("airlock"). The pipeline's share is airlock − server; the SDK's,
 // server − handler.
 //
 //	go test ./backend/airlock -run '^$' -bench BuiltinTools -benchtime 300x
@@ -41,7 +42,7 @@ func BenchmarkBuiltinTools(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ct, st := mcp.NewInMemoryTransports()
+	ct, st := catalog.InProcessTransports()
 	servers := direct.Servers()
 	ctx := context.Background()
 	if _, err := servers[builtin.ServerFileRead].Connect(ctx, st, nil); err != nil {
@@ -52,7 +53,7 @@ func BenchmarkBuiltinTools(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { readSess.Close() })
-	ct2, st2 := mcp.NewInMemoryTransports()
+	ct2, st2 := catalog.InProcessTransports()
 	if _, err := servers[builtin.ServerShellExec].Connect(ctx, st2, nil); err != nil {
 		b.Fatal(err)
 	}

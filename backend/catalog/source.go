@@ -325,7 +325,7 @@ func (d *source) transport() (mcp.Transport, func() error, error) {
 	noWait := func() error { return nil }
 	switch d.cfg.Transport() {
 	case core.TransportInProcess:
-		ct, st := mcp.NewInMemoryTransports()
+		ct, st := InProcessTransports()
 		ss, err := d.inproc.Connect(d.ctx, st, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("start in-process server: %w", err)
