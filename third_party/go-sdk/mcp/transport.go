@@ -514,32 +514,14 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 	// but that is unavoidable since AFAIK there is no (easy and portable) way to
 	// guarantee that reads of stdin are unblocked when closed.
 	go func() {
-		var (
-			reader  io.Reader = rwc
-			limiter *frameLimitReader
-		)
-		if limit > 0 {
-			limiter = &frameLimitReader{r: rwc, limit: limit}
-			reader = limiter
-		}
-		dec := json.NewDecoder(reader)
+		// Airlock patch (see PATCHES.md): frames are found by frameReader,
+		// which skips strings with bytes.IndexByte, instead of a
+		// json.Decoder, which scanned every message byte by byte twice (to
+		// find its end, then again to decode it into a RawMessage). The
+		// message is parsed, and checked, when it is decoded.
+		fr := &frameReader{r: rwc, limit: limit}
 		for {
-			var raw json.RawMessage
-			err := dec.Decode(&raw)
-			// If decoding was successful, check for trailing data at the end of the stream.
-			if err == nil {
-				// Read the next byte to check if there is trailing data.
-				var tr [1]byte
-				if n, readErr := dec.Buffered().Read(tr[:]); n > 0 {
-					// If read byte is not a newline, it is an error.
-					// Support both Unix (\n) and Windows (\r\n) line endings.
-					if tr[0] != '\n' && tr[0] != '\r' {
-						err = fmt.Errorf("invalid trailing data at the end of stream")
-					}
-				} else if readErr != nil && readErr != io.EOF {
-					err = readErr
-				}
-			}
+			raw, err := fr.next()
 			select {
 			case incoming <- msgOrErr{msg: raw, err: err}:
 			case <-closed:
@@ -547,9 +529,6 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 			}
 			if err != nil {
 				return
-			}
-			if limiter != nil {
-				limiter.resetFrame()
 			}
 		}
 	}()
@@ -564,27 +543,154 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 // limit before the value was completely received.
 var errFrameTooLarge = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
 
-// frameLimitReader bounds the number of bytes [json.Decoder] may buffer while
-// decoding a single JSON value. Read returns [errFrameTooLarge] once the budget is exhausted.
-type frameLimitReader struct {
+// frameReader splits a stream into JSON-RPC messages, each a JSON object or
+// array, as newline-delimited JSON or spread over several lines. Airlock
+// patch (see PATCHES.md); upstream used a json.Decoder, and the behaviour is
+// kept: whitespace between messages is skipped, a message ends with the
+// bracket that closes its first one, a byte right after it that is already
+// buffered must be a newline or carriage return, and a message may not take
+// more than limit bytes (limit <= 0: no limit). A byte that JSON does not
+// allow outside a string ends the stream at once; any other invalid JSON is
+// framed all the same and refused when it is decoded.
+type frameReader struct {
 	r     io.Reader
 	limit int
-	count int
+	buf   []byte // buf[start:end] is read and not yet returned
+	start int
+	end   int
+	err   error // from r, once it failed
 }
 
-func (r *frameLimitReader) Read(p []byte) (int, error) {
-	if r.count >= r.limit {
-		return 0, errFrameTooLarge
+// next returns the next message (a copy), or the error that ends the
+// stream: io.EOF at a clean end, io.ErrUnexpectedEOF inside a message.
+func (f *frameReader) next() (json.RawMessage, error) {
+	// Skip whitespace between messages.
+	for {
+		for f.start < f.end && isJSONSpace(f.buf[f.start]) {
+			f.start++
+		}
+		if f.start < f.end {
+			break
+		}
+		if err := f.fill(); err != nil {
+			return nil, err
+		}
 	}
-	if len(p) > r.limit-r.count {
-		p = p[:r.limit-r.count]
+	// A message is an object or an array; a string is framed as well (and
+	// refused when it is decoded), anything else is refused now.
+	if c := f.buf[f.start]; c != '{' && c != '[' && c != '"' {
+		return nil, fmt.Errorf("invalid character %q looking for beginning of value", c)
 	}
-	n, err := r.r.Read(p)
-	r.count += n
-	return n, err
+	// Scan for the bracket that closes the first one, skipping strings.
+	depth, inString, i := 0, false, f.start
+	strOpen := 0 // offset from f.start of the quote that opened the string
+	for {
+		for ; i < f.end; i++ {
+			if inString {
+				k := bytes.IndexByte(f.buf[i:f.end], '"')
+				if k < 0 {
+					i = f.end
+					break
+				}
+				i += k
+				n := 0
+				for p := i - 1; p > f.start+strOpen && f.buf[p] == '\\'; p-- {
+					n++
+				}
+				if n%2 == 0 {
+					inString = false
+					if depth == 0 { // the message was a string
+						return f.take(i + 1)
+					}
+				}
+				continue
+			}
+			c := f.buf[i]
+			if !jsonOutsideString[c] {
+				// Not JSON (a log line on stdout, say): refuse it now,
+				// as the decoder did, rather than wait for a bracket
+				// that may never come.
+				return nil, fmt.Errorf("invalid character %q in JSON-RPC message", c)
+			}
+			switch c {
+			case '"':
+				inString, strOpen = true, i-f.start
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return f.take(i + 1)
+				}
+			}
+		}
+		if f.limit > 0 && f.end-f.start >= f.limit {
+			return nil, errFrameTooLarge
+		}
+		scanned := i - f.start
+		if err := f.fill(); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		i = f.start + scanned
+	}
 }
 
-func (r *frameLimitReader) resetFrame() { r.count = 0 }
+// take returns buf[start:end] as the next message and moves past it.
+func (f *frameReader) take(end int) (json.RawMessage, error) {
+	msg := json.RawMessage(bytes.Clone(f.buf[f.start:end]))
+	f.start = end
+	// As upstream: data right after a message, if it has arrived, must be
+	// the end of its line.
+	if f.start < f.end && f.buf[f.start] != '\n' && f.buf[f.start] != '\r' {
+		return msg, fmt.Errorf("invalid trailing data at the end of stream")
+	}
+	return msg, nil
+}
+
+// fill reads more of the stream into buf, keeping buf[start:end] (moved to
+// the front of buf, which grows when it is full).
+func (f *frameReader) fill() error {
+	if f.err != nil {
+		return f.err
+	}
+	if f.start > 0 {
+		f.end = copy(f.buf, f.buf[f.start:f.end])
+		f.start = 0
+	}
+	if f.end == len(f.buf) {
+		size := max(2*len(f.buf), 64<<10)
+		if f.limit > 0 {
+			size = min(size, f.limit+1)
+		}
+		if size > len(f.buf) {
+			f.buf = append(f.buf, make([]byte, size-len(f.buf))...)
+		}
+	}
+	n, err := f.r.Read(f.buf[f.end:])
+	f.end += n
+	if err != nil {
+		f.err = err
+		if n > 0 {
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// jsonOutsideString holds the bytes JSON allows outside strings:
+// whitespace, punctuation, numbers and the letters of true, false and null.
+var jsonOutsideString = func() (t [256]bool) {
+	for _, c := range []byte(" \t\r\n{}[],:\"-+.eE0123456789truefalsn") {
+		t[c] = true
+	}
+	return t
+}()
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func (c *ioConn) SessionID() string { return "" }
 

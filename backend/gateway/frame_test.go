@@ -1,0 +1,249 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The stdio transport's reader finds each message's end itself instead of
+// with a json.Decoder (see PATCHES.md in third_party/go-sdk). These tests
+// read the same streams through mcp.IOTransport and through upstream's way
+// (json.Decoder, the trailing-data check, then the same decoding) and
+// compare what comes out: the messages, and whether the stream ends
+// cleanly or with an error, and after how many messages.
+
+// oneByte hands out its data one byte per Read.
+type oneByte struct{ r io.Reader }
+
+func (o oneByte) Read(p []byte) (int, error) {
+	if len(p) > 1 {
+		p = p[:1]
+	}
+	return o.r.Read(p)
+}
+
+// streamOutcome is the messages read (re-encoded) and how the stream ended.
+type streamOutcome struct {
+	Msgs []string
+	End  string // "EOF" or "error"
+}
+
+func endOf(err error) string {
+	if errors.Is(err, io.EOF) {
+		return "EOF"
+	}
+	return "error"
+}
+
+func encodeMsg(t *testing.T, m jsonrpc.Message) string {
+	data, err := jsonrpc.EncodeMessage(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// viaTransport reads r through the SDK's (patched) IOTransport.
+func viaTransport(t *testing.T, r io.Reader) streamOutcome {
+	conn, err := (&mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{}}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var out streamOutcome
+	for {
+		m, err := conn.Read(context.Background())
+		if err != nil {
+			out.End = endOf(err)
+			return out
+		}
+		out.Msgs = append(out.Msgs, encodeMsg(t, m))
+	}
+}
+
+// upstreamFrames reads r as SDK v1.8.0's stdio reader did.
+func upstreamFrames(t *testing.T, r io.Reader) streamOutcome {
+	var out streamOutcome
+	dec := json.NewDecoder(r)
+	for {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if err == nil {
+			var tr [1]byte
+			if n, _ := dec.Buffered().Read(tr[:]); n > 0 && tr[0] != '\n' && tr[0] != '\r' {
+				err = fmt.Errorf("invalid trailing data at the end of stream")
+			}
+		}
+		if err != nil {
+			out.End = endOf(err)
+			return out
+		}
+		msgs, err := upstreamBatch(raw)
+		for _, m := range msgs {
+			out.Msgs = append(out.Msgs, encodeMsg(t, m))
+		}
+		if err != nil {
+			out.End = "error"
+			return out
+		}
+	}
+}
+
+// upstreamBatch is readBatch: an array is a batch of messages.
+func upstreamBatch(raw []byte) ([]jsonrpc.Message, error) {
+	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '[' {
+		m, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return nil, err
+		}
+		return []jsonrpc.Message{m}, nil
+	}
+	var batch []json.RawMessage
+	if err := json.Unmarshal(raw, &batch); err != nil {
+		_, err := jsonrpc.DecodeMessage(raw)
+		return nil, err
+	}
+	if len(batch) == 0 {
+		return nil, errors.New("empty batch")
+	}
+	var out []jsonrpc.Message
+	for _, b := range batch {
+		m, err := jsonrpc.DecodeMessage(b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+type nopWriteCloser struct{}
+
+func (nopWriteCloser) Write(p []byte) (int, error) { return len(p), nil }
+func (nopWriteCloser) Close() error                { return nil }
+
+// compareFraming reads data both ways, all at once and a byte at a time,
+// and returns what came out when it was read all at once. (Upstream's
+// trailing-data check looks only at bytes that have arrived, so a message
+// followed by junk on its line is refused when both arrive together and
+// read when they arrive one by one: both ways.)
+func compareFraming(t *testing.T, data string) (streamOutcome, bool) {
+	t.Helper()
+	var whole streamOutcome
+	for _, mode := range []string{"whole", "byte by byte"} {
+		reader := func() io.Reader {
+			if mode == "whole" {
+				return strings.NewReader(data)
+			}
+			return oneByte{strings.NewReader(data)}
+		}
+		want := upstreamFrames(t, reader())
+		got := viaTransport(t, reader())
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s, %q:\n got %v\nwant %v", mode, data, got, want)
+			return got, false
+		}
+		if mode == "whole" {
+			whole = got
+		}
+	}
+	return whole, true
+}
+
+var frameCases = []struct {
+	name, data string
+	msgs       int
+	end        string
+}{
+	{"one per line", `{"jsonrpc":"2.0","id":1,"method":"a"}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{"s":"}]\"{["}}` + "\n", 2, "EOF"},
+	{"CRLF and blank lines", "\r\n" + `{"jsonrpc":"2.0","id":1,"method":"a"}` + "\r\n\r\n" + `{"jsonrpc":"2.0","method":"n"}` + "\r\n", 2, "EOF"},
+	{"spread over lines", "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n  \"method\": \"a\"\n}\n", 1, "EOF"},
+	{"escaped backslash before a closing quote", `{"jsonrpc":"2.0","id":1,"result":{"p":"C:\\dir\\"}}` + "\n", 1, "EOF"},
+	{"escaped quotes and brackets in strings", `{"jsonrpc":"2.0","id":1,"result":{"t":"\\\"}\"{[\\\\"}}` + "\n", 1, "EOF"},
+	{"batch", `[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"}]` + "\n", 2, "EOF"},
+	{"no newline at the end", `{"jsonrpc":"2.0","id":1,"method":"a"}`, 1, "EOF"},
+	{"cut off inside a message", `{"jsonrpc":"2.0","id":1,"method":"a"}` + "\n" + `{"jsonrpc":"2.0","id":2,`, 1, "error"},
+	{"trailing data after a message", `{"jsonrpc":"2.0","id":1,"method":"a"} x` + "\n", 0, "error"},
+	{"two on one line", `{"jsonrpc":"2.0","id":1,"method":"a"}{"jsonrpc":"2.0","id":2,"method":"b"}` + "\n", 0, "error"},
+	{"log line on stdout", "Server started\n" + `{"jsonrpc":"2.0","id":1,"method":"a"}` + "\n", 0, "error"},
+	{"a number", "42\n", 0, "error"},
+	{"a string", `"{\"jsonrpc\":\"2.0\"}"` + "\n", 0, "error"},
+	{"invalid JSON inside", `{"jsonrpc":"2.0","id":1,"method":"a",}` + "\n", 0, "error"},
+	{"mismatched brackets", `{"jsonrpc":"2.0","id":1,"method":"a","params":[}]` + "\n", 0, "error"},
+	{"empty", "", 0, "EOF"},
+	{"only whitespace", " \n\r\n\t", 0, "EOF"},
+}
+
+func TestStdioFramingAsUpstream(t *testing.T) {
+	for _, tc := range frameCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := compareFraming(t, tc.data)
+			if ok && (len(got.Msgs) != tc.msgs || got.End != tc.end) {
+				t.Errorf("%d messages, then %s; the case expects %d, then %s", len(got.Msgs), got.End, tc.msgs, tc.end)
+			}
+		})
+	}
+}
+
+// A message larger than the transport's limit is refused, as upstream
+// refused it, and one within it is read.
+func TestStdioFrameLimit(t *testing.T) {
+	msg := `{"jsonrpc":"2.0","id":1,"result":{"t":"` + strings.Repeat("x", 1000) + `"}}` + "\n"
+	for _, tc := range []struct {
+		limit int
+		ok    bool
+	}{{2000, true}, {500, false}, {-1, true}} {
+		conn, err := (&mcp.IOTransport{Reader: io.NopCloser(strings.NewReader(msg)), Writer: nopWriteCloser{}, MaxLineLength: tc.limit}).Connect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = conn.Read(context.Background())
+		if (err == nil) != tc.ok {
+			t.Errorf("limit %d: read error %v, want success %v", tc.limit, err, tc.ok)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "maximum line length")) {
+			t.Errorf("limit %d: error %v, want the frame limit's", tc.limit, err)
+		}
+		conn.Close()
+	}
+}
+
+func FuzzStdioFraming(f *testing.F) {
+	for _, tc := range frameCases {
+		f.Add(tc.data)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		compareFraming(t, data)
+	})
+}
+
+// A server that writes something other than JSON is refused at once, not
+// when a closing bracket comes (it may never come): upstream's decoder
+// stopped at the first byte JSON does not allow.
+func TestStdioGarbageRefusedAtOnce(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	conn, err := (&mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{}}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// The stream stays open: a reader that waited for the bracket to close
+	// would block here until the deadline.
+	go io.WriteString(pw, "[INFO server started\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := conn.Read(ctx); err == nil || !strings.Contains(err.Error(), "invalid character 'I'") {
+		t.Fatalf("read: %v, want an invalid character error", err)
+	}
+}
