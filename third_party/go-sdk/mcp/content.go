@@ -32,19 +32,26 @@ type TextContent struct {
 }
 
 func (c *TextContent) MarshalJSON() ([]byte, error) {
-	// Custom wire format to ensure the required "text" field is always included, even when empty.
-	wire := struct {
-		Type        string       `json:"type"`
-		Text        string       `json:"text"`
-		Meta        Meta         `json:"_meta,omitempty"`
-		Annotations *Annotations `json:"annotations,omitempty"`
-	}{
+	return json.Marshal(c.wire())
+}
+
+// textWire is the custom wire format that ensures the required "text"
+// field is always included, even when empty. (Airlock patch: a named type,
+// see inlineContent.)
+type textWire struct {
+	Type        string       `json:"type"`
+	Text        string       `json:"text"`
+	Meta        Meta         `json:"_meta,omitempty"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+}
+
+func (c *TextContent) wire() textWire {
+	return textWire{
 		Type:        "text",
 		Text:        c.Text,
 		Meta:        c.Meta,
 		Annotations: c.Annotations,
 	}
-	return json.Marshal(wire)
 }
 
 func (c *TextContent) fromWire(wire *wireContent) {
@@ -62,19 +69,22 @@ type ImageContent struct {
 }
 
 func (c *ImageContent) MarshalJSON() ([]byte, error) {
+	return json.Marshal(c.wire())
+}
+
+func (c *ImageContent) wire() imageAudioWire {
 	// Custom wire format to ensure required fields are always included, even when empty.
 	data := c.Data
 	if data == nil {
 		data = []byte{}
 	}
-	wire := imageAudioWire{
+	return imageAudioWire{
 		Type:        "image",
 		MIMEType:    c.MIMEType,
 		Data:        data,
 		Meta:        c.Meta,
 		Annotations: c.Annotations,
 	}
-	return json.Marshal(wire)
 }
 
 func (c *ImageContent) fromWire(wire *wireContent) {
@@ -93,19 +103,22 @@ type AudioContent struct {
 }
 
 func (c AudioContent) MarshalJSON() ([]byte, error) {
+	return json.Marshal(c.wire())
+}
+
+func (c AudioContent) wire() imageAudioWire {
 	// Custom wire format to ensure required fields are always included, even when empty.
 	data := c.Data
 	if data == nil {
 		data = []byte{}
 	}
-	wire := imageAudioWire{
+	return imageAudioWire{
 		Type:        "audio",
 		MIMEType:    c.MIMEType,
 		Data:        data,
 		Meta:        c.Meta,
 		Annotations: c.Annotations,
 	}
-	return json.Marshal(wire)
 }
 
 func (c *AudioContent) fromWire(wire *wireContent) {
@@ -139,7 +152,11 @@ type ResourceLink struct {
 }
 
 func (c *ResourceLink) MarshalJSON() ([]byte, error) {
-	return json.Marshal(&wireContent{
+	return json.Marshal(c.wire())
+}
+
+func (c *ResourceLink) wire() *wireContent {
+	return &wireContent{
 		Type:        "resource_link",
 		URI:         c.URI,
 		Name:        c.Name,
@@ -150,7 +167,7 @@ func (c *ResourceLink) MarshalJSON() ([]byte, error) {
 		Meta:        c.Meta,
 		Annotations: c.Annotations,
 		Icons:       c.Icons,
-	})
+	}
 }
 
 func (c *ResourceLink) fromWire(wire *wireContent) {
@@ -173,12 +190,55 @@ type EmbeddedResource struct {
 }
 
 func (c *EmbeddedResource) MarshalJSON() ([]byte, error) {
-	return json.Marshal(&wireContent{
+	return json.Marshal(c.wire())
+}
+
+func (c *EmbeddedResource) wire() *wireContent {
+	return &wireContent{
 		Type:        "resource",
 		Resource:    c.Resource,
 		Meta:        c.Meta,
 		Annotations: c.Annotations,
-	})
+	}
+}
+
+// inlineContent returns content blocks for marshalling inside a result
+// (Airlock patch, see PATCHES.md): each block of a kind a tool returns as
+// the value its MarshalJSON marshals, which encoding/json encodes in place.
+// Through MarshalJSON, encoding/json scanned and compacted every block's
+// JSON once more (for a file's text, the whole text). Other blocks, and
+// nil ones, stay as they are.
+func inlineContent(cs []Content) []any {
+	if cs == nil {
+		return nil
+	}
+	out := make([]any, len(cs))
+	for i, c := range cs {
+		out[i] = c
+		switch c := c.(type) {
+		case *TextContent:
+			if c != nil {
+				out[i] = c.wire()
+			}
+		case *ImageContent:
+			if c != nil {
+				out[i] = c.wire()
+			}
+		case *AudioContent:
+			if c != nil {
+				out[i] = c.wire()
+			}
+		case *ResourceLink:
+			if c != nil {
+				out[i] = c.wire()
+			}
+		case *EmbeddedResource:
+			if c != nil {
+				out[i] = c.wire()
+			}
+		}
+	}
+	return out
 }
 
 func (c *EmbeddedResource) fromWire(wire *wireContent) {

@@ -402,13 +402,27 @@ func init() {
 }
 
 func (x *CallToolResult) MarshalJSON() ([]byte, error) {
-	type res CallToolResult // avoid recursion
+	// Airlock patch (see PATCHES.md): the fields are listed here, in the
+	// order upstream's embedding of CallToolResult produced them, so that
+	// Content can carry the blocks inline (see inlineContent). Same bytes
+	// (backend/gateway's TestCallToolResultJSONAsUpstream).
 	type wire struct {
-		res
-		ResultType    resultType      `json:"resultType,omitempty"`
-		InputRequests json.RawMessage `json:"inputRequests,omitempty"` // shadows res.InputRequests
+		Meta              Meta            `json:"_meta,omitempty"`
+		Content           []any           `json:"content"`
+		StructuredContent any             `json:"structuredContent,omitempty"`
+		IsError           bool            `json:"isError,omitempty"`
+		RequestState      string          `json:"requestState,omitempty"`
+		ResultType        resultType      `json:"resultType,omitempty"`
+		InputRequests     json.RawMessage `json:"inputRequests,omitempty"`
 	}
-	w := wire{res: res(*x), ResultType: x.resultType}
+	w := wire{
+		Meta:              x.Meta,
+		Content:           inlineContent(x.Content),
+		StructuredContent: x.StructuredContent,
+		IsError:           x.IsError,
+		RequestState:      x.RequestState,
+		ResultType:        x.resultType,
+	}
 	if x.InputRequests != nil {
 		ir, err := json.Marshal(x.InputRequests)
 		if err != nil {
