@@ -20,14 +20,21 @@ import (
 // result before it writes it), so the client decodes them as from any
 // other server.
 func InProcessTransports() (client, server mcp.Transport) {
+	// A few messages may wait in each direction, as upstream's reader
+	// goroutine and decoder held some: a side that writes while the other
+	// is writing too (jsonrpc2 answers a duplicate id or "server closing"
+	// from its read loop) does not wait for it.
 	p := &memPipe{
-		toServer: make(chan jsonrpc.Message),
-		toClient: make(chan jsonrpc.Message),
+		toServer: make(chan jsonrpc.Message, memPipeBuffer),
+		toClient: make(chan jsonrpc.Message, memPipeBuffer),
 		closed:   make(chan struct{}),
 	}
 	return &memTransport{&memConn{p: p, in: p.toClient, out: p.toServer}},
 		&memTransport{&memConn{p: p, in: p.toServer, out: p.toClient}}
 }
+
+// memPipeBuffer is how many messages may wait in each direction.
+const memPipeBuffer = 8
 
 // memPipe is what the two sides share. Closing either side closes both,
 // as with a net.Pipe: the other side's Read returns io.EOF.
@@ -118,7 +125,8 @@ func wireError(err error) error {
 		return nil
 	}
 	if w, ok := err.(*jsonrpc.Error); ok {
-		return w
+		cp := *w // the receiver's own, as if decoded
+		return &cp
 	}
 	out := &jsonrpc.Error{Message: err.Error()}
 	var wrapped *jsonrpc.Error

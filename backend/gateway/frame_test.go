@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -227,23 +228,71 @@ func FuzzStdioFraming(f *testing.F) {
 	})
 }
 
-// A server that writes something other than JSON is refused at once, not
-// when a closing bracket comes (it may never come): upstream's decoder
-// stopped at the first byte JSON does not allow.
-func TestStdioGarbageRefusedAtOnce(t *testing.T) {
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	conn, err := (&mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{}}).Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
+// On a stream that stays open, a server that writes something other than a
+// well-formed message gets its error as soon as upstream's decoder gave it
+// (at the latest at the end of that line), never by waiting for a bracket
+// that may not come: the reader must not hold the stream.
+func TestStdioBrokenMessageOnOpenStream(t *testing.T) {
+	for _, tc := range []struct{ name, data, want string }{
+		{"log line", "[INFO server started\n", "invalid character 'I'"},
+		{"message broken off, then the next", `{"jsonrpc":"2.0","id":1,"result":{"content":[]}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n", "invalid character '{'"},
+		{"raw newline in a string", `{"jsonrpc":"2.0","id":1,"result":{"t":"a` + "\n" + `b"}}` + "\n", "invalid character '\\n' in string literal"},
+		{"unterminated string, then the next", `{"jsonrpc":"2.0","id":1,"result":{"t":"a}}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n", "invalid character '\\n' in string literal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			conn, err := (&mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{}}).Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			go io.WriteString(pw, tc.data) // and nothing more: the stream stays open
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := conn.Read(ctx); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("read: %v, want an error containing %q", err, tc.want)
+			}
+		})
 	}
-	defer conn.Close()
-	// The stream stays open: a reader that waited for the bracket to close
-	// would block here until the deadline.
-	go io.WriteString(pw, "[INFO server started\n")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := conn.Read(ctx); err == nil || !strings.Contains(err.Error(), "invalid character 'I'") {
-		t.Fatalf("read: %v, want an invalid character error", err)
+}
+
+// The frame limit counts a message's bytes: one of exactly the limit is
+// read, one byte more is refused, arriving at once or a byte at a time, on
+// the fast path and the decoder's; no limit (negative) and the largest
+// limit read it.
+func TestStdioFrameLimitExact(t *testing.T) {
+	const limit = 100
+	line := func(n int, pretty bool) string {
+		head, tail := `{"jsonrpc":"2.0","id":1,"result":{"t":"`, `"}}`
+		if pretty {
+			head = "{\n" + head[1:]
+		}
+		return head + strings.Repeat("x", n-len(head)-len(tail)) + tail + "\n"
+	}
+	for _, pretty := range []bool{false, true} {
+		for _, tc := range []struct {
+			size, limit int
+			ok          bool
+		}{{limit, limit, true}, {limit + 1, limit, false}, {limit + 1, -1, true}, {limit + 1, math.MaxInt, true}} {
+			for _, bytewise := range []bool{false, true} {
+				var r io.Reader = strings.NewReader(line(tc.size, pretty))
+				if bytewise {
+					r = oneByte{r}
+				}
+				conn, err := (&mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{}, MaxLineLength: tc.limit}).Connect(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				_, err = conn.Read(ctx)
+				cancel()
+				conn.Close()
+				if (err == nil) != tc.ok || (!tc.ok && !strings.Contains(err.Error(), "maximum line length")) {
+					t.Errorf("%d-byte message (over lines: %v, a byte at a time: %v), limit %d: %v, want success %v",
+						tc.size, pretty, bytewise, tc.limit, err, tc.ok)
+				}
+			}
+		}
 	}
 }

@@ -543,15 +543,20 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 // limit before the value was completely received.
 var errFrameTooLarge = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
 
-// frameReader splits a stream into JSON-RPC messages, each a JSON object or
-// array, as newline-delimited JSON or spread over several lines. Airlock
-// patch (see PATCHES.md); upstream used a json.Decoder, and the behaviour is
-// kept: whitespace between messages is skipped, a message ends with the
-// bracket that closes its first one, a byte right after it that is already
-// buffered must be a newline or carriage return, and a message may not take
-// more than limit bytes (limit <= 0: no limit). A byte that JSON does not
-// allow outside a string ends the stream at once; any other invalid JSON is
-// framed all the same and refused when it is decoded.
+// frameReader splits a stream into JSON-RPC messages. Airlock patch (see
+// PATCHES.md); upstream read each message with a json.Decoder into a
+// json.RawMessage, which scanned it byte by byte twice. A message that is
+// one line of JSON, an object or an array, as the MCP stdio transport
+// requires, is framed here: its end is the bracket that closes its first
+// one, found by skipping strings with bytes.IndexByte; its syntax is
+// checked when it is decoded, as before. Anything else (a message spread
+// over lines, a raw newline inside a string, bytes that are not JSON, a
+// top-level string or number) is handed to a json.Decoder as upstream did,
+// so it is read, or refused, exactly as before, and a broken message
+// cannot hold the stream past the end of its line. As upstream: whitespace
+// between messages is skipped, a byte right after a message that has
+// already arrived must end its line, and a message may not take more than
+// limit bytes (limit <= 0: no limit).
 type frameReader struct {
 	r     io.Reader
 	limit int
@@ -562,7 +567,7 @@ type frameReader struct {
 }
 
 // next returns the next message (a copy), or the error that ends the
-// stream: io.EOF at a clean end, io.ErrUnexpectedEOF inside a message.
+// stream: io.EOF at a clean end.
 func (f *frameReader) next() (json.RawMessage, error) {
 	// Skip whitespace between messages.
 	for {
@@ -576,10 +581,8 @@ func (f *frameReader) next() (json.RawMessage, error) {
 			return nil, err
 		}
 	}
-	// A message is an object or an array; a string is framed as well (and
-	// refused when it is decoded), anything else is refused now.
-	if c := f.buf[f.start]; c != '{' && c != '[' && c != '"' {
-		return nil, fmt.Errorf("invalid character %q looking for beginning of value", c)
+	if c := f.buf[f.start]; c != '{' && c != '[' {
+		return f.decode()
 	}
 	// Scan for the bracket that closes the first one, skipping strings.
 	depth, inString, i := 0, false, f.start
@@ -588,31 +591,28 @@ func (f *frameReader) next() (json.RawMessage, error) {
 		for ; i < f.end; i++ {
 			if inString {
 				k := bytes.IndexByte(f.buf[i:f.end], '"')
+				stop := f.end
+				if k >= 0 {
+					stop = i + k
+				}
+				if bytes.IndexByte(f.buf[i:stop], '\n') >= 0 {
+					return f.decode() // not JSON: the decoder says where
+				}
 				if k < 0 {
 					i = f.end
 					break
 				}
-				i += k
+				i = stop
 				n := 0
 				for p := i - 1; p > f.start+strOpen && f.buf[p] == '\\'; p-- {
 					n++
 				}
 				if n%2 == 0 {
 					inString = false
-					if depth == 0 { // the message was a string
-						return f.take(i + 1)
-					}
 				}
 				continue
 			}
-			c := f.buf[i]
-			if !jsonOutsideString[c] {
-				// Not JSON (a log line on stdout, say): refuse it now,
-				// as the decoder did, rather than wait for a bracket
-				// that may never come.
-				return nil, fmt.Errorf("invalid character %q in JSON-RPC message", c)
-			}
-			switch c {
+			switch c := f.buf[i]; c {
 			case '"':
 				inString, strOpen = true, i-f.start
 			case '{', '[':
@@ -620,7 +620,18 @@ func (f *frameReader) next() (json.RawMessage, error) {
 			case '}', ']':
 				depth--
 				if depth == 0 {
+					if f.limit > 0 && i+1-f.start > f.limit {
+						return nil, errFrameTooLarge
+					}
 					return f.take(i + 1)
+				}
+			case '\n':
+				// A message spread over lines, or one that broke off
+				// before its end: the decoder reads it as before.
+				return f.decode()
+			default:
+				if !jsonOutsideString[c] {
+					return f.decode() // not JSON: the decoder says where
 				}
 			}
 		}
@@ -650,8 +661,69 @@ func (f *frameReader) take(end int) (json.RawMessage, error) {
 	return msg, nil
 }
 
+// decode reads the message that starts at buf[start] with a json.Decoder,
+// as upstream read every message: over what is buffered, then the stream,
+// within the frame limit. What the decoder read past the message becomes
+// the start of the buffer again.
+func (f *frameReader) decode() (json.RawMessage, error) {
+	pending := bytes.NewReader(f.buf[f.start:f.end])
+	var src io.Reader = io.MultiReader(pending, stickyReader{f})
+	if f.limit > 0 {
+		src = &frameLimitReader{r: src, limit: f.limit}
+	}
+	dec := json.NewDecoder(src)
+	var raw json.RawMessage
+	err := dec.Decode(&raw)
+	if err != nil {
+		return nil, err
+	}
+	rest, _ := io.ReadAll(dec.Buffered())
+	unread, _ := io.ReadAll(pending)
+	f.buf = append(rest, unread...)
+	f.start, f.end = 0, len(f.buf)
+	if f.end > 0 && f.buf[0] != '\n' && f.buf[0] != '\r' {
+		return raw, fmt.Errorf("invalid trailing data at the end of stream")
+	}
+	return raw, nil
+}
+
+// stickyReader reads the frameReader's stream for its decoder, keeping the
+// stream's error.
+type stickyReader struct{ f *frameReader }
+
+func (s stickyReader) Read(p []byte) (int, error) {
+	if s.f.err != nil {
+		return 0, s.f.err
+	}
+	n, err := s.f.r.Read(p)
+	if err != nil {
+		s.f.err = err
+	}
+	return n, err
+}
+
+// frameLimitReader bounds the number of bytes [json.Decoder] may buffer while
+// decoding a single JSON value. Read returns [errFrameTooLarge] once the budget is exhausted.
+type frameLimitReader struct {
+	r     io.Reader
+	limit int
+	count int
+}
+
+func (r *frameLimitReader) Read(p []byte) (int, error) {
+	if r.count >= r.limit {
+		return 0, errFrameTooLarge
+	}
+	if len(p) > r.limit-r.count {
+		p = p[:r.limit-r.count]
+	}
+	n, err := r.r.Read(p)
+	r.count += n
+	return n, err
+}
+
 // fill reads more of the stream into buf, keeping buf[start:end] (moved to
-// the front of buf, which grows when it is full).
+// the front of buf, which grows when it is full, up to the frame limit).
 func (f *frameReader) fill() error {
 	if f.err != nil {
 		return f.err
@@ -662,12 +734,10 @@ func (f *frameReader) fill() error {
 	}
 	if f.end == len(f.buf) {
 		size := max(2*len(f.buf), 64<<10)
-		if f.limit > 0 {
-			size = min(size, f.limit+1)
+		if f.limit > 0 && size > f.limit {
+			size = max(f.limit, len(f.buf)+1)
 		}
-		if size > len(f.buf) {
-			f.buf = append(f.buf, make([]byte, size-len(f.buf))...)
-		}
+		f.buf = append(f.buf, make([]byte, size-len(f.buf))...)
 	}
 	n, err := f.r.Read(f.buf[f.end:])
 	f.end += n
@@ -682,7 +752,8 @@ func (f *frameReader) fill() error {
 }
 
 // jsonOutsideString holds the bytes JSON allows outside strings:
-// whitespace, punctuation, numbers and the letters of true, false and null.
+// whitespace, punctuation, numbers and the letters of true, false and null;
+// any other byte sends the message to the decoder, which refuses it.
 var jsonOutsideString = func() (t [256]bool) {
 	for _, c := range []byte(" \t\r\n{}[],:\"-+.eE0123456789truefalsn") {
 		t[c] = true
