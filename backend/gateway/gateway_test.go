@@ -428,12 +428,21 @@ func TestProgressPassesThrough(t *testing.T) {
 	}
 	// The last notification races the reply, so only the ones sent while
 	// the call ran are certain to arrive.
+	var seen []float64 // what the last check saw, for the message
 	testutil.Eventually(t, 5*time.Second, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
+		seen = slices.Clone(progress)
 		return len(progress) >= 2 && progress[0] < progress[1]
-	}, "got progress %v, want the source's progress relayed in order", progress)
+	}, "got progress %v, want the source's progress relayed in order", lazy(func() any { return seen }))
 }
+
+// lazy formats what f returns when a failure message is formatted, not
+// when the message's arguments are evaluated (which, for a value another
+// goroutine writes, is a data race).
+type lazy func() any
+
+func (l lazy) String() string { return fmt.Sprint(l()) }
 
 // A bad credential is refused at once; no credential connects, but sees
 // nothing and every call is refused with a reason code.
