@@ -18,7 +18,9 @@ import (
 // synchronous chunks; for a 1 MiB file_read that was a third of the call.
 // The results themselves are still JSON (the SDK marshals a handler's
 // result before it writes it), so the client decodes them as from any
-// other server.
+// other server. The envelope is not decoded in between, so the SDK's
+// checks on an incoming message as a whole (its nesting depth) do not
+// apply to it: both sides are Airlock's own.
 func InProcessTransports() (client, server mcp.Transport) {
 	// A few messages may wait in each direction, as upstream's reader
 	// goroutine and decoder held some: a side that writes while the other
