@@ -8,7 +8,7 @@ import (
 )
 
 // upstreamTooDeep is the SDK's max-depth check as v1.8.0 wrote it, byte by
-// byte (third_party/go-sdk patches it to skip strings with IndexByte; see
+// byte (third_party/go-sdk patches it to pass over strings with IndexByte; see
 // PATCHES.md there): true when objects and arrays nest deeper than max.
 func upstreamTooDeep(data []byte, max int) bool {
 	var depth int
