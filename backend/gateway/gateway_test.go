@@ -420,14 +420,17 @@ func TestProgressPassesThrough(t *testing.T) {
 		progress = append(progress, req.Params.Progress)
 		mu.Unlock()
 	}})
-	params := &mcp.CallToolParams{Name: "test__slow", Arguments: map[string]any{"steps": 3, "step_ms": 1}}
+	// The steps are 50 ms apart: the downstream client relays a
+	// notification from its handler queue while it hands a reply over at
+	// once, so a notification sent right before the reply can lose the race
+	// on a busy machine (with 1 ms steps, 1 run in 150 under load lost the
+	// second one). Those sent well before the reply must all arrive.
+	params := &mcp.CallToolParams{Name: "test__slow", Arguments: map[string]any{"steps": 3, "step_ms": 50}}
 	params.SetProgressToken("my-token")
 	res, err := sess.CallTool(context.Background(), params)
 	if err != nil || res.IsError {
 		t.Fatalf("slow: %v %+v", err, res)
 	}
-	// The last notification races the reply, so only the ones sent while
-	// the call ran are certain to arrive.
 	var seen []float64 // what the last check saw, for the message
 	testutil.Eventually(t, 5*time.Second, func() bool {
 		mu.Lock()
