@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"reflect"
 	"sync"
 	"time"
 
@@ -325,7 +326,30 @@ func call(ctx context.Context, conn *jsonrpc2.Connection, method string, params 
 	case err != nil:
 		return fmt.Errorf("calling %q: %w", method, err)
 	}
+	// Airlock patch: a call that asked for progress returns once the
+	// progress notifications the peer sent before its answer have been
+	// handled. The connection reads both in order but hands the answer over
+	// at once, while notifications wait their turn in the handler queue; a
+	// notification sent just before the answer was otherwise handled after
+	// the call had returned, and its progress dropped (the ProgressToken was
+	// forgotten by then).
+	if progressRequested(params) {
+		conn.AwaitHandled(ctx, call)
+	}
 	return nil
+}
+
+// progressRequested reports whether params carry a progress token (Airlock
+// patch, see call).
+func progressRequested(params Params) bool {
+	rp, ok := params.(RequestParams)
+	if !ok {
+		return false
+	}
+	if v := reflect.ValueOf(rp); v.Kind() == reflect.Pointer && v.IsNil() {
+		return false
+	}
+	return rp.GetProgressToken() != nil
 }
 
 // cancelCall sends a "notifications/cancelled" notification for call and eagerly

@@ -99,6 +99,39 @@ type inFlightState struct {
 	// to run the queue when the next request comes (Airlock patch, see
 	// Connection.handleAsync).
 	runnerParked bool
+
+	// queued counts the requests ever put on the handler queue, handled
+	// those the handler returned from or released; the queue runs in order,
+	// so the handled ones are the first queued. handledWaiters wait for
+	// handled to reach a count (Airlock patch, see Connection.AwaitHandled).
+	queued, handled uint64
+	handledWaiters  []handledWaiter
+}
+
+type handledWaiter struct {
+	seq  uint64
+	done chan struct{}
+}
+
+// markHandled records that the queued requests up to seq were handled and
+// wakes whoever waited for them.
+func (s *inFlightState) markHandled(seq uint64) {
+	if seq <= s.handled {
+		return
+	}
+	s.handled = seq
+	if len(s.handledWaiters) == 0 {
+		return
+	}
+	kept := s.handledWaiters[:0]
+	for _, w := range s.handledWaiters {
+		if w.seq <= seq {
+			close(w.done)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	s.handledWaiters = kept
 }
 
 // updateInFlight locks the state of the connection's in-flight requests, allows
@@ -182,6 +215,7 @@ type incomingRequest struct {
 	*Request // the request being processed
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
+	seq      uint64 // its place on the handler queue, from 1 (Airlock patch)
 }
 
 // Reader abstracts the transport mechanics from the JSON RPC protocol.
@@ -390,13 +424,14 @@ var asyncKey = asyncKeyType{}
 // request is released when it is allowed to run concurrent with other
 // requests, via a call to [Async].)
 //
-// Airlock patch: a released request calls onRelease (which lets the handler
-// queue go on) instead of closing a channel that a second goroutine waited
-// on; see [Connection.handleAsync].
+// Airlock patch: a released request calls conn.handOffQueue (which lets the
+// handler queue go on) instead of closing a channel that a second goroutine
+// waited on; see [Connection.handleAsync].
 type releaser struct {
-	mu        sync.Mutex
-	released  bool
-	onRelease func()
+	mu       sync.Mutex
+	released bool
+	conn     *Connection
+	seq      uint64 // the request's place on the handler queue
 }
 
 // release marks the request released and calls onRelease, the first time.
@@ -412,7 +447,15 @@ func (r *releaser) release(soft bool) {
 	}
 	r.released = true
 	r.mu.Unlock()
-	r.onRelease()
+	r.conn.handOffQueue(r.seq)
+}
+
+// holdsQueue reports whether the request is still holding up c's handler
+// queue: its handler runs and has not released it.
+func (r *releaser) holdsQueue(c *Connection) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.conn == c && !r.released
 }
 
 // finish marks the request released without calling onRelease (its handler
@@ -429,6 +472,9 @@ type AsyncCall struct {
 	id       ID
 	ready    chan struct{} // closed after response has been set
 	response *Response
+	// readAfter counts the requests queued for the handler before the
+	// response was read (Airlock patch, see Connection.AwaitHandled).
+	readAfter uint64
 }
 
 // ID used for this call.
@@ -468,6 +514,41 @@ func (ac *AsyncCall) Await(ctx context.Context, result any) error {
 		return nil
 	}
 	return json.Unmarshal(ac.response.Result, result)
+}
+
+// AwaitHandled waits until the handler has handled (returned from, or
+// released) every request and notification that was read before ac's
+// response, or until ctx is done or the connection closes (Airlock patch).
+//
+// The reader hands a response over as soon as it reads it, while requests
+// and notifications wait in the handler queue; a notification the peer
+// sent before its response (progress, say) could otherwise be handled
+// after the caller had its answer and moved on. Calling AwaitHandled after
+// Await keeps the peer's order.
+//
+// Called from a handler that holds up the queue (it has not called
+// [Async]), it returns at once: what is queued behind that handler cannot
+// run before it returns, and what was ahead of it has been handled.
+func (c *Connection) AwaitHandled(ctx context.Context, ac *AsyncCall) {
+	if r, ok := ctx.Value(asyncKey).(*releaser); ok && r.holdsQueue(c) {
+		return
+	}
+	var wait chan struct{}
+	c.updateInFlight(func(s *inFlightState) {
+		if s.handled >= ac.readAfter {
+			return
+		}
+		wait = make(chan struct{})
+		s.handledWaiters = append(s.handledWaiters, handledWaiter{ac.readAfter, wait})
+	})
+	if wait == nil {
+		return
+	}
+	select {
+	case <-wait:
+	case <-ctx.Done():
+	case <-c.done:
+	}
 }
 
 // Cancel cancels the Context passed to the Handle call for the inbound message
@@ -551,6 +632,7 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 			c.updateInFlight(func(s *inFlightState) {
 				if ac, ok := s.outgoingCalls[msg.ID]; ok {
 					delete(s.outgoingCalls, msg.ID)
+					ac.readAfter = s.queued
 					ac.retire(msg)
 				} else {
 					// TODO: How should we report unexpected responses?
@@ -652,6 +734,8 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 		// (because it may be responding to a request issued by, say, an
 		// asynchronous handler), and in order to get to that response we have
 		// to read all of the requests that came in ahead of it.
+		s.queued++
+		req.seq = s.queued
 		s.handlerQueue = append(s.handlerQueue, req)
 		if !s.handlerRunning {
 			// We start the handleAsync goroutine when it has work to do, and let it
@@ -698,11 +782,14 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 // woken up when another processor is idle, and every new goroutine grew
 // its stack again on the deep path of a tool call.
 func (c *Connection) handleAsync() {
-	runner := true // this goroutine runs the queue
+	runner := true  // this goroutine runs the queue
+	var done uint64 // the last request this goroutine handled, not yet marked
 	for {
 		var req *incomingRequest
 		park := false
 		c.updateInFlight(func(s *inFlightState) {
+			s.markHandled(done)
+			done = 0
 			if runner && len(s.handlerQueue) > 0 {
 				req, s.handlerQueue = s.handlerQueue[0], s.handlerQueue[1:]
 				return
@@ -739,23 +826,28 @@ func (c *Connection) handleAsync() {
 				err = cause
 			}
 			c.processResult("handleAsync", req, nil, err)
+			done = req.seq
 			continue
 		}
 
-		releaser := &releaser{onRelease: c.handOffQueue}
+		releaser := &releaser{conn: c, seq: req.seq}
 		ctx := context.WithValue(req.ctx, asyncKey, releaser)
 		result, err := c.handler.Handle(ctx, req.Request)
 		if releaser.finish() {
 			runner = false // the queue went on without this goroutine
+		} else {
+			done = req.seq
 		}
 		c.processResult(c.handler, req, result, err)
 	}
 }
 
 // handOffQueue lets the handler queue go on without the goroutine whose
-// request was just released (Airlock patch, see handleAsync).
-func (c *Connection) handOffQueue() {
+// request (the seq'th queued) was just released (Airlock patch, see
+// handleAsync).
+func (c *Connection) handOffQueue(seq uint64) {
 	c.updateInFlight(func(s *inFlightState) {
+		s.markHandled(seq)
 		switch {
 		case len(s.handlerQueue) == 0:
 			s.handlerRunning = false

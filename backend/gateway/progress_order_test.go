@@ -1,0 +1,134 @@
+package gateway
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlock-dev/airlock/backend/testutil"
+)
+
+// These tests check Airlock's patch of the SDK's connection (see
+// third_party/go-sdk/PATCHES.md, "progress before the answer"): a call that
+// asked for progress returns only after the progress notifications sent
+// before its answer were handled, and a handler that holds up the
+// connection's queue can still make such a call.
+
+// stepsServer serves "steps": n progress notifications, then the answer.
+func stepsServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "steps", Version: "1"}, nil)
+	type in struct {
+		N int `json:"n"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "steps"}, func(ctx context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		for i := 1; i <= a.N; i++ {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i)})
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	return s
+}
+
+func connectSteps(t *testing.T, server *mcp.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, opts).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func stepsCall(token string, n int) *mcp.CallToolParams {
+	p := &mcp.CallToolParams{Name: "steps", Arguments: map[string]any{"n": n}}
+	p.SetProgressToken(token)
+	return p
+}
+
+// Every progress notification sent before the answer has been handled when
+// the call returns, call after call, with a handler slow enough that the
+// answer is read long before the last notification is handled.
+func TestProgressHandledBeforeCallReturns(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string][]float64{}
+	cs := connectSteps(t, stepsServer(), &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		time.Sleep(time.Millisecond) // stands for a handler that takes a while (not a wait): the answer overtakes it
+		mu.Lock()
+		defer mu.Unlock()
+		tok := req.Params.ProgressToken.(string)
+		got[tok] = append(got[tok], req.Params.Progress)
+	}})
+	for i := range 20 {
+		tok := "call-" + string(rune('a'+i))
+		if _, err := cs.CallTool(context.Background(), stepsCall(tok, 4)); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		seen := slices.Clone(got[tok])
+		mu.Unlock()
+		if want := []float64{1, 2, 3, 4}; !slices.Equal(seen, want) {
+			t.Fatalf("call %d: progress handled when CallTool returned = %v, want %v", i, seen, want)
+		}
+	}
+}
+
+// A notification handler runs on the connection's queue and holds it up
+// until it returns. If it makes a call that asks for progress, the call
+// must not wait for notifications queued behind the handler itself (that
+// would never end); it returns with its answer, and the progress is handled
+// once the handler returns.
+func TestProgressCallFromNotificationHandler(t *testing.T) {
+	var mu sync.Mutex
+	var seen []float64
+	answered := make(chan error, 1)
+	// Cancelled if the call never returns, so that the handler does and
+	// the test can end.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var cs *mcp.ClientSession
+	server := stepsServer()
+	cs = connectSteps(t, server, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, req.Params.Progress)
+		},
+		ToolListChangedHandler: func(hctx context.Context, _ *mcp.ToolListChangedRequest) {
+			hctx, stop := context.WithCancel(hctx)
+			defer stop()
+			context.AfterFunc(ctx, stop)
+			_, err := cs.CallTool(hctx, stepsCall("from-handler", 3))
+			answered <- err
+		},
+	})
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	server.AddTool(&mcp.Tool{Name: "more", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatalf("call from the list_changed handler: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatal("a call that asked for progress, made from a notification handler, never returned")
+	}
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Equal(seen, []float64{1, 2, 3})
+	}, "the progress queued behind the handler was not handled after it returned")
+}
