@@ -9,6 +9,8 @@
 set -euo pipefail
 
 packages=(
+	gcc
+	libc6-dev
 	libgtk-3-dev
 	libwebkit2gtk-4.1-dev
 	pkg-config
