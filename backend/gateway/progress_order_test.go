@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -18,15 +19,21 @@ import (
 // before its answer were handled, and a handler that holds up the
 // connection's queue can still make such a call.
 
-// stepsServer serves "steps": n progress notifications, then the answer.
+// stepsServer serves "steps": n progress notifications, then the answer;
+// with other set, a progress notification for that token (another call's)
+// before the answer.
 func stepsServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "steps", Version: "1"}, nil)
 	type in struct {
-		N int `json:"n"`
+		N     int    `json:"n"`
+		Other string `json:"other,omitempty"`
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "steps"}, func(ctx context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
 		for i := 1; i <= a.N; i++ {
 			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i)})
+		}
+		if a.Other != "" {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: a.Other, Progress: 1})
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
 	})
@@ -70,8 +77,8 @@ func TestProgressHandledBeforeCallReturns(t *testing.T) {
 	}})
 	for i := range 20 {
 		tok := "call-" + string(rune('a'+i))
-		if _, err := cs.CallTool(context.Background(), stepsCall(tok, 4)); err != nil {
-			t.Fatal(err)
+		if res, err := cs.CallTool(context.Background(), stepsCall(tok, 4)); err != nil || res.IsError {
+			t.Fatalf("steps: %v %+v", err, res)
 		}
 		mu.Lock()
 		seen := slices.Clone(got[tok])
@@ -107,8 +114,14 @@ func TestProgressCallFromNotificationHandler(t *testing.T) {
 			hctx, stop := context.WithCancel(hctx)
 			defer stop()
 			context.AfterFunc(ctx, stop)
-			_, err := cs.CallTool(hctx, stepsCall("from-handler", 3))
-			answered <- err
+			res, err := cs.CallTool(hctx, stepsCall("from-handler", 3))
+			if err == nil && res.IsError {
+				err = fmt.Errorf("tool error: %+v", res.Content)
+			}
+			select {
+			case answered <- err:
+			default: // a second list_changed
+			}
 		},
 	})
 	if _, err := cs.ListTools(context.Background(), nil); err != nil {
@@ -131,4 +144,43 @@ func TestProgressCallFromNotificationHandler(t *testing.T) {
 		defer mu.Unlock()
 		return slices.Equal(seen, []float64{1, 2, 3})
 	}, "the progress queued behind the handler was not handled after it returned")
+}
+
+// A call waits only for its own progress: a handler stuck on another
+// call's progress does not hold up a call whose own progress was all
+// handled (a relay to a stalled agent must not delay other agents' calls
+// to the same source).
+func TestProgressCallDoesNotWaitForOtherNotifications(t *testing.T) {
+	stuck := make(chan struct{})
+	var once sync.Once
+	unstick := func() { once.Do(func() { close(stuck) }) }
+	cs := connectSteps(t, stepsServer(), &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if req.Params.ProgressToken == "stalled" {
+				<-stuck
+			}
+		},
+	})
+	t.Cleanup(unstick) // before the session closes (cleanups run last first)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := &mcp.CallToolParams{Name: "steps", Arguments: map[string]any{"n": 2, "other": "stalled"}}
+	p.SetProgressToken(7)
+	answered := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, p)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("tool error: %+v", res.Content)
+		}
+		answered <- err
+	}()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatal("the call waited for a handler busy with another call's progress")
+	}
 }

@@ -379,6 +379,23 @@ func (p *Pipeline) approve(ctx context.Context, f *flow) {
 	if out.Reason != "" {
 		f.rec.Reason = out.Reason + " (" + f.rec.Reason + ")"
 	}
+	// The wait can be long: the agent may have been suspended, or lost the
+	// server or tool, meanwhile. A person's approval does not restore
+	// access that is gone; the gate decides again.
+	if p.s.Gate == nil {
+		f.refuse(core.DecisionDenied, core.Errorf(core.EInternal, "Airlock has no authorization stage, so it refuses every request"))
+		return
+	}
+	if err := p.s.Gate.Authorize(ctx, f.req); err != nil {
+		e := &core.Error{Code: core.EInternal, Message: err.Error()}
+		if ce := (*core.Error)(nil); errors.As(err, &ce) {
+			c := *ce
+			e = &c
+		}
+		e.Message += " (checked again after the call was approved: access changed while it waited)"
+		f.rec.Reason = ""
+		f.refuse(core.DecisionDenied, e)
+	}
 }
 
 func (p *Pipeline) dispatch(ctx context.Context, f *flow) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,11 +163,13 @@ func TestStageOrder(t *testing.T) {
 	if diff := cmp.Diff(want, pl.Names()); diff != "" {
 		t.Errorf("stage names (-want +got):\n%s", diff)
 	}
-	// An asked call passes every stage, in that order.
+	// An asked call passes every stage, in that order, and the gate
+	// decides again once the call is approved.
 	p.stg.Decider = decider{tr: p.tr, v: ask}
 	if _, err := p.run(t, core.KindToolCall); err != nil {
 		t.Fatal(err)
 	}
+	want = slices.Insert(want, slices.Index(want, "approve")+1, "gate")
 	if diff := cmp.Diff(want, p.tr.steps); diff != "" {
 		t.Errorf("stages run (-want +got):\n%s", diff)
 	}
@@ -254,6 +257,45 @@ func TestPolicyForcesAsk(t *testing.T) {
 	rec := p.audit.finished[0]
 	if rec.Decision != core.DecisionApproved || rec.Status != core.StatusOK || rec.Approver != "owner" {
 		t.Errorf("audit record = %+v, want approved by owner and run", rec)
+	}
+}
+
+// gateAfter allows the first n checks and refuses the rest: an agent
+// suspended while its call waited for approval.
+type gateAfter struct {
+	tr *trace
+	n  *int
+}
+
+func (g gateAfter) Authorize(context.Context, *core.Request) error {
+	g.tr.add("gate")
+	if *g.n--; *g.n >= 0 {
+		return nil
+	}
+	return core.Errorf("suspended", "account is suspended")
+}
+
+// An approval does not restore access the agent lost while its call
+// waited: the call is refused with the gate's reason, not dispatched.
+func TestApprovedCallCheckedAgain(t *testing.T) {
+	p := newParts()
+	n := 1
+	p.stg.Gate = gateAfter{tr: p.tr, n: &n}
+	p.stg.Decider = decider{tr: p.tr, v: ask}
+	res, err := p.run(t, core.KindToolCall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(p.tr.steps, "dispatch") {
+		t.Errorf("stages run = %v: the call was dispatched after the agent lost access", p.tr.steps)
+	}
+	tr, _ := res.(*mcp.CallToolResult)
+	if tr == nil || !tr.IsError || !strings.Contains(tr.Content[0].(*mcp.TextContent).Text, "suspended") {
+		t.Errorf("result = %+v, want a tool error with code suspended", res)
+	}
+	rec := p.audit.finished[0]
+	if rec.Decision != core.DecisionDenied || rec.ErrorCode != "suspended" || rec.Approver != "owner" || !strings.Contains(rec.Reason, "after the call was approved") {
+		t.Errorf("audit record = %+v, want denied with code suspended after owner's approval", rec)
 	}
 }
 

@@ -327,29 +327,59 @@ func call(ctx context.Context, conn *jsonrpc2.Connection, method string, params 
 		return fmt.Errorf("calling %q: %w", method, err)
 	}
 	// Airlock patch: a call that asked for progress returns once the
-	// progress notifications the peer sent before its answer have been
-	// handled. The connection reads both in order but hands the answer over
-	// at once, while notifications wait their turn in the handler queue; a
-	// notification sent just before the answer was otherwise handled after
-	// the call had returned, and its progress dropped (the ProgressToken was
-	// forgotten by then).
-	if progressRequested(params) {
-		conn.AwaitHandled(ctx, call)
+	// progress notifications for it that the peer sent before its answer
+	// have been handled. The connection reads both in order but hands the
+	// answer over at once, while notifications wait their turn in the
+	// handler queue; a notification sent just before the answer was
+	// otherwise handled after the call had returned, and its progress
+	// dropped (the ProgressToken was forgotten by then).
+	if tok := requestedProgress(params); tok != nil {
+		conn.AwaitHandled(ctx, call, func(r *jsonrpc2.Request) bool {
+			return r.Method == notificationProgress && progressFor(r.Params, tok)
+		})
 	}
 	return nil
 }
 
-// progressRequested reports whether params carry a progress token (Airlock
-// patch, see call).
-func progressRequested(params Params) bool {
+// requestedProgress is the progress token params carry, nil for none
+// (Airlock patch, see call).
+func requestedProgress(params Params) any {
 	rp, ok := params.(RequestParams)
 	if !ok {
-		return false
+		return nil
 	}
 	if v := reflect.ValueOf(rp); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return rp.GetProgressToken()
+}
+
+// progressFor reports whether the params of a progress notification name
+// the progress token tok (an int or a string, see setProgressToken).
+func progressFor(params json.RawMessage, tok any) bool {
+	var p struct {
+		ProgressToken any `json:"progressToken"`
+	}
+	if internaljson.Unmarshal(params, &p) != nil {
 		return false
 	}
-	return rp.GetProgressToken() != nil
+	switch t := tok.(type) {
+	case string:
+		got, ok := p.ProgressToken.(string)
+		return ok && got == t
+	case int:
+		return numberIs(p.ProgressToken, int64(t))
+	case int32:
+		return numberIs(p.ProgressToken, int64(t))
+	case int64:
+		return numberIs(p.ProgressToken, t)
+	}
+	return false
+}
+
+func numberIs(v any, n int64) bool {
+	f, ok := v.(float64)
+	return ok && f == float64(n)
 }
 
 // cancelCall sends a "notifications/cancelled" notification for call and eagerly

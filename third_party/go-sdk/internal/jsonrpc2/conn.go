@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,10 +103,12 @@ type inFlightState struct {
 
 	// queued counts the requests ever put on the handler queue, handled
 	// those the handler returned from or released; the queue runs in order,
-	// so the handled ones are the first queued. handledWaiters wait for
+	// so the handled ones are the first queued. running is the one being
+	// handled now, if it holds up the queue. handledWaiters wait for
 	// handled to reach a count (Airlock patch, see Connection.AwaitHandled).
 	queued, handled uint64
-	handledWaiters  []handledWaiter
+	running         *incomingRequest
+	handledWaiters  []*handledWaiter
 }
 
 type handledWaiter struct {
@@ -120,6 +123,9 @@ func (s *inFlightState) markHandled(seq uint64) {
 		return
 	}
 	s.handled = seq
+	if s.running != nil && s.running.seq <= seq {
+		s.running = nil
+	}
 	if len(s.handledWaiters) == 0 {
 		return
 	}
@@ -517,38 +523,64 @@ func (ac *AsyncCall) Await(ctx context.Context, result any) error {
 }
 
 // AwaitHandled waits until the handler has handled (returned from, or
-// released) every request and notification that was read before ac's
-// response, or until ctx is done or the connection closes (Airlock patch).
+// released) the requests and notifications read before ac's response for
+// which match reports true (all of them when match is nil), or until ctx
+// is done or the connection closes (Airlock patch).
 //
 // The reader hands a response over as soon as it reads it, while requests
 // and notifications wait in the handler queue; a notification the peer
 // sent before its response (progress, say) could otherwise be handled
 // after the caller had its answer and moved on. Calling AwaitHandled after
-// Await keeps the peer's order.
+// Await keeps the peer's order for the messages match picks. The queue
+// runs in order, so it also waits for whatever is queued ahead of them.
 //
 // Called from a handler that holds up the queue (it has not called
 // [Async]), it returns at once: what is queued behind that handler cannot
-// run before it returns, and what was ahead of it has been handled.
-func (c *Connection) AwaitHandled(ctx context.Context, ac *AsyncCall) {
+// run before it returns, and what was ahead of it has been handled. A
+// handler that waits for something the caller of AwaitHandled holds
+// (a lock held across the call, say) makes it wait until ctx is done.
+func (c *Connection) AwaitHandled(ctx context.Context, ac *AsyncCall, match func(*Request) bool) {
 	if r, ok := ctx.Value(asyncKey).(*releaser); ok && r.holdsQueue(c) {
 		return
 	}
-	var wait chan struct{}
+	var w *handledWaiter
 	c.updateInFlight(func(s *inFlightState) {
 		if s.handled >= ac.readAfter {
 			return
 		}
-		wait = make(chan struct{})
-		s.handledWaiters = append(s.handledWaiters, handledWaiter{ac.readAfter, wait})
+		var target uint64
+		if r := s.running; r != nil && r.seq <= ac.readAfter && (match == nil || match(r.Request)) {
+			target = r.seq
+		}
+		for _, r := range s.handlerQueue {
+			if r.seq > ac.readAfter {
+				break
+			}
+			if match == nil || match(r.Request) {
+				target = r.seq
+			}
+		}
+		if target <= s.handled {
+			return
+		}
+		w = &handledWaiter{seq: target, done: make(chan struct{})}
+		s.handledWaiters = append(s.handledWaiters, w)
 	})
-	if wait == nil {
+	if w == nil {
 		return
 	}
 	select {
-	case <-wait:
+	case <-w.done:
+		return
 	case <-ctx.Done():
 	case <-c.done:
 	}
+	// Given up: forget the waiter, unless it was woken meanwhile.
+	c.updateInFlight(func(s *inFlightState) {
+		if i := slices.Index(s.handledWaiters, w); i >= 0 {
+			s.handledWaiters = slices.Delete(s.handledWaiters, i, i+1)
+		}
+	})
 }
 
 // Cancel cancels the Context passed to the Handle call for the inbound message
@@ -792,6 +824,7 @@ func (c *Connection) handleAsync() {
 			done = 0
 			if runner && len(s.handlerQueue) > 0 {
 				req, s.handlerQueue = s.handlerQueue[0], s.handlerQueue[1:]
+				s.running = req
 				return
 			}
 			if runner {
