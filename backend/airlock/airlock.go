@@ -94,6 +94,7 @@ type Instance struct {
 	authz   *authz.Service
 	teams   *teams.Service
 	rules   *hitl.Rules
+	broker  *hitl.Broker
 	builtin *builtin.Builtin
 	runner  *runner.Runner
 	srv     *http.Server
@@ -187,7 +188,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if err != nil {
 		return nil, err
 	}
-	in.rules = hitlDeps.rules
+	in.rules, in.broker = hitlDeps.rules, hitlDeps.broker
 	var _ pipeline.BuiltInDispatcher = in.cat // tool errors of Airlock's own servers keep their codes in the audit
 	pipe, err := pipeline.New(pipeline.Stages{
 		Route:    in.cat,
@@ -310,9 +311,15 @@ func (in *Instance) Close() {
 	if in.cancel != nil {
 		in.cancel()
 	}
+	if in.broker != nil {
+		// Calls waiting for a person end now, recorded and answered as
+		// expired: the gateway's sessions wait for their requests to end
+		// before they close, and nobody can approve them any more.
+		in.broker.Stop()
+	}
 	if in.runner != nil {
-		// The agents Airlock runs end first: their calls, perhaps waiting
-		// for an approval, end with them instead of holding up the gateway.
+		// The agents Airlock runs end first: their calls end with them
+		// instead of holding up the gateway.
 		in.runner.Close()
 	}
 	if in.gw != nil {

@@ -290,6 +290,36 @@ func TestRestartWhileWaiting(t *testing.T) {
 	}
 }
 
+// Stopping Airlock while a call waits for approval answers the agent at
+// once (expired), records it so, and does not wait for the agent to give
+// up: the gateway's sessions wait for their requests before they close.
+func TestStopWhileWaiting(t *testing.T) {
+	dir := t.TempDir()
+	in := startWith(t, airlock.Options{DataDir: dir, InProcess: map[string]*mcp.Server{"everything": testutil.NewTestServer().Server}})
+	sess := connect(t, in)
+	waitTool(t, sess, "everything__echo")
+	_, done := waitingCall(t, in, sess, echoParams("waiting when Airlock stops"))
+	closed := make(chan struct{})
+	go func() {
+		in.Close()
+		close(closed)
+	}()
+	res := result(t, done)
+	if !res.IsError || !strings.Contains(textOf(res), core.EExpired) {
+		t.Errorf("the waiting call's result = %q, want a tool error with code %s", textOf(res), core.EExpired)
+	}
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Airlock did not stop while a call waited for approval")
+	}
+	in2 := startWith(t, airlock.Options{DataDir: dir})
+	recs, _ := in2.API.Activity.List(core.ActivityFilter{Decision: core.DecisionExpired})
+	if len(recs) != 1 || recs[0].Tool != "echo" || recs[0].ErrorCode != core.EExpired {
+		t.Fatalf("activity after the restart = %+v, want the waiting call recorded as expired", recs)
+	}
+}
+
 func TestCancelWhileWaitingIsRecorded(t *testing.T) {
 	in, sess := setup(t, airlock.Options{})
 	ctx, cancel := context.WithCancel(context.Background())

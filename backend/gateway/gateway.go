@@ -106,6 +106,53 @@ type Gateway struct {
 	posts sync.Map // post id → context.Context
 
 	proto protoState // agents of the sessionless revision (stateless.go)
+
+	// busy counts the POSTs being answered and the requests in the
+	// pipeline, so that Close lets them finish.
+	busy inflight
+}
+
+// inflight counts work in progress and tells a waiter when none is left.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil when nobody waits
+}
+
+func (f *inflight) begin() {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+}
+
+func (f *inflight) end() {
+	f.mu.Lock()
+	f.n--
+	if f.n == 0 && f.idle != nil {
+		close(f.idle)
+		f.idle = nil
+	}
+	f.mu.Unlock()
+}
+
+// wait returns when nothing is in progress, or after timeout.
+func (f *inflight) wait(timeout time.Duration) {
+	f.mu.Lock()
+	if f.n == 0 {
+		f.mu.Unlock()
+		return
+	}
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+	}
+	idle := f.idle
+	f.mu.Unlock()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
 }
 
 // New returns a gateway serving what cat offers through pipe.
@@ -192,6 +239,10 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 					WithHint("open your own session: connect without Mcp-Session-Id"))
 				return
 			}
+		}
+		if r.Method == http.MethodPost {
+			g.busy.begin()
+			defer g.busy.end()
 		}
 		if stateless && !sse {
 			g.serveStateless(w, r, conn)
@@ -425,9 +476,17 @@ func (g *Gateway) requestContext(ctx context.Context, req mcp.Request) (context.
 	return ctx, func() { stop(); cancel() }
 }
 
+// closeGrace is how long Close waits for the requests being answered.
+const closeGrace = 3 * time.Second
+
 // Close ends every agent session, so that their event streams end and an
 // HTTP shutdown waits only for requests in flight.
 func (g *Gateway) Close() {
+	// Requests being answered (calls that waited for an approval and were
+	// just declined because Airlock stops, say) get their answers out
+	// first, for a moment; what is still running then ends with its
+	// session.
+	g.busy.wait(closeGrace)
 	g.mu.Lock()
 	all := make([]*session, 0, len(g.sessions))
 	for _, s := range g.sessions {

@@ -122,6 +122,8 @@ func (g *Gateway) listTemplates(s *session) (*mcp.ListResourceTemplatesResult, e
 // caller that cannot be resolved (an expired session token, a suspended
 // agent) is refused, and the refusal is recorded like any other.
 func (g *Gateway) run(ctx context.Context, s *session, req mcp.Request, r *core.Request) (mcp.Result, error) {
+	g.busy.begin()
+	defer g.busy.end()
 	ctx, cancel := g.requestContext(ctx, req)
 	defer cancel()
 	c, err := g.caller(s, r.Args)

@@ -118,6 +118,7 @@ type Broker struct {
 	timeout time.Duration
 	pending map[string]*waiting
 	seq     uint64
+	stopped bool // Airlock is stopping: no call waits any more
 }
 
 type waiting struct {
@@ -229,6 +230,16 @@ func (b *Broker) Hold(ctx context.Context, r *core.Request, why core.Verdict, au
 	w := &waiting{a: a, req: *r, forced: why.Forced, done: make(chan struct{})}
 	w.req.Progress = nil // the copy is for re-deciding only
 	b.mu.Lock()
+	if b.stopped {
+		b.mu.Unlock()
+		a.Status = StatusExpired
+		now := b.now()
+		a.DecidedAt = &now
+		if err := b.store.SaveApproval(a); err != nil {
+			b.opts.Logger.Warn("save approval", "id", a.ID, "err", err)
+		}
+		return outcomeOf(a), nil
+	}
 	b.seq++
 	w.seq = b.seq
 	b.pending[a.ID] = w
@@ -286,9 +297,26 @@ func outcomeOf(a Approval) core.ApprovalOutcome {
 		o.Reason = "the call was cancelled while it waited for approval"
 	default:
 		o.Decision, o.Code = core.DecisionExpired, core.EExpired
-		o.Reason = "the approval expired"
+		o.Reason = "Airlock stopped while the call waited for approval; nobody approved it"
 	}
 	return o
+}
+
+// Stop declines every call waiting for approval as expired (Airlock is
+// stopping: nobody can approve them any more, and their agents get an
+// answer instead of a connection that hangs until Airlock is gone), and
+// every call that asks after it at once.
+func (b *Broker) Stop() {
+	b.mu.Lock()
+	b.stopped = true
+	ids := make([]string, 0, len(b.pending))
+	for id := range b.pending {
+		ids = append(ids, id)
+	}
+	b.mu.Unlock()
+	for _, id := range ids {
+		b.finish(id, StatusExpired, "", "", true)
+	}
 }
 
 func normalizeArgs(raw json.RawMessage) json.RawMessage {

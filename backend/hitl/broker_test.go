@@ -414,3 +414,25 @@ func TestRisk(t *testing.T) {
 		}
 	}
 }
+
+// Stop declines every waiting call as expired, and a call that asks after
+// it is declined the same way at once: nobody is left to approve it.
+func TestBrokerStopExpiresWaitingCalls(t *testing.T) {
+	e := newBrokerEnv(t, time.Hour)
+	id, ch := e.request(t, context.Background(), readFileReq())
+	e.broker.Stop()
+	got := wait(t, ch)
+	if got.out.Approved || got.out.Decision != core.DecisionExpired || got.out.Code != core.EExpired || got.err != nil {
+		t.Errorf("outcome after Stop = %+v, %v; want declined as %s", got.out, got.err, core.EExpired)
+	}
+	if a, _, _ := e.store.LoadApproval(id); a.Status != hitl.StatusExpired {
+		t.Errorf("stored status = %q, want %q", a.Status, hitl.StatusExpired)
+	}
+	out, err := e.broker.Hold(context.Background(), readFileReq().r, readFileReq().why, 0)
+	if out.Approved || out.Decision != core.DecisionExpired || err != nil {
+		t.Errorf("a call asking after Stop = %+v, %v; want declined as expired at once", out, err)
+	}
+	if p := e.broker.Pending(); len(p) != 0 {
+		t.Errorf("pending after Stop = %+v, want none", p)
+	}
+}
