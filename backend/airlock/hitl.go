@@ -32,6 +32,10 @@ func (in *Instance) startHITL(ctx context.Context, o Options, audit *store.Audit
 		Events:   in.Hub,
 		FilePath: filepath.Join(o.DataDir, "rules.json"),
 		Logger:   o.Logger,
+		ResolveAgent: func(ref string) (string, error) {
+			a, err := in.authz.Agent(ref)
+			return a.ID, err
+		},
 		KnownServers: func() []string {
 			var ids []string
 			for _, c := range in.cfg.List() {

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
@@ -73,7 +74,15 @@ func RunRules(ctx context.Context, db *store.DB, knownServers func() []string, a
 		fmt.Fprint(stdout, rulesUsage)
 		return nil
 	}
-	rules, err := hitl.NewRules(store.NewRules(db), hitl.RulesOptions{KnownServers: knownServers})
+	agents, err := authz.New(store.NewAgents(db), authz.Options{})
+	if err != nil {
+		return err
+	}
+	rules, err := hitl.NewRules(store.NewRules(db), hitl.RulesOptions{KnownServers: knownServers,
+		ResolveAgent: func(ref string) (string, error) {
+			a, err := agents.Agent(ref)
+			return a.ID, err
+		}})
 	if err != nil {
 		return fmt.Errorf("load rules: %w", err)
 	}
@@ -388,6 +397,13 @@ func rulesTest(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error
 	}
 	if *server == "" || *tool == "" {
 		return core.Errorf(core.EInvalid, "airlock rules test: --server and --tool are required")
+	}
+	if *agent != "" {
+		id, err := rules.AgentID(*agent)
+		if err != nil {
+			return err
+		}
+		*agent = id
 	}
 	call := &core.Request{Kind: requestKind(*kind), Caller: core.Caller{AgentID: *agent, Session: *session}, Server: *server, Name: *tool}
 	if call.Kind == "" {

@@ -91,6 +91,14 @@ func TestRulesCLI(t *testing.T) {
 		t.Errorf("test --json = %+v, want auto_approve by %s", ex, read)
 	}
 
+	// A rule scoped to an agent names it as the user knows it; it is
+	// stored as the id calls carry, and an agent nobody knows is refused
+	// (the rule would never match).
+	aliceID := strings.TrimPrefix(strings.SplitN(mustRun(t, agentsCmd, db, "add", "alice"), "\n", 2)[0], "id: ")
+	if _, err := runRules(t, db, "update", read, "--agent", "nobody"); core.ErrorCode(err) != core.EInvalid || !strings.Contains(err.Error(), `no agent "nobody"`) {
+		t.Errorf("update --agent nobody: %v, want %s naming the agent", err, core.EInvalid)
+	}
+
 	// update changes only the given fields.
 	mustRunRules(t, db, "update", read, "--priority", "7", "--when", "$.path inside /tmp", "--expires", "1h", "--agent", "alice")
 	var updated hitl.Rule
@@ -98,12 +106,15 @@ func TestRulesCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	if updated.Priority != 7 || !updated.AutoApprove || *updated.ToolPattern != "read_*" || updated.ExpiresAt == nil ||
-		len(updated.Conditions) != 1 || updated.Conditions[0] != (hitl.Condition{Path: "$.path", Op: "inside", Value: "/tmp"}) || *updated.AgentID != "alice" {
+		len(updated.Conditions) != 1 || updated.Conditions[0] != (hitl.Condition{Path: "$.path", Op: "inside", Value: "/tmp"}) || *updated.AgentID != aliceID {
 		t.Errorf("updated rule = %+v", updated)
 	}
 	out = mustRunRules(t, db, "test", "--server", "filesystem", "--tool", "read_file", "--agent", "alice", "--args", `{"path":"/etc/passwd"}`)
 	if !strings.Contains(out, "decision: ask") || !strings.Contains(out, "condition $.path inside /tmp failed") {
 		t.Errorf("test with a failing condition:\n%s", out)
+	}
+	if out := mustRunRules(t, db, "test", "--server", "filesystem", "--tool", "read_file", "--agent", "alice", "--args", `{"path":"/tmp/x"}`); !strings.Contains(out, "decision: auto_approve") {
+		t.Errorf("test as alice, by name, of a call her rule allows:\n%s", out)
 	}
 
 	// export → import --replace round trip.

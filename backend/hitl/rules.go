@@ -60,6 +60,10 @@ type RulesOptions struct {
 	// (server__tool) is understood, and a rule naming an unknown server is
 	// flagged. Nil knows none.
 	KnownServers func() []string
+	// ResolveAgent turns the agent a rule is scoped to, written as its name
+	// or its id, into the id calls carry; an unknown agent is an error.
+	// Nil keeps what is written.
+	ResolveAgent func(ref string) (id string, err error)
 }
 
 // Rules is the rules service: the CRUD the UI, the API and the CLI use. Every
@@ -155,6 +159,10 @@ func (r *Rules) now() time.Time { return r.opts.Now().UTC().Truncate(time.Micros
 // Create validates in, stores the new rule and swaps it in.
 func (r *Rules) Create(in RuleInput) (Rule, error) {
 	in, _ = r.splitExposed(in)
+	in, err := r.resolveAgent(in)
+	if err != nil {
+		return Rule{}, err
+	}
 	rule, err := r.ruleFromInput(in, newID(), time.Time{})
 	if err != nil {
 		return Rule{}, err
@@ -177,6 +185,10 @@ func (r *Rules) Update(id string, in RuleInput) (Rule, error) {
 		return Rule{}, core.Errorf(core.ENotFound, "rule %s not found", id)
 	}
 	in, _ = r.splitExposed(in)
+	in, err := r.resolveAgent(in)
+	if err != nil {
+		return Rule{}, err
+	}
 	rule, err := r.ruleFromInput(in, id, old.CreatedAt)
 	if err != nil {
 		return Rule{}, err
@@ -191,6 +203,10 @@ func (r *Rules) Update(id string, in RuleInput) (Rule, error) {
 // is allowed. Invalid input is an error, as Create would give.
 func (r *Rules) Lint(in RuleInput) (RuleInput, []string, error) {
 	out, warnings := r.splitExposed(in)
+	out, err := r.resolveAgent(out)
+	if err != nil {
+		return in, nil, err
+	}
 	norm, err := out.normalize()
 	if err != nil {
 		return in, nil, err
@@ -214,6 +230,36 @@ func (r *Rules) Lint(in RuleInput) (RuleInput, []string, error) {
 		warnings = append(warnings, fmt.Sprintf("this global rule %s every %s request no rule above it decides", verb, norm.Kind))
 	}
 	return out, warnings, nil
+}
+
+// resolveAgent writes the agent a rule is scoped to as the id calls carry
+// (the user may give its name), and refuses an agent nobody knows: such a
+// rule would never match, and the calls it was meant for would still ask.
+func (r *Rules) resolveAgent(in RuleInput) (RuleInput, error) {
+	if in.AgentID == nil || strings.TrimSpace(*in.AgentID) == "" || r.opts.ResolveAgent == nil {
+		return in, nil
+	}
+	id, err := r.AgentID(*in.AgentID)
+	if err != nil {
+		return in, err
+	}
+	in.AgentID = &id
+	return in, nil
+}
+
+// AgentID is the id of the agent named ref (its name or its id), as a
+// rule scoped to it stores it.
+func (r *Rules) AgentID(ref string) (string, error) {
+	ref = strings.TrimSpace(ref)
+	if r.opts.ResolveAgent == nil {
+		return ref, nil
+	}
+	id, err := r.opts.ResolveAgent(ref)
+	if err != nil {
+		return "", (&core.Error{Code: core.EInvalid, Message: fmt.Sprintf("agentId: there is no agent %q", ref)}).
+			WithHint("name an agent by its name or id as the Agents screen or `airlock agents list` shows it")
+	}
+	return id, nil
 }
 
 // splitExposed turns a name written as agents see it (server__tool, for a
