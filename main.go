@@ -292,7 +292,7 @@ func admin(ctx context.Context, cmd, dataDir string, args []string, stdin io.Rea
 	case "chat":
 		return cli.RunChat(ctx, db, args, stdout, stderr)
 	}
-	return cli.RunRules(ctx, db, cli.KnownServers(dataDir), args, stdout, stderr)
+	return cli.RunRules(ctx, db, cli.KnownServers(dataDir), filepath.Join(dataDir, "rules.json"), args, stdout, stderr)
 }
 
 // isHelp reports whether args ask for a command's help.

@@ -64,7 +64,9 @@ rule flags:
 // RunRules runs `airlock rules ...` against db.
 // knownServers lists the server ids a rule may name (the servers file's and
 // the built-in ones), so that warnings can name a typo.
-func RunRules(ctx context.Context, db *store.DB, knownServers func() []string, args []string, stdout, stderr io.Writer) error {
+// rulesFile is the data directory's rules file: a change is refused while
+// it holds an edit that cannot be applied ("" for none).
+func RunRules(ctx context.Context, db *store.DB, knownServers func() []string, rulesFile string, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, rulesUsage)
 		return core.Errorf(core.EInvalid, "airlock rules: missing command (list, add, update, rm, test, export, import)")
@@ -78,7 +80,7 @@ func RunRules(ctx context.Context, db *store.DB, knownServers func() []string, a
 	if err != nil {
 		return err
 	}
-	rules, err := hitl.NewRules(store.NewRules(db), hitl.RulesOptions{KnownServers: knownServers,
+	rules, err := hitl.NewRules(store.NewRules(db), hitl.RulesOptions{KnownServers: knownServers, GuardFile: rulesFile,
 		ResolveAgent: func(ref string) (string, error) {
 			a, err := agents.Agent(ref)
 			return a.ID, err

@@ -29,7 +29,7 @@ func rulesDB(t *testing.T) *store.DB {
 func runRules(t *testing.T, db *store.DB, args ...string) (string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := RunRules(context.Background(), db, func() []string { return []string{"filesystem"} }, args, &out, &errOut)
+	err := RunRules(context.Background(), db, func() []string { return []string{"filesystem"} }, "", args, &out, &errOut)
 	return out.String(), err
 }
 

@@ -50,7 +50,12 @@ type RulesOptions struct {
 	Events core.EventSink // rules:changed events; nil discards
 	// FilePath is the rules file to mirror and watch (see Watch); empty
 	// means none (the CLI works without one).
-	FilePath     string
+	FilePath string
+	// GuardFile is a rules file this service does not write but must not
+	// make anyone lose: a change is refused while it holds an edit that
+	// cannot be applied (the CLI's view of the data directory's file,
+	// which the running Airlock rewrites after every change).
+	GuardFile    string
 	PollInterval time.Duration // how often Watch looks for changes by other processes; default 250ms
 	Debounce     time.Duration // how long the file must be quiet before it is read; default 200ms
 	Now          func() time.Time
@@ -423,6 +428,10 @@ func (r *Rules) parseRulesFile(data []byte) ([]Rule, error) {
 // change runs a store mutation, then reloads and notifies.
 func (r *Rules) change(mutate func() error) error {
 	r.mu.Lock()
+	if err := r.fileBlocksChangeLocked(); err != nil {
+		r.mu.Unlock()
+		return err
+	}
 	if err := mutate(); err != nil {
 		r.mu.Unlock()
 		return err
@@ -436,6 +445,33 @@ func (r *Rules) change(mutate func() error) error {
 		return err
 	}
 	r.notify()
+	return nil
+}
+
+// fileBlocksChangeLocked refuses a change while the rules file holds an
+// edit that cannot be applied: the change would rewrite the file (Airlock
+// mirrors the rules into it) and the person's edit would be lost. The
+// servers file is guarded the same way.
+func (r *Rules) fileBlocksChangeLocked() error {
+	path := r.opts.FilePath
+	if path == "" {
+		path = r.opts.GuardFile
+	}
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil // no file: nothing to lose
+	}
+	if h, herr := r.store.RulesFileHash(); herr == nil && hashOf(data) == h {
+		return nil // what Airlock last wrote or applied
+	}
+	if _, perr := r.parseRulesFile(data); perr != nil {
+		return (&core.Error{Code: core.EInvalid,
+			Message: fmt.Sprintf("cannot change rules while %s is invalid (%s): the change would overwrite your edit of the file", path, core.ErrorMessage(perr))}).
+			WithHint("fix or remove the file first; the Rules screen shows what is wrong")
+	}
 	return nil
 }
 

@@ -318,6 +318,23 @@ func TestRulesFile(t *testing.T) {
 	if diff := cmp.Diff(good, r.List()); diff != "" {
 		t.Errorf("an invalid file changed the rules (-before +after):\n%s", diff)
 	}
+	// While it is invalid, a change made elsewhere (the UI here, the CLI
+	// through GuardFile) is refused: writing the rules would overwrite the
+	// person's edit.
+	broken, _ := os.ReadFile(file)
+	if _, err := r.Create(hitl.RuleInput{ServerID: sp("third")}); core.ErrorCode(err) != core.EInvalid || !strings.Contains(err.Error(), "would overwrite your edit") {
+		t.Errorf("Create while the file is invalid: %v, want %s", err, core.EInvalid)
+	}
+	cli := newRules(t, db, hitl.RulesOptions{GuardFile: file})
+	if _, err := cli.Create(hitl.RuleInput{ServerID: sp("third")}); core.ErrorCode(err) != core.EInvalid {
+		t.Errorf("Create from another process while the file is invalid: %v, want %s", err, core.EInvalid)
+	}
+	if now, _ := os.ReadFile(file); string(now) != string(broken) {
+		t.Errorf("the invalid file was rewritten:\n%s", now)
+	}
+	if diff := cmp.Diff(good, r.List()); diff != "" {
+		t.Errorf("a refused change changed the rules (-before +after):\n%s", diff)
+	}
 	// Fixing it clears the error.
 	if err := os.WriteFile(file, []byte(`{"version":1,"rules":[]}`), 0o600); err != nil {
 		t.Fatal(err)
