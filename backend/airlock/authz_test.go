@@ -152,9 +152,14 @@ func TestSuspendCutsOffAtOnce(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no list_changed after the agent was suspended")
 	}
+	// On the session it had, the refusal is a tool error with the reason
+	// code: the session lives on (an HTTP 403 made the client give it up).
 	res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "after"}})
-	if err == nil && !res.IsError {
-		t.Fatalf("a suspended agent's call ran: %s", textOf(res))
+	if err != nil || !res.IsError || !strings.Contains(textOf(res), "suspended") {
+		t.Fatalf("a suspended agent's call: %v %+v, want a tool error with code suspended", err, res)
+	}
+	if got := names(t, alice); slices.Contains(got, "everything__echo") {
+		t.Errorf("a suspended agent lists %v", got)
 	}
 	req, _ := http.NewRequest("POST", tm.in.Info.MCPURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
 	req.Header.Set("Authorization", "Bearer "+tm.alice.Token)
@@ -176,6 +181,10 @@ func TestSuspendCutsOffAtOnce(t *testing.T) {
 	}, "the suspended agent's refused requests are not in Activity")
 	if _, err := tm.in.API.Agents.Resume(tm.alice.Agent.ID); err != nil {
 		t.Fatal(err)
+	}
+	// Resumed, the same session works again.
+	if res := call(t, alice, "everything__echo", map[string]any{"message": "same session"}); res.IsError {
+		t.Errorf("after resume, on the session it had: %s", textOf(res))
 	}
 	again := tm.connectWith(t, tm.alice.Token, "", nil)
 	if res := call(t, again, "everything__echo", map[string]any{"message": "back"}); res.IsError {

@@ -208,7 +208,11 @@ const postHeader = "X-Airlock-Post"
 func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, err := g.ids.Identify(r)
-		if err != nil {
+		sid := r.Header.Get("Mcp-Session-Id")
+		if sse && r.Method == http.MethodPost {
+			sid = r.URL.Query().Get("sessionid")
+		}
+		if err != nil && !g.refusedInside(r, conn, err, sid, sse) {
 			status := http.StatusUnauthorized
 			switch core.ErrorCode(err) {
 			case core.EUnauthorized, core.EInvalid:
@@ -226,10 +230,6 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		if verr != nil {
 			g.refuseVersion(w, r, conn, verr)
 			return
-		}
-		sid := r.Header.Get("Mcp-Session-Id")
-		if sse && r.Method == http.MethodPost {
-			sid = r.URL.Query().Get("sessionid")
 		}
 		if sid != "" {
 			if s := g.session(sid); s != nil && s.conn.Key != conn.Key {
@@ -270,6 +270,30 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// refusedInside reports whether a request whose credential may not be
+// used now (err: a suspended agent's token) goes on to be refused inside,
+// request by request, rather than at the door: on a session its agent
+// opened before, and on a request of the sessionless revision. There every
+// call is refused by the pipeline's gate as a tool error with the reason
+// code, listings are empty, and the session lives on, so that the agent
+// works again as soon as it is resumed. An HTTP 403 made MCP clients give
+// the session up for good. A new session is still refused at the door.
+func (g *Gateway) refusedInside(r *http.Request, conn Connection, err error, sid string, sse bool) bool {
+	switch core.ErrorCode(err) {
+	case core.EUnauthorized, core.EInvalid:
+		return false // not a known credential
+	}
+	if conn.Key == "" {
+		return false
+	}
+	if sid != "" {
+		s := g.session(sid)
+		return s != nil && s.conn.Key == conn.Key
+	}
+	stateless, verr := speaksStateless(r)
+	return verr == nil && stateless && !sse
 }
 
 // refuseConnection records a request refused at the door although its
