@@ -6,8 +6,8 @@ import (
 )
 
 // Limits slow down guessing passkeys with authenticate. After Free failures
-// for one agent id (or GlobalFree failures over all ids), further attempts
-// are refused until a delay has passed that doubles with each failure, from
+// for one agent id (or GlobalFree failures over all ids), the next attempt
+// is refused until a delay has passed that doubles with each failure, from
 // Base up to Max (GlobalMax). Failures are forgotten after Forget without
 // one. Attempts are refused at once, never held: a held request would let
 // a guesser tie up Airlock instead.
@@ -102,11 +102,12 @@ func (l *limiter) bump(f *failures, now time.Time, free int, max time.Duration) 
 	}
 	f.count++
 	f.last = now
-	if f.count <= free {
+	if f.count < free {
 		return
 	}
+	// The free-th failure starts the delay: the attempt after it waits.
 	d := l.l.Base
-	for i := free + 1; i < f.count && d < max; i++ {
+	for i := free; i < f.count && d < max; i++ {
 		d *= 2
 	}
 	if d > max {
