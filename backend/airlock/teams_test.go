@@ -341,6 +341,9 @@ func TestSeedPhase4Notifications(t *testing.T) {
 	mgrChat := c.session(t, "manager-dev", "chat")
 	chat := c.session(t, "worker-frontend-01", "chat")
 	task := c.session(t, "worker-frontend-01", "task")
+	// A misspelt argument is refused, not dropped: the message would
+	// otherwise never be sent.
+	refused(t, mgrChat, "start_conversation", map[string]any{"participant_id": "worker-frontend-01", "message": "指示です"}, core.EInvalid)
 	r := ok(t, mgrChat, "start_conversation", map[string]any{"participant_id": "worker-frontend-01", "initial_message": "指示です"})
 	conv := r.str("conversation_id")
 	ok(t, chat, "respond_chat", map[string]any{"conversation_id": conv, "content": "承知しました"})

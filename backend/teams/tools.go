@@ -32,12 +32,23 @@ func RegisterTools(s *mcp.Server, svc *Service, az *authz.Service) error {
 		if !ok {
 			return core.Errorf(core.EInternal, "tool %s has no handler", name)
 		}
-		s.AddTool(&mcp.Tool{Name: def.Name, Description: def.Description, InputSchema: def.InputSchema}, handler(az, name, fn))
+		s.AddTool(&mcp.Tool{Name: def.Name, Description: def.Description, InputSchema: def.InputSchema}, handler(az, name, checked(name, def.InputSchema, fn)))
 	}
 	return nil
 }
 
 type toolFunc func(ctx context.Context, c core.Caller, args json.RawMessage) (any, error)
+
+// checked refuses arguments the tool's schema does not name before fn
+// runs (see authz.UnknownArguments).
+func checked(name string, schema json.RawMessage, fn toolFunc) toolFunc {
+	return func(ctx context.Context, c core.Caller, args json.RawMessage) (any, error) {
+		if err := authz.UnknownArguments(name, schema, args); err != nil {
+			return nil, err
+		}
+		return fn(ctx, c, args)
+	}
+}
 
 func handler(az *authz.Service, name string, fn toolFunc) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
