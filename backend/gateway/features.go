@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/catalog"
@@ -228,7 +230,7 @@ func (g *Gateway) serverOptions(complete func(context.Context, *mcp.CompleteRequ
 	subscribe func(ctx context.Context, uri string, on bool) error) *mcp.ServerOptions {
 	return &mcp.ServerOptions{
 		Instructions: "Airlock gateway: downstream tools are named <server>__<tool>. Some calls wait for a person's approval; a refusal is a tool error carrying a reason code and a hint. Call the help tool to see what you can use.",
-		Logger:       g.log,
+		Logger:       slog.New(quietUndelivered{g.log.Handler()}),
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
@@ -244,4 +246,28 @@ func (g *Gateway) serverOptions(complete func(context.Context, *mcp.CompleteRequ
 			return subscribe(ctx, req.Params.URI, false)
 		},
 	}
+}
+
+// quietUndelivered logs at debug level what the SDK warns about each time
+// a notification finds no stream to take it ("rejected by transport": a
+// session whose client keeps no GET stream open cannot get list_changed,
+// which is how many clients work); every other record passes as it is.
+type quietUndelivered struct{ slog.Handler }
+
+func (q quietUndelivered) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn && strings.Contains(r.Message, "rejected by transport") {
+		if !q.Handler.Enabled(ctx, slog.LevelDebug) {
+			return nil
+		}
+		r.Level = slog.LevelDebug
+	}
+	return q.Handler.Handle(ctx, r)
+}
+
+func (q quietUndelivered) WithAttrs(as []slog.Attr) slog.Handler {
+	return quietUndelivered{q.Handler.WithAttrs(as)}
+}
+
+func (q quietUndelivered) WithGroup(name string) slog.Handler {
+	return quietUndelivered{q.Handler.WithGroup(name)}
 }

@@ -285,10 +285,7 @@ func outcomeOf(a Approval) core.ApprovalOutcome {
 		o.Approved, o.Decision, o.Reason = true, core.DecisionApproved, "approved by "+a.DecidedBy
 	case StatusDeclined:
 		o.Decision, o.Code = core.DecisionDeclined, core.EDenied
-		o.Reason = a.DeclineReason
-		if o.Reason == "" {
-			o.Reason = "declined by " + orNone(a.DecidedBy) + " without a reason"
-		}
+		o.Reason = a.DeclineReason // "" when the person gave none
 	case StatusTimeout:
 		o.Decision, o.Code = core.DecisionTimeout, core.EApprovalTimeout
 		o.Reason = fmt.Sprintf("nobody approved the call within %s; it was declined", a.Deadline.Sub(a.CreatedAt).Round(time.Second))

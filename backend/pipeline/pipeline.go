@@ -367,6 +367,8 @@ func (p *Pipeline) approve(ctx context.Context, f *flow) {
 		}
 		if out.Reason != "" {
 			msg += ": " + out.Reason
+		} else if out.Decision == core.DecisionDeclined {
+			msg += " without a reason"
 		}
 		decision := out.Decision
 		if decision == "" {
