@@ -120,7 +120,8 @@ func (svc *Service) toolAuthenticate(_ context.Context, c core.Caller, raw json.
 		out.Instruction = "Authenticated. This connection now works as " + sess.AgentName + " in a " + sess.Record.Purpose +
 			" session; call help to see your tools. Keep session_token to use the session elsewhere."
 	} else {
-		out.Instruction = "Authenticated. Pass session_token with each call, or use it as Authorization: Bearer; call help to see your tools."
+		out.Instruction = "Authenticated, but this client keeps no MCP session to bind to (a 2026-07-28 client, say), so tools/list still shows what an unauthenticated caller sees. " +
+			"Reconnect with Authorization: Bearer <session_token> to list and call your tools, or pass session_token with each call; call help to see your tools."
 	}
 	return out, nil
 }
