@@ -271,7 +271,7 @@ func authRequired(what string) *core.Error {
 
 func privilegeErr(tool, privilege string, a Agent) *core.Error {
 	return core.Errorf(core.EForbidden, "Tool '%s' requires %s privilege", tool, privilege).
-		WithHint(fmt.Sprintf("agent '%s' is a %s; an agent's kind is set in %s", a.Name, a.Kind, uiLink(a, "Profile", "profile")))
+		WithHint(fmt.Sprintf("agent '%s' is a %s; to change an agent's kind, %s", a.Name, a.Kind, uiLink(a, "Profile", "profile")))
 }
 
 // uiLink names the setting that would change a decision, as the words a
