@@ -212,7 +212,7 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		if sse && r.Method == http.MethodPost {
 			sid = r.URL.Query().Get("sessionid")
 		}
-		if err != nil && !g.refusedInside(r, conn, err, sid, sse) {
+		if err != nil && !g.refusedInside(conn, err, sid) {
 			status := http.StatusUnauthorized
 			switch core.ErrorCode(err) {
 			case core.EUnauthorized, core.EInvalid:
@@ -275,25 +275,22 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 // refusedInside reports whether a request whose credential may not be
 // used now (err: a suspended agent's token) goes on to be refused inside,
 // request by request, rather than at the door: on a session its agent
-// opened before, and on a request of the sessionless revision. There every
-// call is refused by the pipeline's gate as a tool error with the reason
-// code, listings are empty, and the session lives on, so that the agent
-// works again as soon as it is resumed. An HTTP 403 made MCP clients give
-// the session up for good. A new session is still refused at the door.
-func (g *Gateway) refusedInside(r *http.Request, conn Connection, err error, sid string, sse bool) bool {
+// opened before. There every call is refused by the pipeline's gate as a
+// tool error with the reason code, listings are empty, and the session
+// lives on, so that the agent works again as soon as it is resumed. An
+// HTTP 403 made MCP clients give the session up for good. A new session is
+// still refused at the door, and so is a request of the sessionless
+// revision (it has no session to lose).
+func (g *Gateway) refusedInside(conn Connection, err error, sid string) bool {
 	switch core.ErrorCode(err) {
 	case core.EUnauthorized, core.EInvalid:
 		return false // not a known credential
 	}
-	if conn.Key == "" {
+	if conn.Key == "" || sid == "" {
 		return false
 	}
-	if sid != "" {
-		s := g.session(sid)
-		return s != nil && s.conn.Key == conn.Key
-	}
-	stateless, verr := speaksStateless(r)
-	return verr == nil && stateless && !sse
+	s := g.session(sid)
+	return s != nil && s.conn.Key == conn.Key
 }
 
 // refuseConnection records a request refused at the door although its
