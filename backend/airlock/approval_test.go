@@ -181,7 +181,7 @@ func TestProgressKeepsWaitingCallAlive(t *testing.T) {
 func TestApproveAndAddRuleLetsNextCallThrough(t *testing.T) {
 	in, sess := setup(t, airlock.Options{})
 	a, done := waitingCall(t, in, sess, echoParams("first"))
-	if err := in.API.Approvals.ApproveAndAddRule(a.ID, hitl.BreadthTool, "1h"); err != nil {
+	if err := in.API.Approvals.ApproveAndAddRule(a.ID, hitl.BreadthTool, "1h", hitl.ScopeAgent); err != nil {
 		t.Fatal(err)
 	}
 	if res := result(t, done); res.IsError {

@@ -106,7 +106,16 @@ func (a *Rules) explain(tc TestCall) (hitl.Explanation, error) {
 	if kind == "" {
 		kind = core.KindToolCall
 	}
-	return a.d.Rules.Explain(&core.Request{Kind: kind, Caller: core.Caller{AgentID: tc.AgentID, Session: tc.SessionID},
+	agent := strings.TrimSpace(tc.AgentID)
+	if agent != "" {
+		// The panel takes the agent's name, as the rule form does.
+		id, err := a.d.Rules.AgentID(agent)
+		if err != nil {
+			return hitl.Explanation{}, err
+		}
+		agent = id
+	}
+	return a.d.Rules.Explain(&core.Request{Kind: kind, Caller: core.Caller{AgentID: agent, Session: tc.SessionID},
 		Server: tc.ServerID, Name: tc.ToolName, Args: args}), nil
 }
 

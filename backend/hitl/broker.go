@@ -85,6 +85,12 @@ const (
 	BreadthServer   = "server"    // every tool of this server
 )
 
+// Who a rule made with ApproveAndAddRule is for.
+const (
+	ScopeAgent    = "agent"    // only the agent whose call it was
+	ScopeEveryone = "everyone" // every agent
+)
+
 // Expiries of the rule "Approve and add rule" creates.
 var ruleExpiries = map[string]time.Duration{"none": 0, "": 0, "1h": time.Hour, "8h": 8 * time.Hour, "24h": 24 * time.Hour}
 
@@ -395,13 +401,17 @@ func (b *Broker) Decline(id, reason, by string) error {
 // and approves the call. breadth is "tool" (this server and tool),
 // "tool_args" (this tool with equals conditions on each top-level argument)
 // or "server" (every tool of the server); expiry is "none", "1h", "8h" or
-// "24h". The rule gets a priority one above the rule that sent the call
-// here, so the next identical call passes. If the rule cannot be created,
-// nothing changes.
-func (b *Broker) ApproveAndAddRule(id, breadth, expiry, by string) (Rule, error) {
+// "24h"; scope is "agent" (only the agent whose call it was) or
+// "everyone". The rule gets a priority one above the rule that sent the
+// call here, so the next identical call passes. If the rule cannot be
+// created, nothing changes.
+func (b *Broker) ApproveAndAddRule(id, breadth, expiry, scope, by string) (Rule, error) {
 	d, ok := ruleExpiries[expiry]
 	if !ok {
 		return Rule{}, core.Errorf(core.EInvalid, "unknown expiry %q (use none, 1h, 8h or 24h)", expiry)
+	}
+	if scope != ScopeAgent && scope != ScopeEveryone {
+		return Rule{}, core.Errorf(core.EInvalid, "unknown scope %q (use agent or everyone)", scope)
 	}
 	b.mu.Lock()
 	w, err := b.decidableLocked(id)
@@ -410,6 +420,13 @@ func (b *Broker) ApproveAndAddRule(id, breadth, expiry, by string) (Rule, error)
 		return Rule{}, err
 	}
 	in, err := ruleForCall(&w.req, breadth)
+	if err == nil && scope == ScopeAgent {
+		if agent := w.req.Caller.AgentID; agent != "" {
+			in.AgentID = &agent
+		} else {
+			err = core.Errorf(core.EInvalid, "this call came from no identified agent, so a rule for its agent cannot be made; choose every agent")
+		}
+	}
 	if err != nil {
 		b.mu.Unlock()
 		return Rule{}, err

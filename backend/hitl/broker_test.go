@@ -316,31 +316,35 @@ func TestBrokerRecheckReleases(t *testing.T) {
 
 func TestBrokerApproveAndAddRule(t *testing.T) {
 	tests := []struct {
-		breadth, expiry string
-		next            hitl.Call // the next call, which must now pass unasked
-		notNext         hitl.Call // a call the rule must not cover
-		conds           []hitl.Condition
+		breadth, expiry, scope string
+		next                   hitl.Call // the next call, which must now pass unasked
+		notNext                hitl.Call // a call the rule must not cover
+		conds                  []hitl.Condition
 	}{
-		{hitl.BreadthTool, "none",
+		{hitl.BreadthTool, "none", hitl.ScopeEveryone,
 			hitl.Call{Server: "filesystem", Tool: "write_file", Args: json.RawMessage(`{"path":"/other"}`)},
 			hitl.Call{Server: "filesystem", Tool: "delete_file"}, nil},
-		{hitl.BreadthToolArgs, "1h",
+		{hitl.BreadthToolArgs, "1h", hitl.ScopeEveryone,
 			hitl.Call{Server: "filesystem", Tool: "write_file", Args: json.RawMessage(`{"content":"hi","path":"/tmp/x"}`)},
 			hitl.Call{Server: "filesystem", Tool: "write_file", Args: json.RawMessage(`{"path":"/etc/x","content":"hi"}`)},
 			[]hitl.Condition{{Path: "$.content", Op: "equals", Value: "hi"}, {Path: "$.path", Op: "equals", Value: "/tmp/x"}}},
-		{hitl.BreadthServer, "24h",
+		{hitl.BreadthServer, "24h", hitl.ScopeEveryone,
 			hitl.Call{Server: "filesystem", Tool: "anything"},
 			hitl.Call{Server: "shell", Tool: "write_file"}, nil},
+		// Only for the agent that made the call (alice): bob still asks.
+		{hitl.BreadthTool, "none", hitl.ScopeAgent,
+			hitl.Call{Agent: "alice", Server: "filesystem", Tool: "write_file", Args: json.RawMessage(`{"path":"/other"}`)},
+			hitl.Call{Agent: "bob", Server: "filesystem", Tool: "write_file", Args: json.RawMessage(`{"path":"/other"}`)}, nil},
 	}
 	for _, tt := range tests {
-		t.Run(tt.breadth, func(t *testing.T) {
+		t.Run(tt.breadth+"/"+tt.scope, func(t *testing.T) {
 			e := newBrokerEnv(t, time.Minute)
 			// The rule that sends write_file here has priority 100.
 			mustCreate(t, e.rules, hitl.RuleInput{ServerID: sp("filesystem"), ToolPattern: sp("*"), Priority: 100})
 			req := readFileReq()
 			req.why = e.rules.Decide(req.r)
 			id, ch := e.request(t, context.Background(), req)
-			rule, err := e.broker.ApproveAndAddRule(id, tt.breadth, tt.expiry, "owner")
+			rule, err := e.broker.ApproveAndAddRule(id, tt.breadth, tt.expiry, tt.scope, "owner")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -368,15 +372,16 @@ func TestBrokerApproveAndAddRuleErrors(t *testing.T) {
 	e := newBrokerEnv(t, time.Minute)
 	id, ch := e.request(t, context.Background(), readFileReq())
 	rulesBefore := len(e.rules.List())
-	for _, tt := range []struct{ breadth, expiry, code string }{
-		{"everything", "none", core.EInvalid},
-		{hitl.BreadthTool, "2h", core.EInvalid},
+	for _, tt := range []struct{ breadth, expiry, scope, code string }{
+		{"everything", "none", hitl.ScopeEveryone, core.EInvalid},
+		{hitl.BreadthTool, "2h", hitl.ScopeEveryone, core.EInvalid},
+		{hitl.BreadthTool, "none", "team", core.EInvalid},
 	} {
-		if _, err := e.broker.ApproveAndAddRule(id, tt.breadth, tt.expiry, "owner"); core.ErrorCode(err) != tt.code {
-			t.Errorf("ApproveAndAddRule(%s, %s): %v, want %s", tt.breadth, tt.expiry, err, tt.code)
+		if _, err := e.broker.ApproveAndAddRule(id, tt.breadth, tt.expiry, tt.scope, "owner"); core.ErrorCode(err) != tt.code {
+			t.Errorf("ApproveAndAddRule(%s, %s, %s): %v, want %s", tt.breadth, tt.expiry, tt.scope, err, tt.code)
 		}
 	}
-	if _, err := e.broker.ApproveAndAddRule("unknown", hitl.BreadthTool, "none", "owner"); core.ErrorCode(err) != core.ENotFound {
+	if _, err := e.broker.ApproveAndAddRule("unknown", hitl.BreadthTool, "none", hitl.ScopeEveryone, "owner"); core.ErrorCode(err) != core.ENotFound {
 		t.Errorf("ApproveAndAddRule(unknown): %v, want %s", err, core.ENotFound)
 	}
 	if len(e.rules.List()) != rulesBefore || len(e.broker.Pending()) != 1 {
@@ -386,7 +391,7 @@ func TestBrokerApproveAndAddRuleErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(t, ch)
-	if _, err := e.broker.ApproveAndAddRule(id, hitl.BreadthTool, "none", "owner"); core.ErrorCode(err) != core.EConflict {
+	if _, err := e.broker.ApproveAndAddRule(id, hitl.BreadthTool, "none", hitl.ScopeEveryone, "owner"); core.ErrorCode(err) != core.EConflict {
 		t.Errorf("ApproveAndAddRule after Decline: %v, want %s", err, core.EConflict)
 	}
 	if len(e.rules.List()) != rulesBefore {

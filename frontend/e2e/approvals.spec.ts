@@ -88,6 +88,8 @@ describe('approvals through a real airlock serve', () => {
     const row = page.getByTestId('rule-row').filter({ hasText: 'tool: echo' }).first();
     await row.waitFor();
     expect(await row.getByTestId('rule-decision').textContent()).toBe('auto-approve ON');
+    // Only for the agent that made the call (the dialog's default), shown by name.
+    expect(await row.getByTestId('rule-badges').textContent()).toContain('agent: default');
     await shot(page, 'e2e-rules-after-add');
   });
 
@@ -128,6 +130,8 @@ describe('approvals through a real airlock serve', () => {
     const panel = page.locator('section[aria-labelledby="test-title"]');
     await panel.getByLabel('Server').fill('everything');
     await panel.getByLabel('Tool').fill('echo');
+    // The rule "Approve and add rule" made is for the agent "default", named as such.
+    await panel.getByLabel(/Agent/).fill('default');
     await panel.getByRole('button', { name: 'Test' }).click();
     await expect.poll(() => page.getByTestId('test-fired').textContent()).toBe(ruleId);
     expect(await page.getByTestId('test-result').textContent()).toContain('Auto-approved');

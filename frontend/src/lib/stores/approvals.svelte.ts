@@ -1,5 +1,5 @@
 import { api } from '../api';
-import type { Approval, RuleBreadth, RuleExpiry, Settings } from '../api';
+import type { Approval, RuleBreadth, RuleExpiry, RuleScope, Settings } from '../api';
 import { on, onResync } from '../events';
 import { errorText } from './util';
 
@@ -128,8 +128,8 @@ export class ApprovalsStore {
     this.resolved(id);
   }
 
-  async approveAndAddRule(id: string, breadth: RuleBreadth, expiry: RuleExpiry): Promise<void> {
-    await api.approvals.approveAndAddRule(id, breadth, expiry);
+  async approveAndAddRule(id: string, breadth: RuleBreadth, expiry: RuleExpiry, scope: RuleScope): Promise<void> {
+    await api.approvals.approveAndAddRule(id, breadth, expiry, scope);
     this.resolved(id);
   }
 

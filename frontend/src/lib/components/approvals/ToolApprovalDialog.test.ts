@@ -148,12 +148,24 @@ describe('ToolApprovalDialog', () => {
     expect(screen.getByTestId('approval-tool').textContent).toBe('write_file');
   });
 
-  it('"Approve and add rule" passes breadth and expiry', async () => {
+  it('"Approve and add rule" passes breadth, expiry and scope (the calling agent unless widened)', async () => {
     setup();
     await userEvent.click(screen.getByLabelText('This tool with these argument values'));
     await userEvent.selectOptions(screen.getByLabelText('Rule expiry'), '8h');
+    expect(screen.getByLabelText<HTMLInputElement>('Only for owner').checked).toBe(true);
     await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
-    expect(fakeApi.approvals.approveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool_args', '8h');
+    expect(fakeApi.approvals.approveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool_args', '8h', 'agent');
+  });
+
+  it('"Approve and add rule" for every agent, and for a call with no identified agent', async () => {
+    setup([approval(), approval({ id: 'ap-2', agentId: '', agent: '' })]);
+    await userEvent.click(screen.getByLabelText('For every agent'));
+    await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
+    expect(fakeApi.approvals.approveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool', 'none', 'everyone');
+    await waitFor(() => expect(screen.getByTestId('approval-tool')).toBeTruthy());
+    expect(screen.queryByLabelText('For every agent')).toBeNull();
+    await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
+    expect(fakeApi.approvals.approveAndAddRule).toHaveBeenLastCalledWith('ap-2', 'tool', 'none', 'everyone');
   });
 
   it('shows an error from Approve in the dialog and keeps the call', async () => {
