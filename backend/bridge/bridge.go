@@ -69,7 +69,7 @@ func (b *Bridge) Check(ctx context.Context) error {
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
 		return core.Errorf(core.EUnauthorized, "Airlock at %s refused the token", b.URL).
-			WithHint("`airlock token` prints the right one")
+			WithHint("`airlock token` prints the default agent's token; for another agent, `airlock agents token NAME --rotate` gives it a new one")
 	}
 	return nil
 }

@@ -335,14 +335,18 @@ func rulesAdd(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error 
 }
 
 func rulesUpdate(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return core.Errorf(core.EInvalid, "airlock rules update: missing rule id (usage: airlock rules update ID [rule flags])")
-	}
-	id := args[0]
 	fs := rulesFlags("update", stderr)
 	var rf ruleFlags
 	rf.register(fs)
 	asJSON := fs.Bool("json", false, "print the updated rule as JSON")
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintln(stderr, "usage: airlock rules update ID [rule flags]")
+		return parseRulesFlags(fs, args[:1]) // prints the flags
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return core.Errorf(core.EInvalid, "airlock rules update: missing rule id (usage: airlock rules update ID [rule flags])")
+	}
+	id := args[0]
 	if err := parseRulesFlags(fs, args[1:]); err != nil {
 		return err
 	}
