@@ -44,3 +44,13 @@ export function countdown(deadlineIso: string, now: number): string {
 export function clientLabel(name?: string, version?: string): string {
   return [name, version].filter(Boolean).join(' ');
 }
+
+/**
+ * A command line as a shell would read it back: arguments with spaces or
+ * shell characters in single quotes, so `sh -c 'echo hi; exit 3'` does not
+ * read as three commands.
+ */
+export function commandLine(command: string, args: readonly string[] = []): string {
+  const quote = (a: string) => (a !== '' && /^[A-Za-z0-9_\-./=:@%+,]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
+  return [command, ...args].map(quote).join(' ');
+}
