@@ -122,6 +122,10 @@ func TestTwoAgentsSeeDifferentTools(t *testing.T) {
 		t.Errorf("the server ran %v, want only alice's echo", got)
 	}
 	// help agrees with what each may call.
+	// A misspelt argument is refused, naming the right one.
+	if res := call(t, bob, "help", map[string]any{"tool": "echo"}); !res.IsError || !strings.Contains(textOf(res), "tool_name") {
+		t.Errorf("help with a misspelt argument: %s", textOf(res))
+	}
 	var listing authz.HelpListing
 	res = call(t, bob, "help", nil)
 	if err := json.Unmarshal([]byte(textOf(res)), &listing); err != nil {

@@ -13,8 +13,9 @@ import (
 // at every depth the schema describes (objects with properties, and arrays
 // of them): a misspelt argument (message for initial_message, assignee for
 // assignee_id) was otherwise dropped without a word and the call did less
-// than the agent meant. Arguments that are not valid JSON pass: the tool
-// reports those itself.
+// than the agent meant. A top-level session_token always passes: any call
+// may carry one (seed 000's style; the gateway reads it). Arguments that
+// are not valid JSON pass: the tool reports those itself.
 func UnknownArguments(tool string, schema, args json.RawMessage) error {
 	if len(args) == 0 || len(schema) == 0 {
 		return nil
@@ -52,6 +53,9 @@ func (s *schemaNode) check(tool, where string, v any) error {
 		slices.Sort(keys)
 		for _, k := range keys {
 			p, ok := s.Properties[k]
+			if !ok && where == "" && k == sessionTokenArg {
+				continue
+			}
 			if !ok {
 				known := make([]string, 0, len(s.Properties))
 				for name := range s.Properties {
@@ -82,3 +86,6 @@ func (s *schemaNode) check(tool, where string, v any) error {
 	}
 	return nil
 }
+
+// sessionTokenArg is the argument a call may carry its session token in.
+const sessionTokenArg = "session_token"

@@ -23,6 +23,9 @@ func TestUnknownArguments(t *testing.T) {
 		{`not json`, "", ""},
 		{`{"project_id":"p","projectid":"q"}`, `create_tasks_batch has no argument "projectid"`, "project_id, tasks"},
 		{`{"tasks":[{"title":"a"},{"title":"b","assignee":"alice"}]}`, `create_tasks_batch tasks[1] has no argument "assignee"`, "assignee_id, title"},
+		// Any call may carry its session token (seed 000), but only at the top.
+		{`{"project_id":"p","session_token":"als_x"}`, "", ""},
+		{`{"tasks":[{"title":"a","session_token":"als_x"}]}`, `tasks[0] has no argument "session_token"`, "assignee_id, title"},
 	} {
 		err := authz.UnknownArguments("create_tasks_batch", schema, json.RawMessage(tt.args))
 		switch {

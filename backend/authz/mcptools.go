@@ -31,11 +31,11 @@ func RegisterTools(s *mcp.Server, svc *Service) {
 		if !ok {
 			continue // the table always has them; a custom registry may not
 		}
-		s.AddTool(&mcp.Tool{Name: def.Name, Description: def.Description, InputSchema: def.InputSchema}, svc.handler(def.Name, t.run))
+		s.AddTool(&mcp.Tool{Name: def.Name, Description: def.Description, InputSchema: def.InputSchema}, svc.handler(def.Name, def.InputSchema, t.run))
 	}
 }
 
-func (svc *Service) handler(name string, h func(context.Context, core.Caller, json.RawMessage) (any, error)) mcp.ToolHandler {
+func (svc *Service) handler(name string, schema json.RawMessage, h func(context.Context, core.Caller, json.RawMessage) (any, error)) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var meta map[string]any
 		if req.Params != nil {
@@ -52,6 +52,9 @@ func (svc *Service) handler(name string, h func(context.Context, core.Caller, js
 		var args json.RawMessage
 		if req.Params != nil {
 			args = req.Params.Arguments
+		}
+		if err := UnknownArguments(name, schema, args); err != nil {
+			return pipeline.ErrorResult(err), nil
 		}
 		out, err := h(ctx, caller, args)
 		if err != nil {

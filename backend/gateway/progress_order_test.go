@@ -3,11 +3,13 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlock-dev/airlock/backend/testutil"
@@ -43,6 +45,11 @@ func stepsServer() *mcp.Server {
 func connectSteps(t *testing.T, server *mcp.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
+	return connectStepsOver(t, server, opts, ct, st)
+}
+
+func connectStepsOver(t *testing.T, server *mcp.Server, opts *mcp.ClientOptions, ct, st mcp.Transport) *mcp.ClientSession {
+	t.Helper()
 	ss, err := server.Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -62,20 +69,73 @@ func stepsCall(token string, n int) *mcp.CallToolParams {
 	return p
 }
 
+// readWatcher is a client transport that calls afterAnswer when its
+// connection's reader comes back for the next message after an answer: by
+// then the SDK has handed that answer to the call waiting for it.
+type readWatcher struct {
+	mcp.Transport
+	afterAnswer func()
+}
+
+func (w readWatcher) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := w.Transport.Connect(ctx)
+	return &watchedConn{Connection: c, afterAnswer: w.afterAnswer}, err
+}
+
+type watchedConn struct {
+	mcp.Connection
+	afterAnswer func()
+	answered    bool // only the connection's one reader touches it
+}
+
+func (c *watchedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if c.answered {
+		c.answered = false
+		c.afterAnswer()
+	}
+	msg, err := c.Connection.Read(ctx)
+	_, c.answered = msg.(*jsonrpc.Response)
+	return msg, err
+}
+
 // Every progress notification sent before the answer has been handled when
-// the call returns, call after call, with a handler slow enough that the
-// answer is read long before the last notification is handled.
+// the call returns, call after call. Each progress handler waits until the
+// connection has handed the answer over, then works a while (it stands for
+// a handler slower than the answer), so without the patch the call returns
+// first.
 func TestProgressHandledBeforeCallReturns(t *testing.T) {
 	var mu sync.Mutex
 	got := map[string][]float64{}
-	cs := connectSteps(t, stepsServer(), &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-		time.Sleep(time.Millisecond) // stands for a handler that takes a while (not a wait): the answer overtakes it
+	var handedOver chan struct{} // the current call's: closed once its answer was handed over
+	ct, st := mcp.NewInMemoryTransports()
+	watched := readWatcher{Transport: ct, afterAnswer: func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if handedOver != nil {
+			close(handedOver)
+			handedOver = nil
+		}
+	}}
+	cs := connectStepsOver(t, stepsServer(), &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		wait := handedOver
+		mu.Unlock()
+		if wait != nil {
+			<-wait
+		}
+		// Then some work: without the patch, the call returns meanwhile.
+		for range 1000 {
+			runtime.Gosched()
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		tok := req.Params.ProgressToken.(string)
 		got[tok] = append(got[tok], req.Params.Progress)
-	}})
+	}}, watched, st)
 	for i := range 20 {
+		mu.Lock()
+		handedOver = make(chan struct{})
+		mu.Unlock()
 		tok := "call-" + string(rune('a'+i))
 		if res, err := cs.CallTool(context.Background(), stepsCall(tok, 4)); err != nil || res.IsError {
 			t.Fatalf("steps: %v %+v", err, res)
