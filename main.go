@@ -280,7 +280,7 @@ func admin(ctx context.Context, cmd, dataDir string, args []string, stdin io.Rea
 	defer db.Close()
 	switch cmd {
 	case "agents":
-		return cli.RunAgents(ctx, db, args, stdout, stderr)
+		return cli.RunAgents(ctx, db, cli.KnownServers(dataDir), args, stdout, stderr)
 	case "roles":
 		return cli.RunRoles(ctx, db, args, stdout, stderr)
 	case "builtin":

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/teams"
 	"github.com/airlock-dev/airlock/backend/core"
 )
 
@@ -106,6 +107,20 @@ func (a *Agents) Update(id string, up authz.AgentUpdate) (authz.Agent, error) {
 
 // Delete removes an agent (one with agents under it is refused).
 func (a *Agents) Delete(id string) error { return a.d.Authz.DeleteAgent(id) }
+
+// OpenTasks returns the open tasks assigned to an agent: deleting the agent
+// leaves them on the board without an assignee.
+func (a *Agents) OpenTasks(id string) ([]teams.Task, error) {
+	ag, err := a.d.Authz.Agent(id)
+	if err != nil {
+		return nil, err
+	}
+	list, err := a.d.Teams.OpenTasksOf(ag.ID)
+	if list == nil {
+		list = []teams.Task{}
+	}
+	return list, err
+}
 
 // Suspend cuts an agent off at once: its sessions lose their tools and its
 // next request is refused.

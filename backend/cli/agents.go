@@ -5,13 +5,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/builtin"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/store"
+	"github.com/airlock-dev/airlock/backend/teams"
 )
 
 const agentsUsage = `usage: airlock agents <command> [flags]
@@ -42,8 +45,9 @@ commands:
 NAME is an agent's name or id. Kinds: coordinator, manager, worker.
 `
 
-// RunAgents runs `airlock agents ...` against db.
-func RunAgents(ctx context.Context, db *store.DB, args []string, stdout, stderr io.Writer) error {
+// RunAgents runs `airlock agents ...` against db. knownServers lists the
+// server ids a tool switch may name (see KnownServers).
+func RunAgents(ctx context.Context, db *store.DB, knownServers func() []string, args []string, stdout, stderr io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -62,9 +66,13 @@ func RunAgents(ctx context.Context, db *store.DB, args []string, stdout, stderr 
 	case "add":
 		run = agentsAdd
 	case "update":
-		run = agentsUpdate
+		run = func(s *authz.Service, a []string, w io.Writer) error {
+			return agentsUpdate(s, toolChecker(db, knownServers), a, w)
+		}
 	case "rm", "remove", "delete":
-		run = agentsRemove
+		run = func(s *authz.Service, a []string, w io.Writer) error {
+			return agentsRemove(s, store.NewTeams(db), a, w)
+		}
 	case "suspend":
 		run = func(s *authz.Service, a []string, w io.Writer) error {
 			return agentsStatus(s, a, w, authz.StatusSuspended)
@@ -205,7 +213,7 @@ var agentsUpdateCmd = command{name: "agents update", usage: `agents update NAME 
 Change the given fields of an agent. --project replaces the agent's
 projects (give it once per project; --project "" clears them).`}
 
-func agentsUpdate(svc *authz.Service, args []string, stdout io.Writer) error {
+func agentsUpdate(svc *authz.Service, checkTool func(server, tool string) error, args []string, stdout io.Writer) error {
 	c, fs := flagSet(agentsUpdateCmd.name, agentsUpdateCmd.usage)
 	name := fs.String("name", "", "new name")
 	kind := fs.String("kind", "", "coordinator, manager or worker")
@@ -270,6 +278,12 @@ func agentsUpdate(svc *authz.Service, args []string, stdout io.Writer) error {
 			if !ok || srv == "" || tool == "" {
 				return c.usageError("%q: want SERVER/TOOL", st)
 			}
+			if !on {
+				// Switching on is always allowed: it clears a stale switch.
+				if err := checkTool(srv, tool); err != nil {
+					return err
+				}
+			}
 			toggles[on] = append(toggles[on], authz.ToolRef{Server: srv, Tool: tool})
 		}
 	}
@@ -296,9 +310,12 @@ func agentsUpdate(svc *authz.Service, args []string, stdout io.Writer) error {
 	return nil
 }
 
-var agentsRemoveCmd = command{name: "agents rm", usage: "agents rm NAME...\n\nDelete agents with their tokens and sessions."}
+var agentsRemoveCmd = command{name: "agents rm", usage: `agents rm NAME...
 
-func agentsRemove(svc *authz.Service, args []string, stdout io.Writer) error {
+Delete agents with their tokens and sessions. Their audit records stay;
+the tasks assigned to them stay on the board, unassigned (each is listed).`}
+
+func agentsRemove(svc *authz.Service, tasks *store.Teams, args []string, stdout io.Writer) error {
 	c, fs := flagSet(agentsRemoveCmd.name, agentsRemoveCmd.usage)
 	pos, _, err := c.parse(fs, args, stdout)
 	if err != nil {
@@ -317,12 +334,29 @@ func agentsRemove(svc *authz.Service, args []string, stdout io.Writer) error {
 		ids = append(ids, a)
 	}
 	for _, a := range ids {
+		open, err := openTasksOf(tasks, a.ID)
+		if err != nil {
+			return err
+		}
 		if err := svc.DeleteAgent(a.ID); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "removed %s (%s)\n", a.Name, a.ID)
+		if len(open) > 0 {
+			fmt.Fprintf(stdout, "  %d open task(s) it was assigned are unassigned now:\n", len(open))
+			for _, t := range open {
+				fmt.Fprintf(stdout, "    %s  %-11s  %s\n", t.ID, t.Status, t.Title)
+			}
+		}
 	}
 	return nil
+}
+
+// openTasksOf lists the tasks assigned to agentID that are not done or
+// cancelled.
+func openTasksOf(tasks *store.Teams, agentID string) ([]teams.Task, error) {
+	list, _, err := tasks.ListTasks(teams.TaskFilter{AssigneeID: agentID, Statuses: teams.OpenStatuses()})
+	return list, err
 }
 
 func agentsStatus(svc *authz.Service, args []string, stdout io.Writer, status string) error {
@@ -433,4 +467,50 @@ func agentsPasskey(svc *authz.Service, args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintln(stdout, pk)
 	return nil
+}
+
+// toolChecker returns the check of --disable-tool SERVER/TOOL: the server
+// must be configured (or be a built-in one), and the tool one it has
+// listed. A configured server that never listed its tools (Airlock has not
+// run it yet) takes any tool name: there is nothing to check it against.
+func toolChecker(db *store.DB, knownServers func() []string) func(server, tool string) error {
+	return func(server, tool string) error {
+		if server == authz.Server {
+			return core.Errorf(core.EInvalid, "Airlock's own tools cannot be switched off per agent; they follow the agent's kind and role").
+				WithHint("change the agent's role or kind ('airlock agents update NAME --role R')")
+		}
+		var known []string
+		if knownServers != nil {
+			for _, id := range knownServers() {
+				if id != authz.Server {
+					known = append(known, id)
+				}
+			}
+		}
+		if !slices.Contains(known, server) {
+			return core.Errorf(core.ENotFound, "no server %q (servers: %s)", server, strings.Join(known, ", ")).
+				WithHint("add it first ('airlock servers add'), or check the spelling")
+		}
+		tools := map[string][]string{
+			builtin.ServerFileRead:  {builtin.ToolFileRead},
+			builtin.ServerFileWrite: {builtin.ToolFileWrite},
+			builtin.ServerShellExec: {builtin.ToolShellExec},
+		}[server]
+		if tools == nil {
+			pinned, err := store.NewPins(db).All()
+			if err != nil {
+				return err
+			}
+			for _, p := range pinned {
+				if p.ServerID == server && p.ToolName != "" {
+					tools = append(tools, p.ToolName)
+				}
+			}
+		}
+		if len(tools) == 0 || slices.Contains(tools, tool) {
+			return nil
+		}
+		slices.Sort(tools)
+		return core.Errorf(core.ENotFound, "server %q has no tool %q (its tools: %s)", server, tool, strings.Join(tools, ", "))
+	}
 }

@@ -12,14 +12,20 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/pins"
 	"github.com/airlock-dev/airlock/backend/store"
 )
 
 type dbCommand func(context.Context, *store.DB, []string, io.Writer, io.Writer) error
 
 var (
-	agentsCmd dbCommand = RunAgents
-	rolesCmd  dbCommand = RunRoles
+	agentsCmd dbCommand = func(ctx context.Context, db *store.DB, args []string, stdout, stderr io.Writer) error {
+		known := func() []string {
+			return append(append([]string(nil), core.ReservedServerIDs...), "github", "everything")
+		}
+		return RunAgents(ctx, db, known, args, stdout, stderr)
+	}
+	rolesCmd dbCommand = RunRoles
 )
 
 func runCmd(t *testing.T, run dbCommand, db *store.DB, args ...string) (string, error) {
@@ -36,6 +42,41 @@ func mustRun(t *testing.T, run dbCommand, db *store.DB, args ...string) string {
 		t.Fatalf("%s: %v", strings.Join(args, " "), err)
 	}
 	return out
+}
+
+// TestAgentsDisableToolChecksTheTool: a misspelt server or tool is refused
+// (it would switch off nothing), naming what exists; a server that never
+// listed its tools takes any name; switching on is always allowed.
+func TestAgentsDisableToolChecksTheTool(t *testing.T) {
+	db := rulesDB(t)
+	if err := store.NewPins(db).Save(pins.Pin{ServerID: "everything", ToolName: "echo", Definition: "{}"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.NewPins(db).Save(pins.Pin{ServerID: "everything", ToolName: "add", Definition: "{}"}); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, agentsCmd, db, "add", "wrk")
+	for _, c := range []struct{ arg, code, says string }{
+		{"evrything/echo", core.ENotFound, `no server "evrything" (servers: file-read, file-write, shell-exec, github, everything)`},
+		{"everything/ecoh", core.ENotFound, `server "everything" has no tool "ecoh" (its tools: add, echo)`},
+		{"shell-exec/shell", core.ENotFound, `server "shell-exec" has no tool "shell" (its tools: shell_exec)`},
+		{"airlock/create_task", core.EInvalid, "Airlock's own tools cannot be switched off per agent"},
+	} {
+		_, err := runCmd(t, agentsCmd, db, "update", "wrk", "--disable-tool", c.arg)
+		if core.ErrorCode(err) != c.code || err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("--disable-tool %s: %v, want %s saying %q", c.arg, err, c.code, c.says)
+		}
+	}
+	mustRun(t, agentsCmd, db, "update", "wrk", "--disable-tool", "everything/echo", "--disable-tool", "github/anything",
+		"--disable-tool", "shell-exec/shell_exec", "--enable-tool", "gone/old")
+	var a authz.Agent
+	if err := json.Unmarshal([]byte(mustRun(t, agentsCmd, db, "update", "wrk", "--json")), &a); err != nil {
+		t.Fatal(err)
+	}
+	want := []authz.ToolRef{{Server: "everything", Tool: "echo"}, {Server: "github", Tool: "anything"}, {Server: "shell-exec", Tool: "shell_exec"}}
+	if diff := cmp.Diff(want, a.DisabledTools); diff != "" {
+		t.Errorf("switched off (-want +got):\n%s", diff)
+	}
 }
 
 func TestAgentsCLI(t *testing.T) {

@@ -156,3 +156,31 @@ func roundTrip[T any](t *testing.T, v T) T {
 	}
 	return decodeJSON[T](t, string(b))
 }
+
+// TestAgentsRemoveListsUnassignedTasks: deleting an agent leaves its tasks
+// on the board without an assignee, and says which open ones that was.
+func TestAgentsRemoveListsUnassignedTasks(t *testing.T) {
+	db := rulesDB(t)
+	mustRun(t, projectsCmd, db, "add", "apollo")
+	mustRun(t, agentsCmd, db, "add", "w1", "--project", "apollo")
+	open := decodeJSON[teams.TaskCard](t, mustRun(t, tasksCmd, db, "add", "Orders API", "--project", "apollo", "--assignee", "w1", "--status", "todo", "--json"))
+	done := decodeJSON[teams.TaskCard](t, mustRun(t, tasksCmd, db, "add", "Old one", "--project", "apollo", "--assignee", "w1", "--status", "todo", "--json"))
+	mustRun(t, tasksCmd, db, "move", done.ID, "in_progress")
+	mustRun(t, tasksCmd, db, "move", done.ID, "done")
+
+	out := mustRun(t, agentsCmd, db, "rm", "w1")
+	if !strings.Contains(out, "1 open task(s) it was assigned are unassigned now") || !strings.Contains(out, open.ID) ||
+		!strings.Contains(out, "Orders API") || strings.Contains(out, done.ID) {
+		t.Errorf("rm printed:\n%s", out)
+	}
+	list := decodeJSON[[]teams.TaskCard](t, mustRun(t, tasksCmd, db, "list", "--project", "apollo", "--json"))
+	for _, c := range list {
+		if c.AssigneeID != "" {
+			t.Errorf("task %s still assigned to %s", c.ID, c.AssigneeID)
+		}
+	}
+	mustRun(t, agentsCmd, db, "add", "w2")
+	if out := mustRun(t, agentsCmd, db, "rm", "w2"); strings.Contains(out, "task") {
+		t.Errorf("rm of an agent without tasks printed:\n%s", out)
+	}
+}

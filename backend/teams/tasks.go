@@ -124,6 +124,13 @@ func (s *Service) Task(id string) (Task, error) { return getTask(s.st, id, "") }
 // limit.
 func (s *Service) Tasks(f TaskFilter) ([]Task, int, error) { return s.st.ListTasks(f) }
 
+// OpenTasksOf returns the open tasks assigned to agentID in every project:
+// the ones deleting the agent leaves without an assignee.
+func (s *Service) OpenTasksOf(agentID string) ([]Task, error) {
+	list, _, err := s.st.ListTasks(TaskFilter{AssigneeID: agentID, Statuses: OpenStatuses()})
+	return list, err
+}
+
 // TaskCounts counts a project's tasks by status.
 func (s *Service) TaskCounts(projectID string) (map[string]int, error) {
 	return s.st.TaskCounts(projectID)

@@ -66,6 +66,17 @@ func PriorityRank(priority string) int {
 // it.
 func Open(status string) bool { return status != StatusDone && status != StatusCancelled }
 
+// OpenStatuses lists the statuses Open accepts, in board order.
+func OpenStatuses() []string {
+	var out []string
+	for _, st := range Statuses {
+		if Open(st) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
 // Task is one piece of work in a project.
 type Task struct {
 	ID          string `json:"id"`

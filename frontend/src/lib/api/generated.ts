@@ -1005,6 +1005,9 @@ export function createClient(call: Call) {
       grant: (role: string, server: string): Promise<Role> => call('Agents.Grant', [role, server]) as Promise<Role>,
       /** List returns every agent, the owner first. */
       list: (): Promise<AgentView[]> => call('Agents.List', []) as Promise<AgentView[]>,
+      /** OpenTasks returns the open tasks assigned to an agent: deleting the agent
+       * leaves them on the board without an assignee. */
+      openTasks: (id: string): Promise<Task[]> => call('Agents.OpenTasks', [id]) as Promise<Task[]>,
       /** Projects returns every project. */
       projects: (): Promise<Project[]> => call('Agents.Projects', []) as Promise<Project[]>,
       /** Resume lets a suspended agent in again. */

@@ -1,5 +1,5 @@
 import { api } from '../api';
-import type { Agent, AgentInput, AgentUpdate, AgentView, CreatedAgent, Project, Role, RoleInput, Snippet, ToolAccess } from '../api';
+import type { Agent, AgentInput, AgentUpdate, AgentView, CreatedAgent, Project, Role, RoleInput, Snippet, Task, ToolAccess } from '../api';
 import { on, onResync } from '../events';
 import { errorText } from './util';
 
@@ -200,6 +200,11 @@ export class AgentsStore {
 
   snippets(token: string, purpose: 'task' | 'chat'): Promise<Snippet[]> {
     return api.agents.snippets(token, purpose);
+  }
+
+  /** The open tasks assigned to the agent (deleting it leaves them unassigned). */
+  openTasks(id: string): Promise<Task[]> {
+    return api.agents.openTasks(id);
   }
 
   /** Whether the agent may call each tool now, and why not: the gate's own decision. */

@@ -99,6 +99,22 @@ describe('AgentsPage', () => {
     expect(document.activeElement?.getAttribute('data-agent-id')).toBe('ag_lead');
   });
 
+  it('says which open tasks deleting an agent leaves unassigned, before it is deleted', async () => {
+    vi.mocked(fakeApi.agents.openTasks).mockResolvedValue([
+      { id: 'tsk_1', projectId: 'prj_1', title: 'Orders API', description: '', status: 'in_progress', priority: 'high', assigneeId: 'ag_bob',
+        createdByAgentId: 'ag_owner', parentTaskId: '', dependsOn: [], blockedReason: '', statusChangedByAgentId: '', statusChangedAt: null,
+        startedFromConversationId: '', requestedInConversationId: '', requestedByAgentId: '', result: '', summary: '',
+        createdAt: '', updatedAt: '', completedAt: null },
+    ]);
+    renderPage({ view: 'agents', id: 'ag_bob', tab: 'status' });
+    const warning = await screen.findByTestId('open-tasks-warning');
+    expect(fakeApi.agents.openTasks).toHaveBeenCalledWith('ag_bob');
+    expect(warning.textContent).toBe('1 open task assigned to bob (“Orders API”) will stay on the board, unassigned.');
+    await userEvent.click(screen.getByRole('button', { name: 'Delete agent' }));
+    expect(screen.getByRole('group', { name: 'Delete bob and unassign 1 open task?' })).toBeTruthy();
+    expect(fakeApi.agents.delete).not.toHaveBeenCalled();
+  });
+
   it('suspends with one click', async () => {
     vi.mocked(fakeApi.agents.suspend).mockImplementation(async () => {
       vi.mocked(fakeApi.agents.list).mockResolvedValue([owner, lead, { ...bob, status: 'suspended' }]);
