@@ -240,6 +240,20 @@ func (s *Service) CreateTasks(actorID, projectID string, in []TaskInput) ([]Task
 			graph[tasks[i].ID] = tasks[i].DependsOn
 		}
 		if cyc := findCycle(graph); cyc != nil {
+			// The batch's tasks have no id the caller knows yet: name them
+			// as the caller did (local_id, else their place in the batch).
+			label := map[string]string{}
+			for i, t := range in {
+				label[tasks[i].ID] = fmt.Sprintf("tasks[%d]", i)
+				if t.LocalID != "" {
+					label[tasks[i].ID] = fmt.Sprintf("%s (local_id)", t.LocalID)
+				}
+			}
+			for i, id := range cyc {
+				if l, ok := label[id]; ok {
+					cyc[i] = l
+				}
+			}
 			return core.Errorf(ECodeDependencyCycle, "These dependencies make a cycle: %s", strings.Join(cyc, " → "))
 		}
 		for _, t := range tasks {

@@ -165,6 +165,11 @@ func TestDependencyCycles(t *testing.T) {
 	if core.ErrorCode(err) != teams.ECodeDependencyCycle || count() != 0 {
 		t.Fatalf("a cyclic batch: %v, %d tasks stored; want dependency_cycle and none", err, count())
 	}
+	// The batch's tasks are named as the caller named them: their ids were
+	// never given out.
+	if msg := err.Error(); strings.Contains(msg, "tsk_") || strings.Count(msg, "(local_id)") != 4 {
+		t.Errorf("the cycle is named by ids the caller never saw: %s", msg)
+	}
 	if _, err := w.svc.CreateTasks(w.id("manager-dev"), w.project.ID, []teams.TaskInput{{LocalID: "a", Title: "a", DependsOn: []string{"a"}}}); core.ErrorCode(err) != teams.ECodeDependencyCycle {
 		t.Errorf("a task depending on itself: %v", err)
 	}
