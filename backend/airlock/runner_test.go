@@ -326,6 +326,13 @@ func TestRunsCLI(t *testing.T) {
 		out, _ := run("list", taskID)
 		return strings.Contains(out, id) && strings.Contains(out, "completed")
 	}, "the run did not complete")
+	// The table names the agent; the ids are in --json.
+	if out, _ := run("list", taskID); !strings.Contains(out, " builder ") || strings.Contains(out, rs.worker.Agent.ID) {
+		t.Errorf("list names the agent by id, not name:\n%s", out)
+	}
+	if out, _ := run("profile", "builder"); !strings.Contains(out, "agent: builder ("+rs.worker.Agent.ID+")") {
+		t.Errorf("profile:\n%s", out)
+	}
 	out, err = run("log", id, "--tail", "3")
 	if err != nil || !strings.Contains(out, "ended: completed") {
 		t.Errorf("log: %v\n%s", err, out)

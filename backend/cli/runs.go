@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/instance"
 	"github.com/airlock-dev/airlock/backend/runner"
+	"github.com/airlock-dev/airlock/backend/store"
 )
 
 const runsUsage = `usage: airlock runs <command> [flags]
@@ -63,6 +66,35 @@ func RunRuns(ctx context.Context, dataDir string, args []string, stdout, stderr 
 		}
 		return err
 	}
+	// Runs and profiles carry agent ids; tables show names.
+	name := func(id string) string { return id }
+	named := func() {
+		// Read from the database, as 'airlock agents list' does: the
+		// instance endpoint's token is kept to runs on purpose.
+		path := filepath.Join(dataDir, store.FileName)
+		if _, err := os.Stat(path); err != nil {
+			return // no database yet: the ids will do
+		}
+		db, err := store.Open(path)
+		if err != nil {
+			return
+		}
+		defer db.Close()
+		agents, err := store.NewAgents(db).ListAgents()
+		if err != nil {
+			return
+		}
+		byID := map[string]string{}
+		for _, a := range agents {
+			byID[a.ID] = a.Name
+		}
+		name = func(id string) string {
+			if n, ok := byID[id]; ok {
+				return n
+			}
+			return id
+		}
+	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "-h", "-help", "--help", "help":
@@ -71,15 +103,19 @@ func RunRuns(ctx context.Context, dataDir string, args []string, stdout, stderr 
 	case "templates":
 		return done(runsTemplates(rest, stdout))
 	case "profile":
-		return done(runsProfile(call, rest, stdout))
+		named()
+		return done(runsProfile(call, name, rest, stdout))
 	case "set-profile":
-		return done(runsSetProfile(call, rest, stdout))
+		named()
+		return done(runsSetProfile(call, name, rest, stdout))
 	case "settings":
 		return done(runsSettings(call, rest, stdout))
 	case "start", "stop":
-		return done(runsStartStop(call, cmd, rest, stdout))
+		named()
+		return done(runsStartStop(call, name, cmd, rest, stdout))
 	case "list", "live":
-		return done(runsList(call, cmd, rest, stdout))
+		named()
+		return done(runsList(call, name, cmd, rest, stdout))
 	case "log":
 		return done(runsLog(call, rest, stdout))
 	}
@@ -134,7 +170,7 @@ func sortedMapKeys(m map[string]string) []string {
 	return keys
 }
 
-func runsProfile(call caller, args []string, stdout io.Writer) error {
+func runsProfile(call caller, name func(id string) string, args []string, stdout io.Writer) error {
 	c, fs := flagSet("runs profile", "runs profile AGENT [--json]\n\nShow an agent's launcher profile.")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := positional(c, fs, args, stdout, 1)
@@ -148,12 +184,12 @@ func runsProfile(call caller, args []string, stdout io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, p)
 	}
-	printProfile(stdout, p)
+	printProfile(stdout, name, p)
 	return nil
 }
 
-func printProfile(w io.Writer, p runner.Profile) {
-	fmt.Fprintf(w, "agent: %s\ntemplate: %s\n", p.AgentID, p.Template)
+func printProfile(w io.Writer, name func(id string) string, p runner.Profile) {
+	fmt.Fprintf(w, "agent: %s\ntemplate: %s\n", agentLabel(name, p.AgentID), p.Template)
 	if p.Command != "" {
 		fmt.Fprintf(w, "command: %s\n", p.Command)
 	}
@@ -177,7 +213,7 @@ func printProfile(w io.Writer, p runner.Profile) {
 	}
 }
 
-func runsSetProfile(call caller, args []string, stdout io.Writer) error {
+func runsSetProfile(call caller, name func(id string) string, args []string, stdout io.Writer) error {
 	c, fs := flagSet("runs set-profile", "runs set-profile AGENT --template T [flags]\n\nSet an agent's launcher profile. It is checked by the running Airlock: an unknown\nplaceholder or a folder outside the ones allowed for agents is refused.")
 	tmpl := fs.String("template", "", "claude-code, codex, gemini, scripted or custom")
 	command := fs.String("command", "", "the program (custom; or a full path replacing a built-in's)")
@@ -206,7 +242,7 @@ func runsSetProfile(call caller, args []string, stdout io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, saved)
 	}
-	printProfile(stdout, saved)
+	printProfile(stdout, name, saved)
 	return nil
 }
 
@@ -274,7 +310,7 @@ func runsSettings(call caller, args []string, stdout io.Writer) error {
 	return nil
 }
 
-func runsStartStop(call caller, cmd string, args []string, stdout io.Writer) error {
+func runsStartStop(call caller, name func(id string) string, cmd string, args []string, stdout io.Writer) error {
 	what := "TASK"
 	if cmd == "stop" {
 		what = "RUN"
@@ -296,11 +332,11 @@ func runsStartStop(call caller, cmd string, args []string, stdout io.Writer) err
 	if *asJSON {
 		return writeJSON(stdout, run)
 	}
-	printRuns(stdout, []runner.Run{run})
+	printRuns(stdout, name, []runner.Run{run})
 	return nil
 }
 
-func runsList(call caller, cmd string, args []string, stdout io.Writer) error {
+func runsList(call caller, name func(id string) string, cmd string, args []string, stdout io.Writer) error {
 	n, usage := 1, "runs list TASK [--json]\n\nThe runs of a task, newest first."
 	if cmd == "live" {
 		n, usage = 0, "runs live [--json]\n\nThe runs alive now."
@@ -326,11 +362,11 @@ func runsList(call caller, cmd string, args []string, stdout io.Writer) error {
 		}
 		return writeJSON(stdout, list)
 	}
-	printRuns(stdout, list)
+	printRuns(stdout, name, list)
 	return nil
 }
 
-func printRuns(w io.Writer, list []runner.Run) {
+func printRuns(w io.Writer, name func(id string) string, list []runner.Run) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tTASK\tAGENT\tSTATUS\tEXIT\tSTARTED\tTRIGGER\tREASON")
 	for _, r := range list {
@@ -338,7 +374,7 @@ func printRuns(w io.Writer, list []runner.Run) {
 		if r.ExitCode != nil {
 			exit = fmt.Sprint(*r.ExitCode)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.TaskID, r.AgentID, r.Status, exit,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.TaskID, name(r.AgentID), r.Status, exit,
 			r.StartedAt.Local().Format(time.DateTime), r.Trigger, r.Reason)
 	}
 	tw.Flush()
@@ -371,4 +407,12 @@ func runsLog(call caller, args []string, stdout io.Writer) error {
 		fmt.Fprintln(stdout, l)
 	}
 	return nil
+}
+
+// agentLabel is "name (id)", or the id when no name is known.
+func agentLabel(name func(id string) string, id string) string {
+	if n := name(id); n != id {
+		return n + " (" + id + ")"
+	}
+	return id
 }
