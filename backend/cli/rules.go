@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -122,20 +123,34 @@ func rulesFlags(name string, stderr io.Writer) *flag.FlagSet {
 }
 
 // parseRulesFlags parses quietly: a bad flag is one error line (main prints
-// it), and only -h prints the usage.
+// it), and only -h prints the usage. Flags may follow the positional
+// arguments (rules import FILE --replace), as in the other commands;
+// fs.Args() holds the positional ones afterwards.
 func parseRulesFlags(fs *flag.FlagSet, args []string) error {
 	out := fs.Output()
 	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	fs.SetOutput(out)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
-			return err
-		}
-		return core.Errorf(core.EInvalid, "%s: %v (see `%s -h`)", fs.Name(), err, fs.Name())
+	defer fs.SetOutput(out)
+	var positional, after []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, after = args[:i], args[i+1:]
 	}
-	return nil
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(out)
+				fs.Usage()
+				return err
+			}
+			return core.Errorf(core.EInvalid, "%s: %v (see `%s -h`)", fs.Name(), err, fs.Name())
+		}
+		if args = fs.Args(); len(args) == 0 {
+			break
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+	// Flags keep their values; this only sets what fs.Args() returns.
+	return fs.Parse(append(append([]string{"--"}, positional...), after...))
 }
 
 // ruleFlags are the flags of add and update. set records which were given,

@@ -167,3 +167,60 @@ func TestRulesCLIErrors(t *testing.T) {
 		t.Errorf("failed commands changed the rules:\n%s\nwas\n%s", out, before)
 	}
 }
+
+// TestRulesNamingAnAgentStoreItsID: a rule an older Airlock stored with an
+// agent's name (it never matched: calls carry ids) names the id once the
+// rules are loaded, and a rules file may name an agent too. An agent
+// nobody knows is kept as written.
+func TestRulesNamingAnAgentStoreItsID(t *testing.T) {
+	db := rulesDB(t)
+	aliceID := strings.TrimPrefix(strings.SplitN(mustRun(t, agentsCmd, db, "add", "alice"), "\n", 2)[0], "id: ")
+	named := strings.TrimSpace(mustRunRules(t, db, "add", "--server", "filesystem", "--tool", "read_file", "--auto-approve", "--agent", "alice"))
+	ghost := strings.TrimSpace(mustRunRules(t, db, "add", "--server", "filesystem", "--tool", "write_file", "--agent", "alice"))
+	st := store.NewRules(db)
+	stored, err := st.ListRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range stored { // as an older Airlock stored them
+		name, ok := map[string]string{named: "alice", ghost: "ghost"}[r.ID]
+		if !ok {
+			continue
+		}
+		r.AgentID = &name
+		if err := st.UpdateRule(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agentOf := func(list []hitl.Rule) map[string]string {
+		out := map[string]string{}
+		for _, r := range list {
+			if r.AgentID != nil {
+				out[r.ID] = *r.AgentID
+			}
+		}
+		return out
+	}
+	var list []hitl.Rule
+	if err := json.Unmarshal([]byte(mustRunRules(t, db, "list", "--json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	if got := agentOf(list); got[named] != aliceID || got[ghost] != "ghost" {
+		t.Errorf("agents of the loaded rules = %v, want %s for %s and ghost kept", got, aliceID, named)
+	}
+	if out := mustRunRules(t, db, "test", "--server", "filesystem", "--tool", "read_file", "--agent", "alice"); !strings.Contains(out, "decision: auto_approve") {
+		t.Errorf("alice's rule does not match her call:\n%s", out)
+	}
+
+	file := filepath.Join(t.TempDir(), "rules.json")
+	if err := os.WriteFile(file, []byte(`{"version": 1, "rules": [{"id": "r1", "priority": 5, "serverId": "filesystem", "toolName": "list_directory", "agentId": "alice", "autoApprove": true}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustRunRules(t, db, "import", file, "--replace")
+	if err := json.Unmarshal([]byte(mustRunRules(t, db, "list", "--json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	if got := agentOf(list); len(got) != 1 || got["r1"] != aliceID {
+		t.Errorf("imported rule's agent = %v, want %s", got, aliceID)
+	}
+}

@@ -113,7 +113,43 @@ func NewRules(st RuleStore, opts RulesOptions) (*Rules, error) {
 	if err := r.reloadLocked(); err != nil {
 		return nil, err
 	}
+	if err := r.storeAgentIDsLocked(); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// storeAgentIDsLocked rewrites rules stored with an agent's name (an older
+// Airlock kept what was typed) to the agent's id: calls carry ids, so such
+// a rule never matched.
+func (r *Rules) storeAgentIDsLocked() error {
+	var changed bool
+	for _, rule := range r.engine.Rules() {
+		id, ok := r.knownAgentID(rule.AgentID)
+		if !ok || id == *rule.AgentID {
+			continue
+		}
+		r.opts.Logger.Info("rule scoped to an agent by name now names its id", "rule", rule.ID, "agent", *rule.AgentID, "id", id)
+		rule.AgentID = &id
+		if err := r.store.UpdateRule(rule); err != nil {
+			return fmt.Errorf("store the agent id of rule %s: %w", rule.ID, err)
+		}
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return r.reloadLocked()
+}
+
+// knownAgentID is the id of the agent ref names (by name or id), when
+// there is one.
+func (r *Rules) knownAgentID(ref *string) (string, bool) {
+	if ref == nil || strings.TrimSpace(*ref) == "" || r.opts.ResolveAgent == nil {
+		return "", false
+	}
+	id, err := r.opts.ResolveAgent(strings.TrimSpace(*ref))
+	return id, err == nil
 }
 
 // OnChange registers fn to run after every swap of the rule set (local
@@ -405,6 +441,12 @@ func (r *Rules) parseRulesFile(data []byte) ([]Rule, error) {
 		}
 		if rule.ID == "" {
 			rule.ID = newID()
+		}
+		// A person editing the file may name an agent; calls carry its id.
+		// An agent nobody knows is kept as written (it may have been
+		// deleted): the rule matches nothing, as before.
+		if id, ok := r.knownAgentID(rule.AgentID); ok {
+			rule.AgentID = &id
 		}
 		if seen[rule.ID] {
 			return nil, core.Errorf(core.EInvalid, "rule %d: duplicate id %q", i+1, rule.ID)
