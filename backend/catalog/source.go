@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -209,11 +210,16 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 	}
 	sess, err := client.Connect(sessCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
-		wait()
+		werr := wait()
 		if connectCtx.Err() != nil && d.ctx.Err() == nil {
 			return time.Time{}, fmt.Errorf("did not become ready within %s", opts.ConnectTimeout)
 		}
-		return time.Time{}, fmt.Errorf("connect: %w", err)
+		if werr != nil {
+			// Its exit status and last words say more than the EOF the
+			// handshake saw.
+			return time.Time{}, fmt.Errorf("%w before it answered initialize%s", werr, d.lastStderr())
+		}
+		return time.Time{}, fmt.Errorf("connect: %w%s", err, d.lastStderr())
 	}
 	tools, ls, err := d.list(connectCtx, sess)
 	if err != nil {
@@ -382,12 +388,30 @@ func (d *source) startProcess() (mcp.Transport, func() error, error) {
 			if ex.Err != nil {
 				werr = fmt.Errorf("process exited: %w", ex.Err)
 			} else if ex.Code != 0 || ex.Signal != 0 {
-				werr = fmt.Errorf("process exited: %s", ex)
+				werr = fmt.Errorf("process exited (%s)", ex)
 			}
 		})
 		return werr
 	}
 	return &mcp.IOTransport{Reader: p.Stdout(), Writer: p.Stdin()}, wait, nil
+}
+
+// lastStderr is "; stderr: LINE" with the last line the process wrote to
+// stderr, or "" when it wrote none.
+func (d *source) lastStderr() string {
+	d.mu.Lock()
+	tail := d.stderr
+	d.mu.Unlock()
+	if tail == nil {
+		return ""
+	}
+	lines := tail.Lines()
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return "; stderr: " + l
+		}
+	}
+	return ""
 }
 
 // stop ends the source: for a process, stdin closed, then SIGTERM, then

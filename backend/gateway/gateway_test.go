@@ -861,6 +861,10 @@ func TestDownstreamCrashRestartAndFail(t *testing.T) {
 	if len(st.StderrTail) == 0 || !strings.Contains(strings.Join(st.StderrTail, "\n"), "boom") {
 		t.Errorf("failed server's stderr tail = %q, want the crash message", st.StderrTail)
 	}
+	// Its note says how it ended, not only that the handshake saw EOF.
+	if want := "process exited (exit status 3) before it answered initialize; stderr: boom: cannot start (gave up after 3"; !strings.HasPrefix(st.LastError, want) {
+		t.Errorf("failed server's error = %q, want it to start %q", st.LastError, want)
+	}
 
 	// Kill the everything server mid-session: it is restarted and later calls succeed.
 	pid := e.cat.PID("everything")
