@@ -101,7 +101,7 @@ func (s *Service) bridge(op, callerID, sessionProject, taskID, requesterRef, con
 	}
 	// 2. The requester is in the project.
 	if !inProject(requester, projectID) {
-		return BridgeResult{}, errNotAssigned(requester.ID, projectID)
+		return BridgeResult{}, errNotAssigned(requester, projectID)
 	}
 	// 3. The requester is above the caller.
 	if !r.isStrictAncestor(requester.ID, callerID) {

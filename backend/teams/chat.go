@@ -69,7 +69,7 @@ func (s *Service) StartConversation(actorID, projectID string, with []string, to
 		return Conversation{}, nil, errAgentNotFound(actorID)
 	}
 	if !inProject(actor, projectID) {
-		return Conversation{}, nil, errNotAssigned(actorID, projectID)
+		return Conversation{}, nil, errNotAssigned(actor, projectID)
 	}
 	if len(with) == 0 {
 		return Conversation{}, nil, core.Errorf(core.EInvalid, "name at least one agent to talk with")
@@ -92,7 +92,7 @@ func (s *Service) StartConversation(actorID, projectID string, with []string, to
 			return Conversation{}, nil, err
 		}
 		if !inProject(a, projectID) {
-			return Conversation{}, nil, errNotAssigned(a.ID, projectID)
+			return Conversation{}, nil, errNotAssigned(a, projectID)
 		}
 		if a.Status != authz.StatusActive {
 			return Conversation{}, nil, core.Errorf(core.EInvalid, "Agent '%s' is %s and cannot take part in a conversation", a.Name, a.Status)
@@ -300,7 +300,7 @@ func (s *Service) SendMessage(actorID, projectID, targetRef, content, convID str
 		return Conversation{}, Message{}, err
 	}
 	if !inProject(target, projectID) {
-		return Conversation{}, Message{}, errNotAssigned(target.ID, projectID)
+		return Conversation{}, Message{}, errNotAssigned(target, projectID)
 	}
 	if target.ID == actorID {
 		return Conversation{}, Message{}, core.Errorf(core.EInvalid, "you cannot send a message to yourself")

@@ -124,6 +124,10 @@ func TestChatBadInput(t *testing.T) {
 		}, teams.ECodeAgentNotFound},
 		{"send to an agent outside the project", func() error {
 			_, _, err := w.svc.SendMessage(w.id("worker-frontend-01"), w.project.ID, "outsider", "x", "")
+			// The agent is named as the caller named it, with its id.
+			if want := "Agent 'outsider' (" + w.id("outsider") + ") is not assigned to project"; err != nil && !strings.Contains(err.Error(), want) {
+				t.Errorf("%v, want it to say %q", err, want)
+			}
 			return err
 		}, teams.ECodeNotAssigned},
 		{"read someone else's conversation", func() error {

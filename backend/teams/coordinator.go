@@ -165,7 +165,7 @@ func (s *Service) AgentActionFor(callerID, agentRef, projectID string) (AgentAct
 		return AgentAction{}, core.Errorf(ECodeUnauthorized, "Agent '%s' is not managed by '%s'", a.Name, r.name(callerID))
 	}
 	if projectID != "" && !inProject(a, projectID) {
-		return AgentAction{}, errNotAssigned(a.ID, projectID)
+		return AgentAction{}, errNotAssigned(a, projectID)
 	}
 	sum, err := s.summarize(a, projectID)
 	if err != nil {

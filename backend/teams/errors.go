@@ -1,6 +1,9 @@
 package teams
 
 import (
+	"fmt"
+
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
 )
 
@@ -41,8 +44,9 @@ func errAgentNotFound(ref string) *core.Error {
 	return core.Errorf(ECodeAgentNotFound, "Agent not found: %s", ref)
 }
 
-func errNotAssigned(agentID, projectID string) *core.Error {
-	return core.Errorf(ECodeNotAssigned, "Agent '%s' is not assigned to project '%s'", agentID, projectID)
+func errNotAssigned(a authz.Agent, projectID string) *core.Error {
+	return core.Errorf(ECodeNotAssigned, "Agent '%s' (%s) is not assigned to project '%s'", a.Name, a.ID, projectID).
+		WithHint(fmt.Sprintf("put agent '%s' on the project: Agents screen, Projects tab (or 'airlock agents update %s --project P', which lists all its projects)", a.Name, a.Name))
 }
 
 func errConversationNotFound(id string) *core.Error {

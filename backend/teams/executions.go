@@ -44,7 +44,7 @@ func (s *Service) StartExecution(taskID, agentID string) (Execution, error) {
 		return Execution{}, errAgentNotFound(agentID)
 	}
 	if !inProject(a, t.ProjectID) {
-		return Execution{}, errNotAssigned(agentID, t.ProjectID)
+		return Execution{}, errNotAssigned(a, t.ProjectID)
 	}
 	if err := os.MkdirAll(s.logDir, 0o700); err != nil {
 		return Execution{}, fmt.Errorf("create log directory: %w", err)

@@ -150,7 +150,7 @@ func (s *Service) CreateTasks(actorID, projectID string, in []TaskInput) ([]Task
 		return nil, errAgentNotFound(actorID)
 	}
 	if !inProject(actor, projectID) {
-		return nil, errNotAssigned(actor.ID, projectID)
+		return nil, errNotAssigned(actor, projectID)
 	}
 	if len(in) == 0 {
 		return nil, core.Errorf(core.EInvalid, "tasks is empty: give at least one task")
@@ -189,7 +189,7 @@ func (s *Service) CreateTasks(actorID, projectID string, in []TaskInput) ([]Task
 				return nil, err
 			}
 			if !inProject(a, projectID) {
-				return nil, errNotAssigned(a.ID, projectID)
+				return nil, errNotAssigned(a, projectID)
 			}
 			if !r.managesOrIs(actorID, a.ID) {
 				return nil, core.Errorf(ECodeUnauthorized, "You can assign tasks only to yourself or to agents below you; '%s' is not below '%s'", a.Name, actor.Name)
@@ -757,7 +757,7 @@ func (s *Service) AssignTask(actorID, projectID, taskID, assigneeRef string) (As
 			return err
 		}
 		if assignee.ID != "" && !inProject(assignee, t.ProjectID) {
-			return errNotAssigned(assignee.ID, t.ProjectID)
+			return errNotAssigned(assignee, t.ProjectID)
 		}
 		owner := actor.Kind == authz.KindOwner
 		if !owner && t.CreatedByAgentID != actorID && t.AssigneeID != "" && !r.managesOrIs(actorID, t.AssigneeID) {
@@ -829,7 +829,7 @@ func (s *Service) RequestTask(actorID, projectID string, in RequestInput) (Task,
 		return Task{}, errAgentNotFound(actorID)
 	}
 	if !inProject(actor, projectID) {
-		return Task{}, errNotAssigned(actorID, projectID)
+		return Task{}, errNotAssigned(actor, projectID)
 	}
 	if err := checkLine("title", in.Title, MaxTitle, true); err != nil {
 		return Task{}, err
@@ -850,7 +850,7 @@ func (s *Service) RequestTask(actorID, projectID string, in RequestInput) (Task,
 			return Task{}, err
 		}
 		if !inProject(a, projectID) {
-			return Task{}, errNotAssigned(a.ID, projectID)
+			return Task{}, errNotAssigned(a, projectID)
 		}
 		requester = a.ID
 	}
