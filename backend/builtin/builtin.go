@@ -193,6 +193,9 @@ func (b *Builtin) loadStored() (string, Settings, error) {
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
 		return raw, Settings{}, core.Errorf(core.EInvalid, "stored built-in settings are not valid JSON: %v", err)
 	}
+	// An older Airlock let the cap go higher, but a request that large
+	// never reached file_write (the gateway refused it first).
+	s.WriteCapBytes = min(s.WriteCapBytes, MaxWriteCapBytes)
 	s, err = s.validate()
 	if err != nil {
 		return raw, Settings{}, err

@@ -212,8 +212,8 @@ func (a *analysis) walk(root syntax.Node, depth int) []*invocation {
 		case *syntax.FuncDecl:
 			a.function(n)
 		case *syntax.Assign:
-			if n.Name != nil && loaderVariable(n.Name.Value) {
-				a.report(core.Ask, "loader-variable", n.Name.Value+"=...", fmt.Sprintf("setting %s makes a shell or the loader run other code", n.Name.Value))
+			if n.Name != nil {
+				a.variable(n.Name.Value)
 			}
 		case *syntax.Word:
 			// A string holding a command substitution is code in waiting:
@@ -266,6 +266,14 @@ func (a *analysis) pipeline(stages []*syntax.Stmt) {
 			stage = append(stage, inv.text)
 		}
 		names = append(names, strings.Join(stage, "; "))
+	}
+	// What a later stage reads is what the earlier ones write.
+	for _, stage := range invs[1:] {
+		for _, inv := range stage {
+			if inv.nameLit && interpreter(inv.name) {
+				a.interpreterStdin(inv, inv.args, true)
+			}
+		}
 	}
 	text := truncate(strings.Join(names, " | "))
 	for _, list := range []struct {
@@ -621,6 +629,8 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 		a.report(core.Ask, inv.name, inv.text, inv.name+" -C runs a callback command")
 	case inv.name == "trap":
 		out = append(out, a.trap(inv, args, depth)...)
+	case interpreter(inv.name):
+		a.interpreterStdin(inv, args, readsInput(redirs))
 	case inv.name == "find":
 		out = append(out, a.findExec(args, depth)...)
 	case inv.name == "sed" && sedExecutes(args):
@@ -788,6 +798,61 @@ func (a *analysis) shell(inv *invocation, args []word, redirs []*syntax.Redirect
 	return nil
 }
 
+// interpreter reports whether a program runs code in a language the
+// classifier cannot read: from a script file, -c/-e (the ask list), or its
+// standard input.
+func interpreter(name string) bool {
+	switch name {
+	case "python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "luajit",
+		"tclsh", "wish", "rscript", "irb", "jshell", "groovy", "scala", "julia", "osascript":
+		return true
+	}
+	return strings.HasPrefix(name, "python3.") || strings.HasPrefix(name, "lua5.")
+}
+
+// interpreterStdin asks when an interpreter reads its program from
+// standard input: `python3 -`, or no script file while the command line
+// feeds its input (printf ... | python3, perl <<EOF, node < x.js). Like
+// -c, that code cannot be checked. A script file runs as any program does;
+// -c/-e are on the ask list; a version, help or a module (-m) is no
+// program. Without fed input an interpreter reads nothing: shell_exec's
+// standard input is empty.
+func (a *analysis) interpreterStdin(inv *invocation, args []word, fed bool) {
+	for _, w := range args {
+		if !w.lit {
+			return // a computed script name: dynamic-args rules decide
+		}
+		switch t := w.text; {
+		case t == "-":
+			a.report(core.Ask, "inline-code", inv.text, fmt.Sprintf("%s - reads the program it runs from standard input, which cannot be checked", inv.name))
+			return
+		case t == "--":
+			continue
+		case !strings.HasPrefix(t, "-"):
+			return // a script file
+		case slices.Contains([]string{"-m", "-c", "-e", "-E", "-r", "-p", "--eval", "--print", "--version", "-V", "--help", "-h"}, t):
+			return // a module, inline code (the ask list), or no program at all
+		}
+	}
+	if fed {
+		a.report(core.Ask, "inline-code", inv.text, fmt.Sprintf("%s with no script file reads the program it runs from its input, which cannot be checked", inv.name))
+	}
+}
+
+// readsInput reports whether a command's standard input comes from a
+// file, a here-document or a here-string.
+func readsInput(redirs []*syntax.Redirect) bool {
+	for _, r := range redirs {
+		switch r.Op {
+		case syntax.RdrIn, syntax.RdrInOut, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.DplIn:
+			if r.N == nil || r.N.Value == "0" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // heredocLiteral returns the text of a here-document (or here-string)
 // when nothing in it is computed at run time.
 func heredocLiteral(w *syntax.Word, hereString bool) (string, bool) {
@@ -899,6 +964,31 @@ func sedExecutes(args []word) bool {
 
 // loaderVariable reports whether assigning the variable makes a shell or
 // the dynamic loader run code other than the command.
+// variable asks when a command line sets a variable that makes a shell,
+// the loader or a program run other code (FOO=... cmd, export FOO=...,
+// env FOO=... cmd).
+func (a *analysis) variable(name string) {
+	switch {
+	case loaderVariable(name):
+		a.report(core.Ask, "loader-variable", name+"=...", fmt.Sprintf("setting %s makes a shell or the loader run other code", name))
+	case commandVariable(name):
+		a.report(core.Ask, "command-variable", name+"=...", fmt.Sprintf("setting %s makes a program run the command it names", name))
+	}
+}
+
+// commandVariable reports whether a variable names a command that programs
+// run (git's pager and ssh, editors, less's preprocessor, ...).
+func commandVariable(name string) bool {
+	switch name {
+	case "PAGER", "MANPAGER", "GIT_PAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
+		"GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS",
+		"GIT_EXEC_PATH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+		"LESSOPEN", "LESSCLOSE", "BROWSER", "PYTHONPATH", "PERL5LIB", "RUBYLIB", "NODE_PATH":
+		return true
+	}
+	return strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")
+}
+
 func loaderVariable(name string) bool {
 	switch {
 	case name == "IFS" || name == "CDPATH" || name == "GLOBIGNORE":

@@ -61,6 +61,10 @@ const (
 	MaxOutputCapBytes      = 16 << 20
 	MinFileCapBytes        = 1 << 10
 	MaxFileCapBytes        = 256 << 20
+	// MaxWriteCapBytes bounds file_write's content: it arrives inside one
+	// request, and the gateway takes requests up to 16 MiB
+	// (gateway.MaxRequestBytes), twice this for JSON escaping.
+	MaxWriteCapBytes = 8 << 20
 )
 
 // Defaults returns the settings out of the box: no folder (the servers are
@@ -141,6 +145,10 @@ func defaultAsk() []string {
 		"{iptables,ip6tables,nft,ufw}",
 		"{useradd,userdel,usermod,passwd,chpasswd,visudo}",
 		"{ssh-keygen,ssh-add}",
+		"git config {core.pager,core.sshCommand,core.sshcommand,core.editor,core.fsmonitor,core.hooksPath,core.hookspath,core.askPass,core.askpass,sequence.editor,diff.external,diff.*.textconv,diff.*.command,filter.*,alias.*,credential.helper,pager.*,gpg.program,gpg.*.program,uploadpack.packObjectsHook,include.path,includeIf.*}",
+		"{vi,vim,nvim,view,ex,vimdiff,gvim} {-c,-S,--cmd,+*}",
+		"man {-P,--pager,-H,--html}",
+		"{ssh,scp,sftp} {ProxyCommand=*,-oProxyCommand=*,LocalCommand=*,-oLocalCommand=*,KnownHostsCommand=*,-oKnownHostsCommand=*}",
 	}
 }
 
@@ -206,11 +214,12 @@ func (s Settings) validate() (Settings, error) {
 		return Settings{}, core.Errorf(core.EInvalid, "outputCapBytes must be between %d and %d, got %d", MinOutputCapBytes, MaxOutputCapBytes, s.OutputCapBytes)
 	}
 	for _, c := range []struct {
-		name string
-		v    int64
-	}{{"readCapBytes", s.ReadCapBytes}, {"writeCapBytes", s.WriteCapBytes}} {
-		if c.v < MinFileCapBytes || c.v > MaxFileCapBytes {
-			return Settings{}, core.Errorf(core.EInvalid, "%s must be between %d and %d, got %d", c.name, MinFileCapBytes, MaxFileCapBytes, c.v)
+		name     string
+		v, most  int64
+		whyLimit string
+	}{{"readCapBytes", s.ReadCapBytes, MaxFileCapBytes, ""}, {"writeCapBytes", s.WriteCapBytes, MaxWriteCapBytes, " (the content comes inside one MCP request)"}} {
+		if c.v < MinFileCapBytes || c.v > c.most {
+			return Settings{}, core.Errorf(core.EInvalid, "%s must be between %d and %d%s, got %d", c.name, MinFileCapBytes, c.most, c.whyLimit, c.v)
 		}
 	}
 	out.BinaryMIMEAllow = nil

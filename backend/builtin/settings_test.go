@@ -70,6 +70,7 @@ func TestValidate(t *testing.T) {
 		{"output cap too small", func(s *builtin.Settings) { s.OutputCapBytes = 10 }, "outputCapBytes"},
 		{"read cap too big", func(s *builtin.Settings) { s.ReadCapBytes = 1 << 40 }, "readCapBytes"},
 		{"write cap 0", func(s *builtin.Settings) { s.WriteCapBytes = 0 }, "writeCapBytes"},
+		{"write cap over what one request carries", func(s *builtin.Settings) { s.WriteCapBytes = builtin.MaxWriteCapBytes + 1 }, "the content comes inside one MCP request"},
 		{"MIME wildcard", func(s *builtin.Settings) { s.BinaryMIMEAllow = []string{"image/*"} }, "MIME type"},
 		{"MIME not a type", func(s *builtin.Settings) { s.BinaryMIMEAllow = []string{"png"} }, "MIME type"},
 		{"extension without dot", func(s *builtin.Settings) { s.ExecutableExtensions = []string{"exe"} }, "extension"},
@@ -134,6 +135,19 @@ func TestSettingsPersist(t *testing.T) {
 	got := partial.Settings()
 	if got.ShellTimeoutSeconds != 9 || !cmp.Equal(got.Deny, builtin.Defaults().Deny) || got.OutputCapBytes != builtin.Defaults().OutputCapBytes {
 		t.Errorf("partial settings %+v, want timeout 9 and the defaults for the rest", got)
+	}
+
+	// A write cap an older Airlock allowed, above what one request
+	// carries, is lowered to the most that works, not refused.
+	if err := db.SetSetting(builtin.SettingsKey, `{"roots":["`+dir+`"],"writeCapBytes":104857600}`); err != nil {
+		t.Fatal(err)
+	}
+	old, err := builtin.New(builtin.Options{Store: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ov := old.Get(); ov.Error != "" || ov.Settings.WriteCapBytes != builtin.MaxWriteCapBytes {
+		t.Errorf("stored 100 MiB write cap: error %q, cap %d; want %d", ov.Error, ov.Settings.WriteCapBytes, builtin.MaxWriteCapBytes)
 	}
 }
 

@@ -140,8 +140,18 @@ func (a *analysis) wrapped(inv *invocation, w wrapper, args []word, redirs []*sy
 	if !ok {
 		return append(out, a.guessAll(args, redirs, depth, open || w.open, false)...)
 	}
+	if w.assigns {
+		for _, arg := range args[:len(args)-len(inner)] {
+			if name, _, ok := strings.Cut(arg.text, "="); ok && isAssignment(arg.text) {
+				a.variable(name)
+			}
+		}
+	}
 	if len(inner) == 0 {
 		return out
+	}
+	if inv.name == "xargs" {
+		a.xargsReplace(args[:len(args)-len(inner)], inner)
 	}
 	if w.restScript && !hasAnyShort(args[:len(args)-len(inner)], w.execShort) {
 		s, lit := joinLiteral(inner)
@@ -350,4 +360,50 @@ func isAssignment(s string) bool {
 		}
 	}
 	return true
+}
+
+// xargsReplace asks when xargs -I (or -i, --replace) fills its input into
+// the command's name or into a script (xargs -I{} sh -c {}): that text is
+// only known when the command runs. The words are still checked as written,
+// so a deny rule they match still denies.
+func (a *analysis) xargsReplace(opts, inner []word) {
+	replace := ""
+	for i, o := range opts {
+		t := o.text
+		switch {
+		case t == "-I" && i+1 < len(opts):
+			replace = opts[i+1].text
+		case strings.HasPrefix(t, "-I") && len(t) > 2:
+			replace = t[2:]
+		case t == "-i" || t == "--replace":
+			replace = "{}"
+		case strings.HasPrefix(t, "-i") && len(t) > 2:
+			replace = t[2:]
+		case strings.HasPrefix(t, "--replace="):
+			replace = strings.TrimPrefix(t, "--replace=")
+		}
+	}
+	if replace == "" {
+		return
+	}
+	name := normalName(inner[0].text)
+	switch {
+	case strings.Contains(inner[0].text, replace):
+		a.report(core.Ask, "dynamic-command", truncate(joinWords(inner)), fmt.Sprintf("xargs fills its input into the command name (%s), so what runs cannot be checked", replace))
+	case posixShell(name) || otherShell(name) || name == "eval" || interpreter(name):
+		for _, w := range inner[1:] {
+			if strings.Contains(w.text, replace) {
+				a.report(core.Ask, "dynamic-script", truncate(joinWords(inner)), fmt.Sprintf("xargs fills its input into the code %s runs (%s), so what runs cannot be checked", name, replace))
+				return
+			}
+		}
+	}
+}
+
+func joinWords(ws []word) string {
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = w.text
+	}
+	return strings.Join(parts, " ")
 }

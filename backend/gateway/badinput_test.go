@@ -550,3 +550,26 @@ func TestUnknownProtocolVersion(t *testing.T) {
 		t.Errorf("another session after the refusals: %v %+v", err, res)
 	}
 }
+
+// TestLargeRequests: a request up to gateway.MaxRequestBytes reaches the
+// server (file_write may carry up to builtin.MaxWriteCapBytes of content,
+// which JSON escaping can double); a larger one is refused with 413 before
+// it is parsed, and the session stays usable. Found by a new-user test: a
+// 4.5 MiB write, within the write cap, was refused at the door.
+func TestLargeRequests(t *testing.T) {
+	e := newEnv(t, catalog.Options{}, testutil.EverythingServer(t, "everything"))
+	sess := e.connect(t, nil)
+	ctx := context.Background()
+	msg := strings.Repeat("x", 6<<20)
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": msg}})
+	if err != nil || res.IsError || len(res.Content) == 0 || !strings.HasSuffix(res.Content[0].(*mcp.TextContent).Text, msg[:1000]) {
+		t.Fatalf("a 6 MiB echo: %v", err)
+	}
+	status, _ := e.post(t, testToken, nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"everything__echo","arguments":{"message":"`+strings.Repeat("x", gateway.MaxRequestBytes)+`"}}}`)
+	if status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a request over %d bytes: HTTP %d, want 413", gateway.MaxRequestBytes, status)
+	}
+	if _, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "still here"}}); err != nil {
+		t.Errorf("the session after a refused request: %v", err)
+	}
+}

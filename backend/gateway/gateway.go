@@ -18,9 +18,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MaxRequestBytes is the largest JSON-RPC message an agent may send (4 MiB).
-// Larger requests get 413 before any parsing.
-const MaxRequestBytes = 4 << 20
+// MaxRequestBytes is the largest JSON-RPC message an agent may send (16
+// MiB): room for file_write's largest content (builtin.MaxWriteCapBytes)
+// even where JSON escaping doubles it. Larger requests get 413 before any
+// parsing.
+const MaxRequestBytes = 16 << 20
 
 // SessionIdleTimeout closes an agent session with no request for this long.
 const SessionIdleTimeout = 8 * time.Hour
