@@ -410,8 +410,10 @@ func executable() string {
 // debugHandler serves the runtime's counters (GET /debug/vars: allocations,
 // GC) and profiles (GET /debug/pprof/...: cpu, heap, allocs, goroutine,
 // mutex, block, trace) that `go tool task bench` reads while it drives
-// Airlock. Only to a loopback peer with a valid agent token: a profile shows
-// what the process is doing, and taking one costs CPU.
+// Airlock. Only to a loopback peer with the token of an agent whose role is
+// a superuser's (the shared token `airlock token` prints): a profile shows
+// what the process is doing (goroutine dumps hold arguments, /debug/vars
+// the command line), and taking one costs CPU.
 func debugHandler(svc *authz.Service) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/debug/vars", expvar.Handler())
@@ -435,12 +437,22 @@ func loopbackOnly(next http.Handler) http.Handler {
 	})
 }
 
-// agentsOnly serves next to requests with a valid agent token.
+// agentsOnly serves next to requests with the token of an agent whose
+// role is a superuser's; any other agent gets 403.
 func agentsOnly(svc *authz.Service, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := svc.IdentifyRequest(r)
 		if err != nil || id.AgentID == "" {
 			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		a, err := svc.Agent(id.AgentID)
+		var role authz.Role
+		if err == nil {
+			role, err = svc.Role(a.Role)
+		}
+		if err != nil || !role.IsSuperuser {
+			http.Error(w, "the debug endpoints need the token of an agent with a superuser role (airlock token prints one)", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/airlock"
 	"github.com/airlock-dev/airlock/backend/api"
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/bridge"
 	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/core"
@@ -187,6 +188,10 @@ func TestHTTPSecurity(t *testing.T) {
 		return resp.StatusCode
 	}
 	cookie := api.UICookie(in.Addr) + "=" + in.UIToken
+	worker, err := in.API.Agents.Create(authz.AgentInput{Name: "plain-worker", Kind: authz.KindWorker})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name   string
 		method string
@@ -215,6 +220,10 @@ func TestHTTPSecurity(t *testing.T) {
 		{"profiles with agent token", "GET", "/debug/pprof/", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}, 200},
 		{"heap profile with agent token", "GET", "/debug/pprof/heap", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}, 200},
 		{"runtime counters with agent token", "GET", "/debug/vars", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}, 200},
+		// A profile or goroutine dump shows what every agent is doing: not
+		// for an agent without a superuser role (found by a new-user test).
+		{"profiles with a worker's token", "GET", "/debug/pprof/goroutine?debug=2", map[string]string{"Authorization": "Bearer " + worker.Token}, 403},
+		{"runtime counters with a worker's token", "GET", "/debug/vars", map[string]string{"Authorization": "Bearer " + worker.Token}, 403},
 		{"profiles from a rebinding host", "GET", "/debug/pprof/", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken, "Host": "evil.example"}, 403},
 	}
 	for _, c := range cases {
