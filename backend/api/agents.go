@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/backend/authz"
-	"github.com/airlock-dev/airlock/backend/teams"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/teams"
 )
 
 // Agents is the Agents screen: the hierarchy of agents, their status,
