@@ -81,7 +81,7 @@ type Approval struct {
 // Breadths of the rule "Approve and add rule" creates.
 const (
 	BreadthTool     = "tool"      // this server and tool
-	BreadthToolArgs = "tool_args" // this tool with exactly these top-level argument values
+	BreadthToolArgs = "tool_args" // this tool with exactly these arguments, nothing added
 	BreadthServer   = "server"    // every tool of this server
 )
 
@@ -470,43 +470,21 @@ func ruleForCall(call *core.Request, breadth string) (RuleInput, error) {
 	case BreadthTool:
 		in.ToolName = &tool
 	case BreadthToolArgs:
+		// Exactly these arguments: one condition on the whole object
+		// (keys sorted, numbers as written). A condition per argument
+		// would also pass a call that adds one (a cwd, an overwrite
+		// flag) the person never saw.
 		in.ToolName = &tool
-		var obj map[string]json.RawMessage
-		if len(call.Args) > 0 {
-			if err := json.Unmarshal(call.Args, &obj); err != nil {
-				return in, core.Errorf(core.EInvalid, "the call's arguments are not a JSON object, so no argument rule can be made")
-			}
-		}
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		a := args{raw: call.Args}
-		root, _ := a.get()
-		for _, k := range keys {
-			v, _ := lookup(root, []pathStep{{key: k}})
-			in.Conditions = append(in.Conditions, Condition{Path: jsonPathFor(k), Op: OpEquals, Value: ValueText(v)})
+		root, ok := a.get()
+		if _, isObj := root.(map[string]any); !ok || !isObj {
+			return in, core.Errorf(core.EInvalid, "the call's arguments are not a JSON object, so no argument rule can be made")
 		}
+		in.Conditions = []Condition{{Path: "$", Op: OpEquals, Value: ValueText(root)}}
 	default:
 		return in, core.Errorf(core.EInvalid, "unknown breadth %q (use tool, tool_args or server)", breadth)
 	}
 	return in, nil
-}
-
-// jsonPathFor returns the JSON path of a top-level key.
-func jsonPathFor(key string) string {
-	simple := key != ""
-	for _, r := range key {
-		if r == '.' || r == '[' || r == ']' || r == '"' || r == ' ' {
-			simple = false
-			break
-		}
-	}
-	if simple && key[0] != '$' {
-		return "$." + key
-	}
-	return `$["` + key + `"]`
 }
 
 // decidableLocked returns the waiting entry for id, or the error deciding

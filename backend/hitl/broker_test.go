@@ -327,7 +327,13 @@ func TestBrokerApproveAndAddRule(t *testing.T) {
 		{hitl.BreadthToolArgs, "1h", hitl.ScopeEveryone,
 			hitl.Call{Server: "filesystem", Tool: "write_file", Args: json.RawMessage(`{"content":"hi","path":"/tmp/x"}`)},
 			hitl.Call{Server: "filesystem", Tool: "write_file", Args: json.RawMessage(`{"path":"/etc/x","content":"hi"}`)},
-			[]hitl.Condition{{Path: "$.content", Op: "equals", Value: "hi"}, {Path: "$.path", Op: "equals", Value: "/tmp/x"}}},
+			[]hitl.Condition{{Path: "$", Op: "equals", Value: `{"content":"hi","path":"/tmp/x"}`}}},
+		// An argument added to the approved ones is not approved (found by
+		// a new-user test: the rule passed {"content":"hi","path":"/tmp/x","mode":"0777"}).
+		{hitl.BreadthToolArgs, "1h", hitl.ScopeEveryone,
+			hitl.Call{Server: "filesystem", Tool: "write_file", Args: json.RawMessage(`{ "path" : "/tmp/x", "content":"hi"}`)},
+			hitl.Call{Server: "filesystem", Tool: "write_file", Args: json.RawMessage(`{"content":"hi","path":"/tmp/x","mode":"0777"}`)},
+			[]hitl.Condition{{Path: "$", Op: "equals", Value: `{"content":"hi","path":"/tmp/x"}`}}},
 		{hitl.BreadthServer, "24h", hitl.ScopeEveryone,
 			hitl.Call{Server: "filesystem", Tool: "anything"},
 			hitl.Call{Server: "shell", Tool: "write_file"}, nil},

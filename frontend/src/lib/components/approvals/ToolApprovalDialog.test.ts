@@ -150,7 +150,7 @@ describe('ToolApprovalDialog', () => {
 
   it('"Approve and add rule" passes breadth, expiry and scope (the calling agent unless widened)', async () => {
     setup();
-    await userEvent.click(screen.getByLabelText('This tool with these argument values'));
+    await userEvent.click(screen.getByLabelText('This tool with exactly these arguments'));
     await userEvent.selectOptions(screen.getByLabelText('Rule expiry'), '8h');
     expect(screen.getByLabelText<HTMLInputElement>('Only for owner').checked).toBe(true);
     await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
