@@ -11,6 +11,7 @@ class FakeEventSource {
   static all: FakeEventSource[] = [];
   readonly url: string;
   closed = false;
+  readyState = 0;
   private listeners = new Map<string, ((e: Event) => void)[]>();
   constructor(url: string) {
     this.url = url;
@@ -24,7 +25,7 @@ class FakeEventSource {
   }
   /** The server sent an event (or the connection opened, for 'open'). */
   fire(name: string, data?: unknown) {
-    const e = name === 'open' ? new Event('open') : new MessageEvent(name, { data: JSON.stringify(data) });
+    const e = name === 'open' || name === 'error' ? new Event(name) : new MessageEvent(name, { data: JSON.stringify(data) });
     for (const fn of this.listeners.get(name) ?? []) fn(e);
   }
   get topics(): string {
@@ -126,6 +127,46 @@ describe('http event stream', () => {
     t.subscribe('rules:changed', vi.fn());
     await tick();
     expect(FakeEventSource.open().map((s) => s.topics)).toEqual(['approval,rules']);
+  });
+
+  it('tells the app at once when the stream is refused for want of a valid token (after a restart)', async () => {
+    FakeEventSource.all = [];
+    const fetch = vi.fn().mockResolvedValue(response(401, '{"code":"unauthorized","message":"no"}'));
+    const onUnauthorized = vi.fn();
+    const t = httpTransport({ fetch, onUnauthorized, EventSource: FakeEventSource as unknown as typeof EventSource });
+    t.subscribe('approvals:changed', () => {});
+    await tick();
+    const s = FakeEventSource.all[0];
+    s.readyState = 0; // a dropped connection the browser retries: nothing to do
+    s.fire('error');
+    await tick();
+    expect(fetch).not.toHaveBeenCalled();
+    s.readyState = 2; // refused: the browser gave up
+    s.fire('error');
+    await vi.waitFor(() => expect(onUnauthorized).toHaveBeenCalledOnce());
+    expect(fetch.mock.calls[0][0]).toBe('/api/rpc/System.Settings');
+  });
+
+  it('opens a refused stream again later when the token is still good', async () => {
+    vi.useFakeTimers();
+    try {
+      FakeEventSource.all = [];
+      const fetch = vi.fn().mockResolvedValue(response(200, '{}'));
+      const onUnauthorized = vi.fn();
+      const t = httpTransport({ fetch, onUnauthorized, EventSource: FakeEventSource as unknown as typeof EventSource });
+      t.subscribe('approvals:changed', () => {});
+      await vi.advanceTimersByTimeAsync(0);
+      const s = FakeEventSource.all[0];
+      s.readyState = 2;
+      s.fire('error');
+      await vi.advanceTimersByTimeAsync(3000);
+      expect(onUnauthorized).not.toHaveBeenCalled();
+      expect(FakeEventSource.open()).toHaveLength(1);
+      expect(FakeEventSource.open()[0]).not.toBe(s);
+      expect(FakeEventSource.open()[0].topics).toBe('approvals');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('treats events:lagged like a reconnect: stores reload', async () => {

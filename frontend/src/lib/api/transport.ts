@@ -129,6 +129,11 @@ export interface HttpOptions {
  * automatic reconnect, re-open for more topics) events may have been missed,
  * so the reconnect listeners run.
  */
+/** EventSource.CLOSED (the constant is not on every EventSource stand-in). */
+const CLOSED = 2;
+/** How long a refused event stream waits before it is opened again. */
+const STREAM_RETRY_MS = 3000;
+
 export function httpTransport(opts: HttpOptions = {}): Transport {
   const base = opts.base ?? '';
   const doFetch = opts.fetch ?? ((...a: Parameters<typeof fetch>) => fetch(...a));
@@ -175,6 +180,27 @@ export function httpTransport(opts: HttpOptions = {}): Transport {
     });
     s.addEventListener(LAGGED, () => {
       if (source === s) resync();
+    });
+    // A dropped connection is retried by the browser; a refused one (any
+    // answer but 200) closes the stream for good. After a restart of
+    // `airlock serve` the page's token is no longer valid: ask with a plain
+    // call, whose 401 tells the app (the sign-in screen shows at once, not
+    // at the next click). Anything else: open the stream again later.
+    s.addEventListener('error', () => {
+      if (source !== s || s.readyState !== CLOSED) return;
+      void doFetch(`${base}/api/rpc/System.Settings`, { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' }, body: '[]' })
+        .then((res) => res.status === 401)
+        .catch(() => false)
+        .then((unauthorized) => {
+          if (source !== s) return;
+          if (unauthorized) {
+            opts.onUnauthorized?.();
+            return;
+          }
+          setTimeout(() => {
+            if (source === s) open(openTopics);
+          }, STREAM_RETRY_MS);
+        });
     });
     for (const name of listeners.keys()) if (name !== LAGGED) attach(s, name);
   }
