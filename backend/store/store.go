@@ -31,6 +31,10 @@ const FileName = "airlock.db"
 // DSN returns the SQLite DSN for path with the pragmas Airlock relies on. The
 // glebarez driver honours only `_pragma=` parameters.
 func DSN(path string) string {
+	// The path is part of a URI: '#' would end it, '?' start the query
+	// and '%' an escape (a data directory such as ~/C#/airlock opened a
+	// database elsewhere). SQLite decodes %HH in URI file names.
+	path = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
 	return "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 }
 
