@@ -196,6 +196,42 @@ func TestSuspendCutsOffAtOnce(t *testing.T) {
 	}
 }
 
+// TestSuspendAndResumeSessionless: a client of the sessionless revision
+// (2026-07-28, the Go SDK's default) that was working when its agent was
+// suspended gets tool errors with code suspended, not HTTP 403 (on which
+// the client closes for good), and works again after resume without
+// reconnecting (found by a new-user test).
+func TestSuspendAndResumeSessionless(t *testing.T) {
+	tm := newTeam(t)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	alice, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: tm.in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{tm.alice.Token}},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { alice.Close() })
+	if alice.ID() != "" {
+		t.Fatalf("the client opened session %q; want the sessionless revision", alice.ID())
+	}
+	if res := call(t, alice, "everything__echo", map[string]any{"message": "before"}); res.IsError {
+		t.Fatal(textOf(res))
+	}
+	if _, err := tm.in.API.Agents.Suspend(tm.alice.Agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "after"}})
+	if err != nil || !res.IsError || !strings.Contains(textOf(res), "suspended") {
+		t.Fatalf("a suspended agent's call: %v %+v, want a tool error with code suspended", err, res)
+	}
+	if _, err := tm.in.API.Agents.Resume(tm.alice.Agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, alice, "everything__echo", map[string]any{"message": "same client"}); res.IsError {
+		t.Errorf("after resume, with the same client: %s", textOf(res))
+	}
+}
+
 // authenticate within a connection changes who the session is (seed 000):
 // the list follows at once, and logout ends only that session.
 func TestAuthenticateWithinAConnection(t *testing.T) {

@@ -214,7 +214,7 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		if sse && r.Method == http.MethodPost {
 			sid = r.URL.Query().Get("sessionid")
 		}
-		if err != nil && !g.refusedInside(conn, err, sid) {
+		if err != nil && !g.refusedInside(r, conn, err, sid) {
 			status := http.StatusUnauthorized
 			switch core.ErrorCode(err) {
 			case core.EUnauthorized, core.EInvalid:
@@ -280,16 +280,20 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 // opened before. There every call is refused by the pipeline's gate as a
 // tool error with the reason code, listings are empty, and the session
 // lives on, so that the agent works again as soon as it is resumed. An
-// HTTP 403 made MCP clients give the session up for good. A new session is
-// still refused at the door, and so is a request of the sessionless
-// revision (it has no session to lose).
-func (g *Gateway) refusedInside(conn Connection, err error, sid string) bool {
+// HTTP 403 made MCP clients give the session up for good. For the
+// sessionless revision the same holds for a credential that was used
+// before (its client would close on a 403 too). A new session, and a
+// credential never seen, are still refused at the door.
+func (g *Gateway) refusedInside(r *http.Request, conn Connection, err error, sid string) bool {
 	switch core.ErrorCode(err) {
 	case core.EUnauthorized, core.EInvalid:
 		return false // not a known credential
 	}
-	if conn.Key == "" || sid == "" {
+	if conn.Key == "" {
 		return false
+	}
+	if sid == "" {
+		return g.knownCredential(r)
 	}
 	s := g.session(sid)
 	return s != nil && s.conn.Key == conn.Key

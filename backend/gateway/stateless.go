@@ -156,6 +156,25 @@ type credential struct {
 	subs map[[2]string]int // server, URI → listen streams subscribed
 }
 
+// knownCredential reports whether r is a request of the sessionless
+// revision whose credential made requests before (it has a server here).
+func (g *Gateway) knownCredential(r *http.Request) bool {
+	if stateless, err := speaksStateless(r); err != nil || !stateless {
+		return false
+	}
+	key := credentialKey(r)
+	p := &g.proto
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.creds[key] != nil
+}
+
+// credentialKey identifies the credential of a sessionless request: its
+// Authorization header and the URL's query (project, purpose).
+func credentialKey(r *http.Request) [32]byte {
+	return sha256.Sum256([]byte(r.Header.Get("Authorization") + "\n" + r.URL.RawQuery))
+}
+
 // credentialServer is the stateless handler's getServer: the server of the
 // request's credential, made at its first request. The SDK calls it twice
 // for every request, so it is a map lookup.
@@ -164,7 +183,7 @@ func (g *Gateway) credentialServer(r *http.Request) *mcp.Server {
 	if !ok {
 		return nil // not through identify: the SDK answers 400
 	}
-	key := sha256.Sum256([]byte(r.Header.Get("Authorization") + "\n" + r.URL.RawQuery))
+	key := credentialKey(r)
 	p := &g.proto
 	p.mu.Lock()
 	defer p.mu.Unlock()

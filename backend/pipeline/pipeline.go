@@ -403,6 +403,12 @@ func (p *Pipeline) approve(ctx context.Context, f *flow) {
 func (p *Pipeline) dispatch(ctx context.Context, f *flow) {
 	f.done = true
 	res, err := p.s.Dispatch.Dispatch(ctx, f.req)
+	if err == nil && errors.Is(ctx.Err(), context.Canceled) {
+		// The request was cancelled while the server worked, and the
+		// server answered anyway (an input request it made failed, say):
+		// nobody receives that answer, and the record says cancelled.
+		res, err = nil, ctx.Err()
+	}
 	if err != nil {
 		f.rec.Status, f.rec.ErrorCode, f.rec.Error = core.StatusError, core.ErrorCode(err), core.ErrorMessage(err)
 		if errors.Is(err, context.Canceled) {
