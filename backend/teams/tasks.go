@@ -117,6 +117,18 @@ func getTask(tx Store, id, projectID string) (Task, error) {
 	return t, nil
 }
 
+// taskOf is getTask for an agent acting on a task. Without a project (an
+// agent token that connected without ?project=) the task must be in one of
+// the agent's projects: a task elsewhere is not found, as in a session of
+// another project, rather than refused for reasons that confirm it exists.
+func taskOf(tx Store, r roster, actorID, taskID, projectID string) (Task, error) {
+	t, err := getTask(tx, taskID, projectID)
+	if err == nil && projectID == "" && !inProject(r.byID[actorID], t.ProjectID) {
+		return Task{}, errTaskNotFound(taskID)
+	}
+	return t, err
+}
+
 // Task returns task id (any project).
 func (s *Service) Task(id string) (Task, error) { return getTask(s.st, id, "") }
 
@@ -364,7 +376,7 @@ func (s *Service) SetStatus(actorID, projectID, taskID, status, reason string) (
 	}
 	var out StatusChange
 	err = s.atomic(func(tx Store, fx *effects) error {
-		t, err := getTask(tx, taskID, projectID)
+		t, err := taskOf(tx, r, actorID, taskID, projectID)
 		if err != nil {
 			return err
 		}
@@ -469,6 +481,13 @@ func (s *Service) applyStatus(tx Store, fx *effects, r roster, t *Task, to, reas
 		if err := tell(Notification{TargetAgentID: t.CreatedByAgentID, Type: NotifyStatusChange, Action: ActionTaskChanged, TaskID: t.ID, Message: msg, Instruction: instr}); err != nil {
 			return nil, err
 		}
+		// Work asked for in chat (request_task): who asked is told too.
+		if t.RequestedByAgentID != "" {
+			asked := strings.Replace(msg, "you created", "you asked for", 1)
+			if err := tell(Notification{TargetAgentID: t.RequestedByAgentID, Type: NotifyStatusChange, Action: ActionTaskChanged, TaskID: t.ID, Message: asked, Instruction: instr}); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if !Open(to) {
 		deps, err := tx.Dependents(t.ID)
@@ -553,7 +572,7 @@ func (s *Service) EditTask(actorID, projectID, taskID string, up TaskUpdate) (Ta
 	var fields []string
 	err = s.atomic(func(tx Store, fx *effects) error {
 		var err error
-		if t, err = getTask(tx, taskID, projectID); err != nil {
+		if t, err = taskOf(tx, r, actorID, taskID, projectID); err != nil {
 			return err
 		}
 		if !r.mayChange(actorID, t) {
@@ -752,7 +771,7 @@ func (s *Service) AssignTask(actorID, projectID, taskID, assigneeRef string) (As
 	}
 	var out AssignResult
 	err = s.atomic(func(tx Store, fx *effects) error {
-		t, err := getTask(tx, taskID, projectID)
+		t, err := taskOf(tx, r, actorID, taskID, projectID)
 		if err != nil {
 			return err
 		}
@@ -853,6 +872,18 @@ func (s *Service) RequestTask(actorID, projectID string, in RequestInput) (Task,
 			return Task{}, errNotAssigned(a, projectID)
 		}
 		requester = a.ID
+		if in.ConversationID == "" && requester != actorID {
+			// Whoever is named is told and sees the task as theirs to
+			// follow: the claim must rest on a conversation.
+			wrote, err := s.st.HasMessageFrom(requester, actorID, projectID)
+			if err != nil {
+				return Task{}, err
+			}
+			if !wrote {
+				return Task{}, core.Errorf(ECodeUnauthorized, "'%s' never wrote to you in this project, so it cannot be named as who asked for the task", a.Name).
+					WithHint("give the conversation it asked in (conversation_id), or leave requester_id out")
+			}
+		}
 	}
 	now := s.now().UTC()
 	t := Task{ID: newID("tsk_"), ProjectID: projectID, Title: strings.TrimSpace(in.Title), Description: in.Description, Status: StatusTodo,
@@ -866,6 +897,10 @@ func (s *Service) RequestTask(actorID, projectID string, in RequestInput) (Task,
 			}
 			if c.ProjectID != projectID {
 				return errConversationNotFound(in.ConversationID)
+			}
+			if requester != "" && !c.Member(requester) {
+				return core.Errorf(ECodeUnauthorized, "'%s' is not a participant of conversation %s, so it cannot have asked for the task there", r.name(requester), c.ID).
+					WithHint("name who asked you in that conversation, or leave requester_id out")
 			}
 			t.RequestedInConversationID = c.ID
 		}
@@ -933,7 +968,7 @@ func (s *Service) ReportCompleted(actorID, projectID, taskID, result, summary st
 		var t Task
 		if taskID != "" {
 			var err error
-			if t, err = getTask(tx, taskID, projectID); err != nil {
+			if t, err = taskOf(tx, r, actorID, taskID, projectID); err != nil {
 				return err
 			}
 			if t.AssigneeID != actorID {

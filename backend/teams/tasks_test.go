@@ -296,6 +296,33 @@ func TestReportAssignRequest(t *testing.T) {
 	if _, err := w.svc.RequestTask(w.id("worker-frontend-01"), w.project.ID, teams.RequestInput{Title: "x", ConversationID: "conv_nope"}); core.ErrorCode(err) != teams.ECodeConversationNotFound {
 		t.Errorf("request_task naming an unknown conversation: %v", err)
 	}
+	// Who is named as the requester is told and follows the task: the
+	// claim must rest on a conversation (found by a new-user test: a worker
+	// could name any agent of the project).
+	if _, err := w.svc.RequestTask(w.id("worker-frontend-01"), w.project.ID, teams.RequestInput{Title: "x", ConversationID: conv.ID, RequesterID: "worker-frontend-02"}); core.ErrorCode(err) != teams.ECodeUnauthorized ||
+		!strings.Contains(err.Error(), "'worker-frontend-02' is not a participant of conversation") {
+		t.Errorf("a requester who is not in the conversation: %v", err)
+	}
+	if _, err := w.svc.RequestTask(w.id("worker-frontend-01"), w.project.ID, teams.RequestInput{Title: "x", RequesterID: "worker-frontend-02"}); core.ErrorCode(err) != teams.ECodeUnauthorized ||
+		!strings.Contains(err.Error(), "never wrote to you") {
+		t.Errorf("a requester who never wrote to the caller: %v", err)
+	}
+	if _, err := w.svc.RequestTask(w.id("worker-frontend-01"), w.project.ID, teams.RequestInput{Title: "y", RequesterID: "manager-dev"}); err != nil {
+		t.Errorf("a requester who wrote to the caller, no conversation named: %v", err)
+	}
+
+	// Blocked, the task's requester hears of it, not only its creator (the
+	// worker itself).
+	w.svc.ClaimNotifications(w.id("manager-dev"), "")
+	if _, err := w.svc.SetStatus(w.id("worker-frontend-01"), w.project.ID, req.ID, teams.StatusBlocked, "which columns?"); err != nil {
+		t.Fatal(err)
+	}
+	ns := w.unread(t, "manager-dev")
+	if !slices.ContainsFunc(ns, func(n teams.Notification) bool {
+		return n.TaskID == req.ID && strings.Contains(n.Message, "you asked for is blocked: which columns?")
+	}) {
+		t.Errorf("the requester's notifications: %+v", ns)
+	}
 }
 
 // The owner moving a card on the board is recorded as the owner's, and
@@ -373,5 +400,32 @@ func TestMoveUnderParent(t *testing.T) {
 	}
 	if _, _, err := w.svc.EditTask(mgr, w.project.ID, b.ID, teams.TaskUpdate{ParentTaskID: sp("")}); err != nil || parentOf(b.ID) != "" {
 		t.Errorf("b out from under a: %v, parent %q", err, parentOf(b.ID))
+	}
+}
+
+// An agent acting without a project (a token connected without ?project=)
+// reaches only the tasks of its own projects: another project's task is
+// not found, rather than refused for reasons that confirm it exists (found
+// by a new-user test).
+func TestTasksOfAnotherProjectAreNotFound(t *testing.T) {
+	w := newWorld(t)
+	task := w.task(t, "manager-dev", "worker-frontend-01", "in proj-001", teams.StatusTodo)
+	out := w.id("outsider")
+	if _, err := w.svc.SetStatus(out, "", task.ID, teams.StatusInProgress, ""); core.ErrorCode(err) != teams.ECodeTaskNotFound {
+		t.Errorf("update_task_status: %v, want %s", err, teams.ECodeTaskNotFound)
+	}
+	if _, err := w.svc.AssignTask(out, "", task.ID, "worker-frontend-02"); core.ErrorCode(err) != teams.ECodeTaskNotFound {
+		t.Errorf("assign_task: %v, want %s", err, teams.ECodeTaskNotFound)
+	}
+	title := "renamed"
+	if _, _, err := w.svc.EditTask(out, "", task.ID, teams.TaskUpdate{Title: &title}); core.ErrorCode(err) != teams.ECodeTaskNotFound {
+		t.Errorf("edit: %v, want %s", err, teams.ECodeTaskNotFound)
+	}
+	if _, err := w.svc.ReportCompleted(out, "", task.ID, "success", ""); core.ErrorCode(err) != teams.ECodeTaskNotFound {
+		t.Errorf("report_completed: %v, want %s", err, teams.ECodeTaskNotFound)
+	}
+	// The agents of the project still reach it without naming the project.
+	if _, err := w.svc.SetStatus(w.id("worker-frontend-01"), "", task.ID, teams.StatusInProgress, ""); err != nil {
+		t.Errorf("the assignee without a project: %v", err)
 	}
 }

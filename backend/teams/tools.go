@@ -411,7 +411,7 @@ func (h *tools) reportCompleted(_ context.Context, c core.Caller, raw json.RawMe
 	}
 	instr := "Task reported done. Call get_next_action for your next task."
 	if ch.Task.Status == StatusBlocked {
-		instr = "Task reported " + in.Result + "; it is now blocked and its creator is told. Call get_next_action for what to do meanwhile."
+		instr = "Task reported " + in.Result + "; it is now blocked and its creator (and whoever asked for it) is told. Call get_next_action for what to do meanwhile."
 	}
 	return map[string]any{"success": true, "task_id": ch.Task.ID, "result": in.Result, "previous_status": ch.PreviousStatus,
 		"new_status": ch.Task.Status, "notified": ch.Notified, "instruction": instr}, nil
@@ -499,7 +499,7 @@ func (h *tools) updateTaskStatus(_ context.Context, c core.Caller, raw json.RawM
 	case StatusInProgress:
 		instr = "Task started. Work on it, then call report_completed."
 	case StatusBlocked:
-		instr = "Task blocked; its creator is told. Call get_next_action for what to do meanwhile."
+		instr = "Task blocked; its creator (and whoever asked for it) is told. Call get_next_action for what to do meanwhile."
 	case StatusDone:
 		instr = "Task done; the agents waiting on it are told. Call get_next_action."
 	}
