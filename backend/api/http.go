@@ -156,10 +156,36 @@ func ToError(err error) *core.Error {
 	return &core.Error{Code: core.EInternal, Message: err.Error()}
 }
 
+// writeMethodError writes the error a method returned. Its code is the
+// product's reason, not the HTTP layer's: an "unauthorized" refusal of a
+// team rule is 403 (401 means the UI token is gone, and the UI signs out),
+// a refusal such as invalid_status_transition is a 4xx, and only a failure
+// is 500.
+func writeMethodError(w http.ResponseWriter, err error) {
+	e := ToError(err)
+	status := statusOf(e.Code)
+	switch {
+	case e.Code == core.EUnauthorized:
+		status = http.StatusForbidden
+	case e.Code == core.EInternal:
+		status = http.StatusInternalServerError
+	case status != http.StatusInternalServerError:
+	case strings.HasSuffix(e.Code, "_not_found"):
+		status = http.StatusNotFound
+	default:
+		status = http.StatusConflict // a refusal with its own code: the request is valid, the state forbids it
+	}
+	writeErrorStatus(w, status, e)
+}
+
 func writeError(w http.ResponseWriter, err error) {
 	e := ToError(err)
+	writeErrorStatus(w, statusOf(e.Code), e)
+}
+
+func writeErrorStatus(w http.ResponseWriter, status int, e *core.Error) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(statusOf(e.Code))
+	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(e)
 }
 
@@ -230,7 +256,7 @@ func RPCHandler(areas []Area) http.Handler {
 		for _, o := range out {
 			if o.Type() == errorType {
 				if !o.IsNil() {
-					writeError(w, o.Interface().(error))
+					writeMethodError(w, o.Interface().(error))
 					return
 				}
 				continue

@@ -31,10 +31,10 @@ func checkTransition(t Task, to string) error {
 		return err
 	}
 	if t.Status == to {
-		return core.Errorf(ECodeInvalidTransition, "Task %s is already %s", t.ID, to)
+		return core.Errorf(ECodeInvalidTransition, "Task %s (%q) is already %s", t.ID, t.Title, to)
 	}
 	if !slices.Contains(transitions[t.Status], to) {
-		return core.Errorf(ECodeInvalidTransition, "Task %s cannot go from %s to %s", t.ID, t.Status, to).
+		return core.Errorf(ECodeInvalidTransition, "Task %s (%q) cannot go from %s to %s", t.ID, t.Title, t.Status, to).
 			WithHint(fmt.Sprintf("from %s a task may go to: %s", t.Status, strings.Join(transitions[t.Status], ", ")))
 	}
 	return nil
