@@ -132,6 +132,15 @@ describe('BoardPage', () => {
     expect(document.activeElement).toBe(cardEl('t_ready'));
   });
 
+  it('closes the open task with Escape while a card has the focus (found by a new-user test)', async () => {
+    vi.mocked(fakeApi.board.detail).mockResolvedValue(detail(blocked));
+    renderPage({ project: 'prj_web', task: 't_blk', agent: null });
+    await screen.findByTestId('task-detail');
+    cardEl('t_ready').focus();
+    await userEvent.keyboard('{Escape}');
+    await waitFor(() => expect(screen.queryByTestId('task-detail')).toBeNull());
+  });
+
   it('asks why before blocking a task', async () => {
     vi.mocked(fakeApi.board.move).mockResolvedValue({ ...ready, status: 'blocked', blockedReason: 'waiting for review' });
     renderPage();

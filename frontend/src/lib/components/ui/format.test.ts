@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { commandLine } from './format';
 
 describe('commandLine', () => {
@@ -6,5 +6,24 @@ describe('commandLine', () => {
     expect(commandLine('sh', ['-c', 'echo boom >&2; exit 3'])).toBe(`sh -c 'echo boom >&2; exit 3'`);
     expect(commandLine('npx', ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/notes'])).toBe('npx -y @modelcontextprotocol/server-filesystem /home/me/notes');
     expect(commandLine('echo', ["it's", ''])).toBe(`echo 'it'\\''s' ''`);
+  });
+});
+
+describe('relTime', () => {
+  it('moves on by itself: the clock it reads ticks (found by a new-user test: "22s ago" stayed)', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-11-26T10:00:00Z') });
+    try {
+      vi.resetModules();
+      const { relTime: rel } = await import('./format');
+      const { TICK_MS } = await import('./clock.svelte');
+      const created = '2026-11-26T09:59:58Z';
+      expect(rel(created)).toBe('just now');
+      vi.advanceTimersByTime(TICK_MS);
+      expect(rel(created)).toBe('12s ago');
+      vi.advanceTimersByTime(6 * TICK_MS);
+      expect(rel(created)).toBe('1m ago');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -1,3 +1,5 @@
+import { currentTime } from './clock.svelte';
+
 /** Pretty JSON for display; text that is not JSON is shown as it is. */
 export function prettyJson(value: unknown): string {
   if (typeof value === 'string') {
@@ -10,7 +12,7 @@ export function prettyJson(value: unknown): string {
   return JSON.stringify(value ?? null, null, 2);
 }
 
-export function relTime(iso: string, now = Date.now()): string {
+export function relTime(iso: string, now = currentTime()): string {
   const t = Date.parse(iso);
   if (Number.isNaN(t)) return '';
   const s = Math.round((now - t) / 1000);
