@@ -85,6 +85,9 @@ type ConversationSummary struct {
 	// Unread counts the messages the viewer has not read.
 	Unread      int      `json:"unread"`
 	LastMessage *Message `json:"lastMessage"`
+	// RelatedTaskTitle is the title of the task the conversation is about
+	// ("" when none, or when it is gone).
+	RelatedTaskTitle string `json:"relatedTaskTitle,omitempty"`
 }
 
 // Summaries returns the conversations f selects as viewerID sees them in a
@@ -115,6 +118,11 @@ func (s *Service) summarizeConversations(viewerID string, convs []Conversation) 
 		out[i] = ConversationSummary{Conversation: c, Unread: unread[c.ID]}
 		if m, ok := last[c.ID]; ok {
 			out[i].LastMessage = &m
+		}
+		if c.RelatedTaskID != "" {
+			if t, err := s.st.GetTask(c.RelatedTaskID); err == nil {
+				out[i].RelatedTaskTitle = t.Title
+			}
 		}
 	}
 	return out, nil

@@ -259,6 +259,7 @@ export interface ConversationSummary {
   endedBy: string;
   unread: number;
   lastMessage: Message | null;
+  relatedTaskTitle?: string;
 }
 
 /** Go: authz.CreatedAgent */

@@ -80,6 +80,15 @@ describe('ChatPage', () => {
     expect(contents()).toHaveLength(3);
   });
 
+  it('names the task a conversation is about by its title, without the board loaded (found by a new-user test)', async () => {
+    const about = conversation('c_task', 'Orders page', ['ag_mgr', 'ag_bob'], { relatedTaskId: 'tsk_9dab', relatedTaskTitle: 'CSV export' });
+    vi.mocked(fakeApi.chat.conversations).mockResolvedValue([about]);
+    vi.mocked(fakeApi.chat.messages).mockResolvedValue({ conversation: about, messages: [], total: 0 });
+    await renderPage({ conversation: 'c_task' });
+    const link = await screen.findByRole('link', { name: 'CSV export' });
+    expect(link.getAttribute('title')).toBe('tsk_9dab');
+  });
+
   it('writes as the owner: Enter sends, Shift+Enter is a new line', async () => {
     vi.mocked(fakeApi.chat.send).mockImplementation(async (id, content) => message(9, id, 'ag_owner', content));
     await renderPage({ conversation: 'c_api' });
