@@ -32,6 +32,11 @@ func TestIdentifyRequest(t *testing.T) {
 		{"not bearer", "Basic abc", "", authz.Identity{}, core.EUnauthorized},
 		{"unknown token", "Bearer alk_nope", "", authz.Identity{}, core.EUnauthorized},
 		{"agent token", "Bearer " + tm.wrk.Token, "", wrk, ""},
+		// The scheme is case-insensitive; a token in the URL is refused
+		// with a hint, not ignored (found by a new-user test).
+		{"lower-case scheme", "bearer " + tm.wrk.Token, "", wrk, ""},
+		{"token in the URL", "", "?token=" + tm.wrk.Token, authz.Identity{}, core.EUnauthorized},
+		{"access_token in the URL", "", "?access_token=" + tm.wrk.Token, authz.Identity{}, core.EUnauthorized},
 		{"chat", "Bearer " + tm.wrk.Token, "?purpose=chat", with(func(i *authz.Identity) { i.Purpose = core.PurposeChat }), ""},
 		{"project by name", "Bearer " + tm.wrk.Token, "?project=alpha&purpose=task", with(func(i *authz.Identity) { i.ProjectID = tm.project.ID }), ""},
 		{"bad purpose", "Bearer " + tm.wrk.Token, "?purpose=play", authz.Identity{}, core.EInvalid},

@@ -147,10 +147,17 @@ func (s *Service) IdentifyRequest(r *http.Request) (Identity, error) {
 			return Identity{}, core.Errorf(core.EUnauthorized, "?purpose and ?project need an agent token").
 				WithHint("send Authorization: Bearer <agent token>, or call authenticate with purpose and project_id")
 		}
+		if q.Has("token") || q.Has("access_token") {
+			// Left unsaid, the client would get an unauthenticated session
+			// and wonder where its tools went.
+			return Identity{}, core.Errorf(core.EUnauthorized, "a token in the URL is not read (URLs end up in logs and histories)").
+				WithHint("send it as a header: Authorization: Bearer <agent token>")
+		}
 		return Identity{}, nil
 	}
-	tok, ok := strings.CutPrefix(raw, "Bearer ")
-	if !ok {
+	// The scheme is case-insensitive (RFC 9110 §11.1).
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(raw), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return Identity{}, core.Errorf(core.EUnauthorized, "the Authorization header is not a bearer token").
 			WithHint("send Authorization: Bearer <token>")
 	}
