@@ -343,6 +343,15 @@ func TestRunsCLI(t *testing.T) {
 	if _, err := run("start", "tsk_none"); core.ErrorCode(err) != teams.ECodeTaskNotFound {
 		t.Errorf("start of an unknown task: %v, want %s", err, teams.ECodeTaskNotFound)
 	}
+	// settings: a value out of range is refused, not ignored (0 was).
+	for _, arg := range []string{"--max-concurrent=0", "--max-attempts=0", "--backoff=-5", "--grace=0"} {
+		if _, err := run("settings", arg); core.ErrorCode(err) != core.EInvalid {
+			t.Errorf("settings %s: %v, want invalid", arg, err)
+		}
+	}
+	if out, err := run("settings", "--max-attempts", "2", "--backoff", "0"); err != nil || !strings.Contains(out, "max attempts: 2") || !strings.Contains(out, "retry backoff: 0s") {
+		t.Errorf("settings --max-attempts 2 --backoff 0: %v\n%s", err, out)
+	}
 	if out, err := run("templates"); err != nil || !strings.Contains(out, "claude-code") {
 		t.Errorf("templates: %v\n%s", err, out)
 	}

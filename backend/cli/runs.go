@@ -281,23 +281,26 @@ func runsSettings(call caller, args []string, stdout io.Writer) error {
 	if err := call("Settings", &s); err != nil {
 		return err
 	}
-	changed := auto.set || *maxConc != 0 || *maxAtt != 0 || *backoff >= 0 || *grace != 0
+	// A flag given is a change, whatever its value: 0 or -5 goes to the
+	// running Airlock, which says what the range is (they were ignored).
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if auto.set {
 		s.AutoRun = auto.on
 	}
-	if *maxConc != 0 {
+	if set["max-concurrent"] {
 		s.MaxConcurrent = *maxConc
 	}
-	if *maxAtt != 0 {
+	if set["max-attempts"] {
 		s.MaxAttempts = *maxAtt
 	}
-	if *backoff >= 0 {
+	if set["backoff"] {
 		s.RetryBackoffSeconds = *backoff
 	}
-	if *grace != 0 {
+	if set["grace"] {
 		s.StopGraceSeconds = *grace
 	}
-	if changed {
+	if len(set) > 0 && !(len(set) == 1 && set["json"]) {
 		if err := call("SetSettings", &s, s); err != nil {
 			return err
 		}
