@@ -277,6 +277,12 @@ func (s *Service) updateAgentLocked(ref string, up AgentUpdate) (Agent, error) {
 		if err := validStatus(*up.Status); err != nil {
 			return Agent{}, err
 		}
+		if a.Kind == KindOwner && *up.Status != StatusActive {
+			// The owner is the person at the UI and CLI: a suspended owner
+			// would be shown as cut off while nothing is.
+			return Agent{}, core.Errorf(core.EInvalid, "the owner cannot be %s: it is you, acting through the UI and the CLI", *up.Status).
+				WithHint("suspend the agents instead (airlock agents suspend NAME)")
+		}
 		a.Status = *up.Status
 	}
 	if up.Projects != nil {

@@ -115,6 +115,13 @@ describe('AgentsPage', () => {
     expect(fakeApi.agents.delete).not.toHaveBeenCalled();
   });
 
+  it('offers no suspend for the owner: it is the person at the UI', async () => {
+    renderPage({ view: 'agents', id: 'ag_owner', tab: 'status' });
+    expect((await screen.findByTestId('owner-status')).textContent).toContain('always active');
+    expect(screen.queryByRole('button', { name: 'Suspend' })).toBeNull();
+    expect(screen.queryByRole('radiogroup', { name: 'Status' })).toBeNull();
+  });
+
   it('suspends with one click', async () => {
     vi.mocked(fakeApi.agents.suspend).mockImplementation(async () => {
       vi.mocked(fakeApi.agents.list).mockResolvedValue([owner, lead, { ...bob, status: 'suspended' }]);
