@@ -344,6 +344,17 @@ func TestCompactMode(t *testing.T) {
 	if !res.IsError || !strings.Contains(textOf(res), `"message": "1 tool(s) not permitted"`) || !strings.Contains(textOf(res), `"tool": "work:echo"`) {
 		t.Errorf("a batch with a denied call = %s", textOf(res))
 	}
+	// Seed 003's shape: {"error": {"message": ..., "denied_tools": [...]}},
+	// the error object once (it was nested twice; found by a new-user test).
+	var shape struct {
+		Error struct {
+			Message     string            `json:"message"`
+			DeniedTools []json.RawMessage `json:"denied_tools"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(textOf(res)), &shape); err != nil || shape.Error.Message != "1 tool(s) not permitted" || len(shape.Error.DeniedTools) != 1 {
+		t.Errorf("the refused batch is not in the seed's shape (%v): %s", err, textOf(res))
+	}
 	if len(tm.everything.Started()) != before || len(tm.work.Started()) != 0 {
 		t.Error("a refused batch ran some of its calls")
 	}

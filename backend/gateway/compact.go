@@ -132,7 +132,7 @@ func (g *Gateway) runMeta(ctx context.Context, s *session, req mcp.Request, c co
 		if denied := g.opts.Compact.CheckBatch(&c, targets); len(denied) > 0 {
 			be := authz.NewBatchError(denied)
 			g.refuse(self, be.CoreError())
-			body, _ := json.MarshalIndent(map[string]any{"error": be}, "", "  ")
+			body, _ := json.MarshalIndent(be, "", "  ") // {"error": {...}}: BatchError wraps itself
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}},
 				StructuredContent: json.RawMessage(body), Meta: mcp.Meta{"airlock/error": be.CoreError()}}, nil
 		}
