@@ -199,6 +199,10 @@ func TestRolesCLI(t *testing.T) {
 	mustRun(t, rolesCmd, db, "revoke", "dev", "jira")
 	mustRun(t, rolesCmd, db, "revoke", "dev", "github", "--tool", "delete_repo")
 	mustRun(t, rolesCmd, db, "grant", "dev", "slack", "--tool", "post")
+	// Granting the server again says the withheld tool stays withheld.
+	if out := mustRun(t, rolesCmd, db, "grant", "dev", "github"); !strings.Contains(out, "tool github/delete_repo stays withheld; 'airlock roles grant dev github --tool delete_repo' allows it") {
+		t.Errorf("grant of a server with a withheld tool printed:\n%s", out)
+	}
 	mustRun(t, rolesCmd, db, "default", "dev")
 	var roles []authz.Role
 	if err := json.Unmarshal([]byte(mustRun(t, rolesCmd, db, "list", "--json")), &roles); err != nil {

@@ -186,6 +186,15 @@ func rolesGrant(svc *authz.Service, args []string, stdout io.Writer, grant bool)
 	}
 	if grant {
 		fmt.Fprintf(stdout, "role %s: granted %s\n", r.Name, what)
+		if *tool == "" {
+			// A tool withheld before stays withheld: say so, or the grant
+			// looks like it did not work.
+			for _, t := range r.Tools {
+				if t.Server == server && !t.Allowed {
+					fmt.Fprintf(stdout, "  tool %s/%s stays withheld; 'airlock roles grant %s %s --tool %s' allows it\n", server, t.Tool, r.Name, server, t.Tool)
+				}
+			}
+		}
 	} else {
 		fmt.Fprintf(stdout, "role %s: revoked %s\n", r.Name, what)
 	}
