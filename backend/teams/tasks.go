@@ -231,16 +231,25 @@ func (s *Service) CreateTasks(actorID, projectID string, in []TaskInput) ([]Task
 		if err != nil {
 			return err
 		}
+		// Which field named a task that is not there, and where it was
+		// looked for.
+		unknown := func(err error, field, ref string) error {
+			if core.ErrorCode(err) != ECodeTaskNotFound {
+				return err
+			}
+			return core.Errorf(ECodeTaskNotFound, "%s: %q is neither a local_id of this batch nor a task of the project", field, ref).
+				WithHint("give a local_id set on another task of the batch, or the id of a task of the project (get_my_tasks lists yours)")
+		}
 		for i, t := range in {
 			if t.ParentTaskID != "" {
 				if tasks[i].ParentTaskID, err = resolve(t.ParentTaskID); err != nil {
-					return err
+					return unknown(err, fmt.Sprintf("tasks[%d].parent_task_id", i), t.ParentTaskID)
 				}
 			}
 			for _, ref := range t.DependsOn {
 				id, err := resolve(ref)
 				if err != nil {
-					return err
+					return unknown(err, fmt.Sprintf("tasks[%d].depends_on", i), ref)
 				}
 				if id == tasks[i].ID {
 					return core.Errorf(ECodeDependencyCycle, "tasks[%d] cannot depend on itself", i)

@@ -170,6 +170,12 @@ func TestDependencyCycles(t *testing.T) {
 	if msg := err.Error(); strings.Contains(msg, "tsk_") || strings.Count(msg, "(local_id)") != 4 {
 		t.Errorf("the cycle is named by ids the caller never saw: %s", msg)
 	}
+	// An unknown reference says which task of the batch named it, and
+	// where it was looked for (found by a new-user test).
+	if _, err := w.svc.CreateTasks(w.id("manager-dev"), w.project.ID, []teams.TaskInput{{Title: "x"}, {Title: "y", DependsOn: []string{"zzz"}}}); core.ErrorCode(err) != teams.ECodeTaskNotFound ||
+		!strings.Contains(err.Error(), `tasks[1].depends_on: "zzz" is neither a local_id of this batch nor a task of the project`) {
+		t.Errorf("an unknown depends_on: %v", err)
+	}
 	if _, err := w.svc.CreateTasks(w.id("manager-dev"), w.project.ID, []teams.TaskInput{{LocalID: "a", Title: "a", DependsOn: []string{"a"}}}); core.ErrorCode(err) != teams.ECodeDependencyCycle {
 		t.Errorf("a task depending on itself: %v", err)
 	}
