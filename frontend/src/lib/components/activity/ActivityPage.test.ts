@@ -121,6 +121,20 @@ describe('ActivityPage', () => {
     await waitFor(() => expect(fakeApi.activity.list).toHaveBeenLastCalledWith({ limit: 100, kind: 'prompts/get' }));
   });
 
+  it('words decisions alike in the filter and the badges, and shows no latency for a call that never ran (found by a new-user test)', async () => {
+    vi.mocked(fakeApi.activity.list).mockResolvedValue([rec(1, { decision: 'expired', status: 'error', latencyUs: 0, waitMs: 13300 })]);
+    const { context } = testStores();
+    render(ActivityPage, { context });
+    await waitFor(() => expect(document.querySelector('tbody [data-decision="expired"]')).not.toBeNull());
+    const row = document.querySelector('tbody [data-decision="expired"]')!.closest('tr')!;
+    expect(row.textContent).not.toContain('0 µs');
+    const options = [...(screen.getByLabelText('Filter by decision') as HTMLSelectElement).options].map((o) => o.textContent);
+    expect(options).toContain('auto-allowed');
+    expect(options).toContain('timed out');
+    await userEvent.selectOptions(screen.getByLabelText('Filter by decision'), 'timed out');
+    await waitFor(() => expect(fakeApi.activity.list).toHaveBeenLastCalledWith({ limit: 100, decision: 'timeout' }));
+  });
+
   it('reloads when events may have been missed', async () => {
     const { context } = testStores();
     render(ActivityPage, { context });
