@@ -48,6 +48,9 @@ type ExecResult struct {
 	Stdout   string `json:"stdout"`
 	Stderr   string `json:"stderr"`
 	ExitCode int    `json:"exitCode"`
+	// TimedOut: Airlock killed the command at the timeout (ExitCode is
+	// then TimeoutExitCode).
+	TimedOut bool `json:"-"`
 }
 
 // argSpec is one argument a tool takes.

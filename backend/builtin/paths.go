@@ -26,6 +26,7 @@ const (
 	ESymlinkTarget     = "symlink_target"     // file_write never writes through a link
 	EExecutableRefused = "executable_refused" // by extension or by content
 	ECommandDenied     = "command_denied"     // a deny rule matched
+	ECommandTimeout    = "command_timeout"    // killed at the shell timeout (its output is in the result)
 	EIO                = "io_error"           // the file system failed
 )
 

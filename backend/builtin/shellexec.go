@@ -76,7 +76,7 @@ func (b *Builtin) Exec(ctx context.Context, args ExecArgs) (ExecResult, error) {
 	}
 	res := ExecResult{Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: ex.ShellCode()}
 	if errors.Is(runCtx.Err(), context.DeadlineExceeded) {
-		res.ExitCode = TimeoutExitCode
+		res.ExitCode, res.TimedOut = TimeoutExitCode, true
 		res.Stderr += fmt.Sprintf("\n[airlock: the command ran longer than %d s; its process group was killed]", cfg.settings.ShellTimeoutSeconds)
 	}
 	return res, nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/pipeline"
 )
 
@@ -142,6 +143,15 @@ func (b *Builtin) newServers() map[string]*mcp.Server {
 		res, err := b.Exec(ctx, args)
 		if err != nil {
 			return pipeline.ErrorResult(err), nil, nil
+		}
+		if res.TimedOut {
+			// A tool error, so that Activity shows it as one, with the
+			// output so far: the agent may still use it.
+			e := core.Errorf(ECommandTimeout, "the command ran longer than %d s; its process group was killed", b.Settings().ShellTimeoutSeconds).
+				WithHint("raise the shell timeout in Airlock's Built-in tools settings, or run less at once")
+			body, _ := json.Marshal(res)
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}},
+				StructuredContent: res, Meta: mcp.Meta{"airlock/error": e}}, nil, nil
 		}
 		return nil, res, nil
 	})
