@@ -665,6 +665,8 @@ func (r *Runner) stop(runID, who string) (Run, error) {
 		return run, core.Errorf(core.EConflict, "run %s is not running (%s)", runID, run.Status)
 	}
 	l.proc.Stop(grace)
+	// What left the process group (setsid) is stopped with the run too.
+	killRunProcesses(runID)
 	<-l.ended
 	return l.final, nil
 }

@@ -305,7 +305,7 @@ func TestStopEndsTheProcessGroup(t *testing.T) {
 	f := newFixture(t, fixtureOpts{settings: &s})
 	f.task("tsk_1", "ag_ann", "in_progress")
 	f.profile(t, runner.Profile{AgentID: "ag_ann", Template: runner.TemplateCustom,
-		Command: f.script(t, "stubborn", `trap "" TERM; sleep 300 & echo "child=$!"; wait; wait`)})
+		Command: f.script(t, "stubborn", `trap "" TERM; sleep 300 & echo "child=$!"; setsid sleep 301 & echo "away=$!"; wait; wait`)})
 	run, err := f.r.Start("tsk_1")
 	if err != nil {
 		t.Fatal(err)
@@ -317,15 +317,20 @@ func TestStopEndsTheProcessGroup(t *testing.T) {
 	if _, err := f.r.Start("tsk_2"); core.ErrorCode(err) != runner.EAgentBusy {
 		t.Errorf("a second run of a busy agent: %v, want %s", err, runner.EAgentBusy)
 	}
-	child := 0
+	// away left the process group (setsid): stopping the run ends it too
+	// (found by a new-user test).
+	child, away := 0, 0
 	testutil.Eventually(t, 30*time.Second, func() bool {
 		for _, l := range f.logLines(t, run.ID) {
 			if v, ok := strings.CutPrefix(l, "child="); ok {
 				child, _ = strconv.Atoi(v)
 			}
+			if v, ok := strings.CutPrefix(l, "away="); ok {
+				away, _ = strconv.Atoi(v)
+			}
 		}
-		return child > 0
-	}, "the run never started its child")
+		return child > 0 && away > 0
+	}, "the run never started its children")
 	if live := f.r.Live(); len(live) != 1 || live[0].ID != run.ID || live[0].PID != run.PID {
 		t.Errorf("live runs = %+v, want the one", live)
 	}
@@ -336,8 +341,9 @@ func TestStopEndsTheProcessGroup(t *testing.T) {
 	if stopped.Status != runner.StatusStopped || stopped.Reason != "stopped by the user" || stopped.ExitCode == nil || *stopped.ExitCode != 128+int(syscall.SIGKILL) {
 		t.Errorf("stopped run = %+v, want stopped by the user, killed (137) after ignoring SIGTERM", stopped)
 	}
-	testutil.Eventually(t, 10*time.Second, func() bool { return gone(run.PID) && gone(child) },
-		"the process group is still there: leader %d gone %v, child %d gone %v", run.PID, gone(run.PID), child, gone(child))
+	testutil.Eventually(t, 10*time.Second, func() bool { return gone(run.PID) && gone(child) && gone(away) },
+		"the run's processes are still there: leader %d gone %v, child %d gone %v, setsid child %d gone %v",
+		run.PID, gone(run.PID), child, gone(child), away, gone(away))
 	if _, err := f.r.Stop(run.ID); core.ErrorCode(err) != core.EConflict {
 		t.Errorf("stopping an ended run: %v, want conflict", err)
 	}
