@@ -39,6 +39,9 @@ describe('RulesPage (ToolPermissionSettings)', () => {
   beforeEach(() => {
     resetFakeApi();
     vi.mocked(fakeApi.rules.list).mockResolvedValue(rules);
+    vi.mocked(fakeApi.servers.list).mockResolvedValue([
+      { config: { id: 'filesystem', command: 'node' }, status: { id: 'filesystem', transport: 'stdio', state: 'running', restarts: 0, stderrTail: [], since: '', tools: [] } },
+    ]);
     vi.mocked(fakeApi.rules.shadowed).mockResolvedValue([
       { ruleId: 'r-dead', byRuleId: 'r-read', why: 'rule #1 [r-read] (priority 10, server filesystem, pattern read_*) comes first and matches every call this rule matches' },
     ]);
@@ -66,6 +69,14 @@ describe('RulesPage (ToolPermissionSettings)', () => {
     expect(within(rows[3]).getByText('global — every tool')).toBeTruthy();
     expect(within(rows[5]).getByText('uri pattern: file:///home/me/.ssh/*')).toBeTruthy();
     expect(screen.getByTestId('evaluation-order').textContent!.replace(/\s+/g, ' ')).toContain('exact tool name > pattern > server-only > global');
+  });
+
+  it('flags a rule naming a server nobody configured: it matches nothing (found by a new-user test)', async () => {
+    vi.mocked(fakeApi.rules.list).mockResolvedValue([rule({ id: 'r-typo', serverId: 'everythin', autoApprove: true }), rule({ id: 'r-own', serverId: 'shell-exec' })]);
+    const rows = await renderPage();
+    const flag = await within(rows[0]).findByTestId('rule-unknown-server');
+    expect(flag.textContent).toBe('server: everythin — not configured');
+    expect(within(rows[1]).queryByTestId('rule-unknown-server')).toBeNull(); // Airlock's own servers are always there
   });
 
   it('numbers every rule by its place in evaluation order, across kinds, as explanations name them', async () => {
@@ -141,6 +152,21 @@ describe('RulesPage (ToolPermissionSettings)', () => {
     expect(fakeApi.rules.create).toHaveBeenCalledWith(expect.objectContaining({
       kind: 'resource', toolName: null, toolPattern: 'file:///home/me/projects/*', autoApprove: true,
     }));
+  });
+
+  it('marks the value field, not the path, of a condition whose regex is invalid (found by a new-user test)', async () => {
+    await renderPage();
+    await userEvent.click(screen.getByRole('button', { name: 'New rule' }));
+    const form = within(screen.getByRole('form', { name: 'Create rule' }));
+    await userEvent.click(form.getByRole('button', { name: '+ Add condition' }));
+    await userEvent.type(form.getByLabelText('Condition 1 JSON path'), '$.message');
+    await userEvent.selectOptions(form.getByLabelText('Condition 1 test'), 'regex');
+    await userEvent.type(form.getByLabelText('Condition 1 value'), '([[a-z'); // [[ types one [
+    await userEvent.click(form.getByRole('button', { name: 'Create rule' }));
+    expect(form.getByText('This is not a valid regular expression.')).toBeTruthy();
+    expect(form.getByLabelText('Condition 1 value').getAttribute('aria-invalid')).toBe('true');
+    expect(form.getByLabelText('Condition 1 JSON path').getAttribute('aria-invalid')).toBe('false');
+    expect(fakeApi.rules.create).not.toHaveBeenCalled();
   });
 
   it('a sampling rule has no name fields: it matches by the server that asks', async () => {
