@@ -228,6 +228,25 @@ describe('RulesPage (ToolPermissionSettings)', () => {
     expect(result.getByText(/tool echo is not write_file/)).toBeTruthy();
   });
 
+  it('the test panel takes a tool as agents see it, and drops a result the inputs or the rules no longer match (found by a new-user test)', async () => {
+    vi.mocked(fakeApi.rules.test).mockResolvedValue({
+      decision: { outcome: 'allow', ruleId: 'r-read', reason: 'rule #1 [r-read] auto-approves' }, fired: rules[0], skipped: [],
+    });
+    const { context, stores } = testStores();
+    render(RulesPage, { context });
+    await screen.findAllByTestId('rule-row');
+    await userEvent.type(screen.getByLabelText('Tool'), 'filesystem__read_file');
+    await userEvent.click(screen.getByRole('button', { name: 'Test' }));
+    expect(fakeApi.rules.test).toHaveBeenCalledWith(expect.objectContaining({ serverId: 'filesystem', toolName: 'read_file' }));
+    await screen.findByTestId('test-result');
+    stores.rules.version = 99; // the rules changed (a rules.json edit, another window)
+    await waitFor(() => expect(screen.queryByTestId('test-result')).toBeNull());
+    await userEvent.click(screen.getByRole('button', { name: 'Test' }));
+    await screen.findByTestId('test-result');
+    await userEvent.type(screen.getByLabelText('Agent optional'), 'bob');
+    expect(screen.queryByTestId('test-result')).toBeNull();
+  });
+
   it('the test panel tests a resource read by URI', async () => {
     vi.mocked(fakeApi.rules.test).mockResolvedValue({
       decision: { outcome: 'allow', ruleId: 'default-resources', reason: 'rule #7 [default-resources] auto-approves' }, fired: rules[6], skipped: [],
