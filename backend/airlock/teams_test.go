@@ -356,6 +356,10 @@ func TestSeedPhase4Notifications(t *testing.T) {
 		t.Errorf("notify_task_session = %v", r.body)
 	}
 
+	// A refused call of the task session ran nothing: the notification
+	// waits for the next call that runs (found by a new-user test: it was
+	// used up on a refusal).
+	refused(t, task, "notify_task_session", map[string]any{"conversation_id": conv}, core.EForbidden)
 	// The next call of the task session: the answer plus the notification.
 	r = ok(t, task, "get_my_tasks", nil)
 	var sc map[string]any

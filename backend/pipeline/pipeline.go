@@ -148,7 +148,9 @@ type flow struct {
 	asksBy  []string
 	verdict core.Verdict
 	done    bool // a stage ended the request (refused, or dispatched)
-	refusal *core.Error
+	// dispatched: the request reached its server (it was not refused).
+	dispatched bool
+	refusal    *core.Error
 	// unrouted is why the route stage found no target; the journal stage
 	// refuses with it once the record is durable.
 	unrouted error
@@ -401,7 +403,7 @@ func (p *Pipeline) approve(ctx context.Context, f *flow) {
 }
 
 func (p *Pipeline) dispatch(ctx context.Context, f *flow) {
-	f.done = true
+	f.done, f.dispatched = true, true
 	res, err := p.s.Dispatch.Dispatch(ctx, f.req)
 	if err == nil && errors.Is(ctx.Err(), context.Canceled) {
 		// The request was cancelled while the server worked, and the
@@ -452,7 +454,10 @@ func airlockCode(tr *mcp.CallToolResult) string {
 }
 
 func (p *Pipeline) respond(ctx context.Context, f *flow) {
-	if f.req.Kind != core.KindToolCall || len(p.s.Respond) == 0 {
+	// A refused call ran nothing: what responders add (notifications) waits
+	// for a call that did, rather than riding on a refusal a client may
+	// show as one line of error.
+	if f.req.Kind != core.KindToolCall || len(p.s.Respond) == 0 || !f.dispatched {
 		return
 	}
 	tr, _ := f.res.(*mcp.CallToolResult)

@@ -176,7 +176,8 @@ func TestStageOrder(t *testing.T) {
 }
 
 // Every missing or failing stage refuses the request before it is
-// dispatched, with a reason code.
+// dispatched, with a reason code. Responders (notifications) do not run on
+// a refusal: what they add waits for a call that ran.
 func TestFailsClosed(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -186,32 +187,32 @@ func TestFailsClosed(t *testing.T) {
 		ran      []string
 	}{
 		{"no gate", func(p *parts) { p.stg.Gate = nil }, core.EInternal, core.DecisionDenied,
-			[]string{"route", "journal", "respond", "audit"}},
+			[]string{"route", "journal", "audit"}},
 		{"gate refuses", func(p *parts) { p.stg.Gate = gate{tr: p.tr, err: core.Errorf("not_subscribed", "no grant")} }, "not_subscribed", core.DecisionDenied,
-			[]string{"route", "journal", "gate", "respond", "audit"}},
+			[]string{"route", "journal", "gate", "audit"}},
 		{"no router", func(p *parts) { p.stg.Route = nil }, core.EInternal, core.DecisionError,
-			[]string{"journal", "respond", "audit"}},
+			[]string{"journal", "audit"}},
 		{"unknown target", func(p *parts) { p.stg.Route = router{tr: p.tr, err: core.Errorf("unknown_tool", "no such tool")} }, "unknown_tool", core.DecisionError,
-			[]string{"route", "journal", "respond", "audit"}},
+			[]string{"route", "journal", "audit"}},
 		{"policy denies", func(p *parts) {
 			p.stg.Policies = []pipeline.Policy{policy{tr: p.tr, v: core.Verdict{Outcome: core.Deny, Code: "command_denied", Reason: "rm -rf"}}}
-		}, "command_denied", core.DecisionDenied, []string{"route", "journal", "gate", "policy", "respond", "audit"}},
+		}, "command_denied", core.DecisionDenied, []string{"route", "journal", "gate", "policy", "audit"}},
 		{"policy gives an unknown verdict", func(p *parts) {
 			p.stg.Policies = []pipeline.Policy{policy{tr: p.tr, v: core.Verdict{Outcome: "maybe"}}}
-		}, core.EInternal, core.DecisionDenied, []string{"route", "journal", "gate", "policy", "respond", "audit"}},
+		}, core.EInternal, core.DecisionDenied, []string{"route", "journal", "gate", "policy", "audit"}},
 		{"no approver for an asked call", func(p *parts) { p.stg.Decider, p.stg.Approver = decider{tr: p.tr, v: ask}, nil }, core.EDenied, core.DecisionDenied,
-			[]string{"route", "journal", "gate", "policy", "decide", "respond", "audit"}},
+			[]string{"route", "journal", "gate", "policy", "decide", "audit"}},
 		{"declined", func(p *parts) {
 			p.stg.Decider = decider{tr: p.tr, v: ask}
 			p.appr.out = core.ApprovalOutcome{Decision: core.DecisionDeclined, Code: core.EDenied, By: "owner", Reason: "not today"}
-		}, core.EDenied, core.DecisionDeclined, []string{"route", "journal", "gate", "policy", "decide", "approve", "respond", "audit"}},
+		}, core.EDenied, core.DecisionDeclined, []string{"route", "journal", "gate", "policy", "decide", "approve", "audit"}},
 		{"timed out", func(p *parts) {
 			p.stg.Decider = decider{tr: p.tr, v: ask}
 			p.appr.out = core.ApprovalOutcome{Decision: core.DecisionTimeout, Code: core.EApprovalTimeout}
-		}, core.EApprovalTimeout, core.DecisionTimeout, []string{"route", "journal", "gate", "policy", "decide", "approve", "respond", "audit"}},
-		{"no auditor", func(p *parts) { p.stg.Audit = nil }, pipeline.EAuditUnavailable, "", []string{"route", "respond"}},
+		}, core.EApprovalTimeout, core.DecisionTimeout, []string{"route", "journal", "gate", "policy", "decide", "approve", "audit"}},
+		{"no auditor", func(p *parts) { p.stg.Audit = nil }, pipeline.EAuditUnavailable, "", []string{"route"}},
 		{"the record cannot be made durable", func(p *parts) { p.audit.beginErr = errors.New("write audit journal: no space left on device") },
-			pipeline.EAuditUnavailable, "", []string{"route", "journal", "respond"}},
+			pipeline.EAuditUnavailable, "", []string{"route", "journal"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
