@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -132,7 +133,10 @@ steps:
 	if _, err := rs.in.API.Runs.SetProfile(rs.worker.Agent.ID, runner.Profile{Template: runner.TemplateScripted, ExtraArgs: []string{script}, WorkDir: rs.work}); err != nil {
 		t.Fatal(err)
 	}
-	taskID := rs.task(t, teams.StatusTodo)
+	// A run asked for a task in the backlog moves it to to-do first: the
+	// agent's get_next_action offers to-do tasks (found by a new-user test:
+	// the run found nothing to do).
+	taskID := rs.task(t, teams.StatusBacklog)
 	// With no run live and no UI open nothing follows the activity, so
 	// proxied calls do not queue their records for anyone.
 	if rs.in.Hub.Wants(core.EventActivity) {
@@ -144,6 +148,11 @@ steps:
 	}
 	if run.Status != runner.StatusRunning || run.PID == 0 || run.AgentID != rs.worker.Agent.ID {
 		t.Fatalf("started run = %+v", run)
+	}
+	if d, err := rs.in.API.Board.Detail(taskID); err != nil || !slices.ContainsFunc(d.History, func(e teams.TaskEvent) bool {
+		return e.FromStatus == teams.StatusBacklog && e.ToStatus == teams.StatusTodo && e.AgentID == authz.OwnerID
+	}) {
+		t.Errorf("the backlog task was not moved to to-do when its run was asked for: %v %+v", err, d.History)
 	}
 	testutil.Eventually(t, 30*time.Second, func() bool { return rs.in.Hub.Wants(core.EventActivity) },
 		"the runner does not follow the activity while a run is live")

@@ -1,6 +1,10 @@
 package api
 
-import "github.com/airlock-dev/airlock/backend/runner"
+import (
+	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/runner"
+	"github.com/airlock-dev/airlock/backend/teams"
+)
 
 // Runs is agent runs, on the Board's task detail and the Agents screen:
 // each agent's launcher profile, the runs of a task (start, stop, live
@@ -44,7 +48,24 @@ func (r *Runs) SetSettings(s runner.Settings) (runner.Settings, error) {
 // wrong (profile, folder, token, command) is refused before anything
 // starts; a process that cannot start is a failed run and a run_failed
 // error.
-func (r *Runs) Start(taskID string) (runner.Run, error) { return r.d.Runner.Start(taskID) }
+//
+// A task still in the backlog is moved to to-do first, as the owner:
+// asking for a run says the work is to be done now, and the agent's
+// get_next_action offers to-do tasks (it starts the task itself).
+func (r *Runs) Start(taskID string) (runner.Run, error) {
+	if r.d.Teams != nil {
+		t, err := r.d.Teams.Task(taskID)
+		if err != nil {
+			return runner.Run{}, err
+		}
+		if t.Status == teams.StatusBacklog {
+			if _, err := r.d.Teams.SetStatus(authz.OwnerID, "", t.ID, teams.StatusTodo, ""); err != nil {
+				return runner.Run{}, err
+			}
+		}
+	}
+	return r.d.Runner.Start(taskID)
+}
 
 // Stop stops a run (SIGTERM to its process group, then SIGKILL) and
 // returns it ended.
