@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -593,7 +594,9 @@ func (r *Runner) supervise(l *liveRun, releaseToken func(), runDir string) {
 		}
 	}
 	l.out.endStreams()
-	l.out.note("ended: %s (%s)%s", status, ex.String(), prefixed("; ", reason))
+	// The reason may begin with the exit status already (a failed run's
+	// does): say it once.
+	l.out.note("ended: %s (%s)%s", status, ex.String(), prefixed("; ", strings.TrimPrefix(strings.TrimPrefix(reason, ex.String()), "; ")))
 	l.out.close()
 	os.RemoveAll(runDir)
 	if releaseToken != nil {

@@ -275,6 +275,11 @@ func TestFailedRuns(t *testing.T) {
 	if log := f.logLines(t, run.ID); !slices.Contains(log, "about to fail") {
 		t.Errorf("stderr is not in the log: %q", log)
 	}
+	// The last line says how the run ended, once (it said "exit status 3"
+	// twice; found by a new-user test).
+	if log := f.logLines(t, run.ID); len(log) == 0 || !strings.HasSuffix(log[len(log)-1], "ended: failed (exit status 3)") {
+		t.Errorf("the log's last line: %q", log)
+	}
 
 	garbage := filepath.Join(f.bin, "garbage")
 	os.WriteFile(garbage, []byte{0, 1, 2, 3}, 0o755)
