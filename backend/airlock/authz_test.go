@@ -300,6 +300,12 @@ func TestAnotherAgentCannotUseASession(t *testing.T) {
 	if res := call(t, alice, "everything__echo", map[string]any{"message": "mine"}); res.IsError {
 		t.Errorf("alice's session was affected: %s", textOf(res))
 	}
+	// Activity says who tried (found by a new-user test: it said
+	// "unauthenticated" for a valid token).
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		recs, _ := tm.in.API.Activity.List(core.ActivityFilter{Kind: "session", Agent: "bob"})
+		return len(recs) == 1 && recs[0].Session == alice.ID() && recs[0].ErrorCode == core.EForbidden
+	}, "bob's attempt on alice's session is not in Activity under bob")
 }
 
 // Compact mode (seed 003): the agent sees the meta-tools instead of every

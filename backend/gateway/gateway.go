@@ -235,7 +235,7 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		}
 		if sid != "" {
 			if s := g.session(sid); s != nil && s.conn.Key != conn.Key {
-				g.refuseForeign(r, s, sid)
+				g.refuseForeign(r, conn, sid)
 				writeJSONError(w, http.StatusForbidden, (&core.Error{Code: core.EForbidden,
 					Message: "this MCP session belongs to another credential"}).
 					WithHint("open your own session: connect without Mcp-Session-Id"))
@@ -316,11 +316,16 @@ func (g *Gateway) refuseConnection(r *http.Request, conn Connection, err error) 
 
 // refuseForeign records a request made on a session with another
 // credential than the one that opened it.
-func (g *Gateway) refuseForeign(r *http.Request, s *session, sid string) {
+func (g *Gateway) refuseForeign(r *http.Request, conn Connection, sid string) {
 	if g.opts.Audit == nil {
 		return
 	}
-	rec := &core.AuditRecord{Time: time.Now().UTC(), Kind: "session", Agent: core.Unauthenticated, Session: sid,
+	// Who tried, when the credential is known: that is what the record is for.
+	who := conn.Label
+	if who == "" {
+		who = core.Unauthenticated
+	}
+	rec := &core.AuditRecord{Time: time.Now().UTC(), Kind: "session", Agent: who, Session: sid,
 		Tool: r.Method + " " + r.URL.Path, Decision: core.DecisionDenied, Status: core.StatusError,
 		ErrorCode: core.EForbidden, Error: "a request on this session came with another credential than the one that opened it",
 		Reason: "session belongs to another credential"}
