@@ -150,6 +150,10 @@ func checkPathText(p string) error {
 		return core.Errorf(EInvalidPath, "the path contains a NUL byte")
 	case len(p) > MaxPathBytes:
 		return core.Errorf(EInvalidPath, "the path is %d bytes long; the limit is %d", len(p), MaxPathBytes)
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		// No shell expands it here: it would name a folder called "~".
+		return core.Errorf(EInvalidPath, "%s: ~ is not expanded by the file tools", p).
+			WithHint("give the path inside an allowed folder (absolute, or relative to the first allowed folder)")
 	}
 	for _, part := range strings.Split(p, string(filepath.Separator)) {
 		if len(part) > MaxComponentBytes {

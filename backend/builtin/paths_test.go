@@ -156,6 +156,8 @@ func TestReadRefusalReasons(t *testing.T) {
 		{"%2e%2e/outside/secret.txt", core.ENotFound, "does not exist"},
 		{"sub", builtin.ENotAFile, "folder"},
 		{"", builtin.EInvalidPath, "empty"},
+		// A shell would expand it; the file tools would make a folder "~".
+		{"~/notes.txt", builtin.EInvalidPath, "~ is not expanded"},
 	} {
 		_, err := f.b.ReadFile(context.Background(), builtin.ReadArgs{Path: tc.path})
 		if code(err) != tc.code || !strings.Contains(core.ErrorMessage(err), tc.mentions) {
