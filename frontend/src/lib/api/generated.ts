@@ -1138,7 +1138,11 @@ export function createClient(call: Call) {
       /** Start runs the agent a task is assigned to, for that task. What is
        * wrong (profile, folder, token, command) is refused before anything
        * starts; a process that cannot start is a failed run and a run_failed
-       * error. */
+       * error.
+       * 
+       * A task still in the backlog is moved to to-do first, as the owner:
+       * asking for a run says the work is to be done now, and the agent's
+       * get_next_action offers to-do tasks (it starts the task itself). */
       start: (taskID: string): Promise<Run> => call('Runs.Start', [taskID]) as Promise<Run>,
       /** Stop stops a run (SIGTERM to its process group, then SIGKILL) and
        * returns it ended. */
