@@ -315,6 +315,11 @@ func TestSeedPhase3ChatToTask(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" || !strings.Contains(r.str("instruction"), "タスクセッション") {
 		t.Errorf("start_task_from_chat (-want +got):\n%s\n%s", diff, r.str("instruction"))
 	}
+	// The chat connection is made with the agent's token: nothing to log
+	// out of, so the instruction does not say to (found by a new-user test).
+	if ins := r.str("instruction"); strings.Contains(ins, "logout") || !strings.Contains(ins, "?purpose=task") {
+		t.Errorf("instruction for a token connection: %s", ins)
+	}
 
 	r = ok(t, chat, "update_task_from_chat", map[string]any{"task_id": task, "requester_id": "manager-dev", "description": "更新された説明", "priority": "high"})
 	if diff := cmp.Diff([]any{"description", "priority"}, r.body["updated_fields"]); diff != "" {

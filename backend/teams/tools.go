@@ -546,10 +546,15 @@ func (h *tools) startTaskFromChat(_ context.Context, c core.Caller, raw json.Raw
 	if err != nil {
 		return nil, err
 	}
+	// A session opened by authenticate ends with logout; a connection made
+	// with the agent's token (?purpose=chat) has nothing to log out of.
+	next := "(Task started. End this chat session (logout), then work on it in a task session: authenticate with purpose task and call get_next_action.)"
+	if c.AuthSession == "" {
+		next = "(Task started. Work on it in a task session: a connection with your token and ?purpose=task (or no purpose), where get_next_action says what to do.)"
+	}
 	return map[string]any{"success": true, "task_id": res.Task.ID, "previous_status": res.PreviousStatus, "new_status": res.Task.Status,
 		"requester_id": res.RequesterID, "conversation_id": res.Modification.ConversationID,
-		"instruction": "タスクを開始しました。チャットセッションを終了し、タスクセッションで作業を開始してください。 " +
-			"(Task started. End this chat session (logout), then work on it in a task session: authenticate with purpose task and call get_next_action.)"}, nil
+		"instruction": "タスクを開始しました。チャットセッションを終了し、タスクセッションで作業を開始してください。 " + next}, nil
 }
 
 func (h *tools) updateTaskFromChat(_ context.Context, c core.Caller, raw json.RawMessage) (any, error) {
