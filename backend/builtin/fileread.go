@@ -116,7 +116,26 @@ func regularFile(shown string, fi os.FileInfo) error {
 	case fi.IsDir():
 		return core.Errorf(ENotAFile, "%s is a folder, not a file", shown)
 	}
-	return core.Errorf(ENotAFile, "%s is not a regular file (%s)", shown, fi.Mode().Type())
+	return core.Errorf(ENotAFile, "%s is %s, not a regular file", shown, fileKind(fi.Mode()))
+}
+
+// fileKind names what a non-regular file is, in words.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&os.ModeIrregular != 0:
+		return "a file of an unknown kind"
+	}
+	return "not a file (" + m.Type().String() + ")"
 }
 
 // sniff returns the MIME type of data judged by its content alone (its

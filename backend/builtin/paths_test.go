@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -138,6 +139,9 @@ func TestReadAttackCorpus(t *testing.T) {
 // TestReadRefusalReasons: the refusals say what happened.
 func TestReadRefusalReasons(t *testing.T) {
 	f := attackFixture(t)
+	if err := syscall.Mkfifo(filepath.Join(f.root, "pipe"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		path, code, mentions string
 	}{
@@ -158,6 +162,9 @@ func TestReadRefusalReasons(t *testing.T) {
 		{"", builtin.EInvalidPath, "empty"},
 		// A shell would expand it; the file tools would make a folder "~".
 		{"~/notes.txt", builtin.EInvalidPath, "~ is not expanded"},
+		// In words, not a mode string such as p--------- (found by a
+		// new-user test).
+		{"pipe", builtin.ENotAFile, "pipe is a named pipe (FIFO), not a regular file"},
 	} {
 		_, err := f.b.ReadFile(context.Background(), builtin.ReadArgs{Path: tc.path})
 		if code(err) != tc.code || !strings.Contains(core.ErrorMessage(err), tc.mentions) {
