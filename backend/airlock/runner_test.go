@@ -349,8 +349,8 @@ func TestRunsCLI(t *testing.T) {
 	if _, err := run("stop", id); core.ErrorCode(err) != core.EConflict {
 		t.Errorf("stop of an ended run: %v, want conflict", err)
 	}
-	if _, err := run("start", "tsk_none"); core.ErrorCode(err) != teams.ECodeTaskNotFound {
-		t.Errorf("start of an unknown task: %v, want %s", err, teams.ECodeTaskNotFound)
+	if _, err := run("start", "tsk_none"); core.ErrorCode(err) != teams.ECodeTaskNotFound || !strings.Contains(err.Error(), "airlock tasks list") {
+		t.Errorf("start of an unknown task: %v, want %s with a hint for a person", err, teams.ECodeTaskNotFound)
 	}
 	// settings: a value out of range is refused, not ignored (0 was).
 	for _, arg := range []string{"--max-concurrent=0", "--max-attempts=0", "--backoff=-5", "--grace=0"} {

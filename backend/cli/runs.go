@@ -60,9 +60,15 @@ func RunRuns(ctx context.Context, dataDir string, args []string, stdout, stderr 
 	defer cancel()
 	call := func(method string, out any, args ...any) error {
 		err := instance.Call(ctx, dataDir, "Runs."+method, args, out)
-		if core.ErrorCode(err) == core.EUnavailable {
+		switch core.ErrorCode(err) {
+		case core.EUnavailable:
 			return core.Errorf(core.EUnavailable, "%s", core.ErrorMessage(err)).
 				WithHint("runs live in the running Airlock: start it with 'airlock serve' (or the desktop app) on this data directory")
+		case "task_not_found":
+			// The hint the team tools give an agent (get_my_tasks) is not
+			// the person's.
+			return core.Errorf("task_not_found", "%s", core.ErrorMessage(err)).
+				WithHint("see the task ids with 'airlock tasks list --project P'")
 		}
 		return err
 	}
