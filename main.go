@@ -249,11 +249,14 @@ func printEndpoints(w io.Writer, in *airlock.Instance) {
 	fmt.Fprintf(w, "Connect Claude Code: claude mcp add --transport http airlock %s --header \"Authorization: Bearer %s\"\n", in.Info.MCPURL, in.Info.AgentToken)
 }
 
-// warnConfig says on the console what the Servers screen says: that the
-// servers file is not in effect, and why.
+// warnConfig says on the console what the Servers and Rules screens say:
+// that the servers file or the rules file is not in effect, and why.
 func warnConfig(w io.Writer, in *airlock.Instance) {
 	if msg := in.ConfigError(); msg != "" {
 		fmt.Fprintf(w, "Warning: the servers file is not in effect (%s); Airlock starts without its servers. Fix the file (it is watched) or use the Servers screen.\n", msg)
+	}
+	if msg := in.RulesFileError(); msg != "" {
+		fmt.Fprintf(w, "Warning: the rules file is not in effect (%s); the rules stored before stay in force. The file is kept as it is: fix it (it is watched), or remove it and Airlock writes it again at the next rule change.\n", msg)
 	}
 }
 

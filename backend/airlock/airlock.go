@@ -343,6 +343,14 @@ func (in *Instance) Close() {
 // ConfigError is why the servers file is not in effect ("" when it is).
 func (in *Instance) ConfigError() string { return in.cfg.State().Error }
 
+// RulesFileError says why rules.json is not in effect ("" when it is).
+func (in *Instance) RulesFileError() string {
+	if err := in.rules.FileError(); err != nil {
+		return core.ErrorMessage(err)
+	}
+	return ""
+}
+
 // reload reads again what another process (the CLI) changed in the
 // database, before that process's command returns (see
 // instance.NotifyChanged).

@@ -616,7 +616,10 @@ func (r *Rules) syncFileAtStart() {
 	}
 	r.fileHash = h
 	data, rerr := os.ReadFile(r.opts.FilePath)
-	edited := rerr == nil && h != "" && hashOf(data) != h
+	// A file Airlock did not write is the person's, even before Airlock
+	// ever wrote one (no hash stored yet): apply it, or keep it and say
+	// why, never overwrite it. An empty file is nobody's edit.
+	edited := rerr == nil && len(bytes.TrimSpace(data)) > 0 && hashOf(data) != h
 	if !edited {
 		r.writeFileLocked()
 	}

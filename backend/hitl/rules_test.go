@@ -384,6 +384,32 @@ func TestRulesFileEditedWhileStopped(t *testing.T) {
 	})
 }
 
+// A rules file already there when Airlock first starts on a data
+// directory (no file written yet, so no hash stored) is the person's: a
+// broken one is kept and reported, never overwritten (found by a new-user
+// test: the edit was lost without a word).
+func TestBrokenRulesFileBeforeFirstStart(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, hitl.RulesFileName)
+	db := openDB(t, filepath.Join(dir, "airlock.db"))
+	broken := []byte("{broken")
+	if err := os.WriteFile(file, broken, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := newRules(t, db, hitl.RulesOptions{FilePath: file, Debounce: 10 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Watch(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, "the broken file to be reported", func() bool { return r.FileError() != nil })
+	if got, _ := os.ReadFile(file); string(got) != string(broken) {
+		t.Errorf("the broken rules file was overwritten: %q", got)
+	}
+	if len(r.List()) == 0 {
+		t.Error("the stored rules are gone; they should stay in force")
+	}
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
