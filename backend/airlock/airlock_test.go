@@ -544,3 +544,28 @@ func TestTestRuleOverRPC(t *testing.T) {
 		t.Fatalf("TestRule over RPC = %+v, want decision.outcome allow by %s, fired set, skipped a list", got, r.ID)
 	}
 }
+
+// TestAirlockRefusesToProxyItself: a server entry pointing at Airlock's own
+// MCP endpoint (easy to import from a client config set up for Airlock) is
+// refused with a clear error instead of listing its own tools again,
+// prefixed, at every listing, without end (found by a new-user test:
+// 5,000 tools and climbing memory in 20 s).
+func TestAirlockRefusesToProxyItself(t *testing.T) {
+	in := start(t, t.TempDir())
+	if _, err := in.API.Servers.Add(core.ServerConfig{ID: "me", URL: in.Info.MCPURL, Headers: map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}}); err != nil {
+		t.Fatal(err)
+	}
+	var st core.ServerStatus
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		views, _ := in.API.Servers.List()
+		for _, v := range views {
+			if v.Config.ID == "me" {
+				st = v.Status
+			}
+		}
+		return st.State == core.StateFailed || strings.Contains(st.LastError, "is an Airlock")
+	}, "a server that is Airlock itself was not refused: %+v", st)
+	if !strings.Contains(st.LastError, "this server is an Airlock") || len(st.Tools) != 0 {
+		t.Errorf("status = %s, %d tools; want the reason and no tools", st.LastError, len(st.Tools))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/gateway"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,7 +34,7 @@ func (i identifier) Ended(sid string) { i.svc.SessionEnded(sid) }
 // help, and the compact-mode meta-tools, served under their bare names
 // through the same pipeline as every other server.
 func ownServer(svc *authz.Service) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "airlock", Title: "Airlock", Version: Version}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: catalog.AirlockServerName, Title: "Airlock", Version: Version}, nil)
 	authz.RegisterTools(s, svc)
 	// The meta-tools are answered by the gateway, which runs each inner call
 	// through the pipeline; they are listed here so that they appear (to

@@ -29,6 +29,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// AirlockServerName is the name Airlock gives itself in the MCP handshake,
+// as a server to agents and as a client to its servers. A downstream server
+// that answers with it is an Airlock, which Airlock refuses to proxy.
+const AirlockServerName = "airlock"
+
 // Options tune how sources are kept alive. Zero values take the defaults in
 // parentheses.
 type Options struct {

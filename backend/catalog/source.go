@@ -164,7 +164,7 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "airlock", Version: d.cat.version}, &mcp.ClientOptions{
+	client := mcp.NewClient(&mcp.Implementation{Name: AirlockServerName, Version: d.cat.version}, &mcp.ClientOptions{
 		// Sampling and elicitation are relayed to the agent whose request
 		// the source is handling. Roots are not offered: a source is shared
 		// by every agent, and roots belong to one.
@@ -220,6 +220,13 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 			return time.Time{}, fmt.Errorf("%w before it answered initialize%s", werr, d.lastStderr())
 		}
 		return time.Time{}, fmt.Errorf("connect: %w%s", err, d.lastStderr())
+	}
+	if info := sess.InitializeResult().ServerInfo; info != nil && info.Name == AirlockServerName && d.cfg.Transport() != core.TransportInProcess {
+		// Airlock itself (its URL, or a bridge to it) would list its own
+		// tools again, prefixed, at every listing: without end.
+		sess.Close()
+		wait()
+		return time.Time{}, fmt.Errorf("this server is an Airlock (itself, or another one): Airlock does not proxy an Airlock, whose tools would come back to it prefixed, without end; remove the server")
 	}
 	tools, ls, err := d.list(connectCtx, sess)
 	if err != nil {

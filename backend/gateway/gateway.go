@@ -185,7 +185,7 @@ func New(cat *catalog.Catalog, pipe Runner, ids Identifier, lister Lister, opts 
 }
 
 func (g *Gateway) impl() *mcp.Implementation {
-	return &mcp.Implementation{Name: "airlock", Title: "Airlock", Version: g.opts.Version}
+	return &mcp.Implementation{Name: catalog.AirlockServerName, Title: "Airlock", Version: g.opts.Version}
 }
 
 // StreamableHandler serves Streamable HTTP (mount at /mcp).
