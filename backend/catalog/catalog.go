@@ -95,6 +95,9 @@ type Catalog struct {
 	mu      sync.RWMutex
 	sources map[string]*source
 	inproc  map[string]*mcp.Server // in-process servers by id, kept across restarts
+	// added counts the servers added, for their order: a name two servers
+	// would expose stays with the one that was there first.
+	added uint64
 
 	snap    atomic.Pointer[Snapshot]
 	snapMu  sync.Mutex // serialises rebuilds
@@ -179,6 +182,8 @@ func (c *Catalog) AddInProcess(id string, srv *mcp.Server, noPrefix bool) {
 	c.mu.Lock()
 	old := c.sources[id]
 	d := newSource(c, cfg, srv)
+	c.added++
+	d.added = c.added
 	c.sources[id] = d
 	c.inproc[id] = srv
 	c.mu.Unlock()
@@ -252,6 +257,8 @@ func (c *Catalog) Apply(cfgs []core.ServerConfig) {
 	}
 	c.mu.Lock()
 	var stop, start []*source
+	// A server whose entry changed keeps its place in the order.
+	was := map[string]uint64{}
 	for id, d := range c.sources {
 		if d.builtIn() {
 			continue
@@ -260,9 +267,18 @@ func (c *Catalog) Apply(cfgs []core.ServerConfig) {
 		if !ok || cfg.Disabled || !sameConfig(cfg, d.cfg) {
 			stop = append(stop, d)
 			delete(c.sources, id)
+			if ok && !cfg.Disabled {
+				was[id] = d.added
+			}
 		}
 	}
-	for id, cfg := range want {
+	ids := make([]string, 0, len(want))
+	for id := range want {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids) // servers added together are ordered by id
+	for _, id := range ids {
+		cfg := want[id]
 		if cfg.Disabled {
 			continue
 		}
@@ -273,6 +289,12 @@ func (c *Catalog) Apply(cfgs []core.ServerConfig) {
 			continue
 		}
 		d := newSource(c, cfg, nil)
+		if n, ok := was[id]; ok {
+			d.added = n
+		} else {
+			c.added++
+			d.added = c.added
+		}
 		c.sources[id] = d
 		start = append(start, d)
 	}
@@ -344,6 +366,7 @@ func (c *Catalog) Restart(id string) error {
 		return core.Errorf(core.ENotFound, "server %q is not configured or is disabled", id)
 	}
 	nd := newSource(c, d.cfg, d.inproc)
+	nd.added = d.added
 	c.sources[id] = nd
 	c.mu.Unlock()
 	d.stop()

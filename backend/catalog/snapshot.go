@@ -151,9 +151,14 @@ func (c *Catalog) rebuild() {
 		srcs = append(srcs, d)
 	}
 	c.mu.RUnlock()
+	// Built-in servers first, then in the order servers were added: a
+	// name two servers would expose stays with the one that had it first.
 	sort.Slice(srcs, func(i, j int) bool {
 		if srcs[i].builtIn() != srcs[j].builtIn() {
 			return srcs[i].builtIn()
+		}
+		if srcs[i].added != srcs[j].added {
+			return srcs[i].added < srcs[j].added
 		}
 		return srcs[i].cfg.ID < srcs[j].cfg.ID
 	})
@@ -206,8 +211,11 @@ func (c *Catalog) rebuild() {
 			s.Prompts = append(s.Prompts, Prompt{Server: id, Name: p.Name, Def: &cp})
 		}
 		for _, r := range ls.resources {
-			if _, dup := s.resources[r.URI]; dup {
-				continue // the first server that lists a URI serves it
+			if i, dup := s.resources[r.URI]; dup {
+				// The first server that lists a URI serves it; say so on the
+				// other, whose resource agents cannot reach.
+				collide(id, "resource", s.Resources[i].Server, r.URI)
+				continue
 			}
 			cr := *r
 			cr.Name = exposed(cfg, r.Name)

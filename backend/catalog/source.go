@@ -21,6 +21,8 @@ import (
 type source struct {
 	cat *Catalog
 	cfg core.ServerConfig
+	// added is the source's place in the order servers were added.
+	added uint64
 	// inproc is the server of an in-process source.
 	inproc *mcp.Server
 

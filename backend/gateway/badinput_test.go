@@ -497,6 +497,20 @@ func TestNoPrefixCollision(t *testing.T) {
 	if st, _ := e.cat.ServerStatus("beta"); len(st.Warnings) != 0 {
 		t.Errorf("beta still warns: %v", st.Warnings)
 	}
+	// A server added later does not take the name, even with an id that
+	// sorts first (found by a new-user test: "a0" took echo from beta).
+	early := noPrefixServer(t, "a0", "echo")
+	e.cat.Apply([]core.ServerConfig{beta, gamma, early})
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		st, _ := e.cat.ServerStatus("a0")
+		return st.State == core.StateRunning && len(st.Warnings) == 1
+	}, "a0 never said its echo is hidden")
+	if st, _ := e.cat.ServerStatus("a0"); st.Warnings[0] != `tool "echo" is hidden: server beta already exposes that name` {
+		t.Errorf("a0 warns %v", st.Warnings)
+	}
+	if res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "echo"}); err != nil || text(t, res) != "beta" {
+		t.Errorf("echo after a0 was added went to %q (%v), want beta", text(t, res), err)
+	}
 }
 
 // A request in a protocol revision Airlock does not speak is refused with
