@@ -119,7 +119,23 @@ func RunRules(ctx context.Context, db *store.DB, knownServers func() []string, r
 func rulesFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("airlock rules "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	// A synopsis like the other commands' (Go's default says "Usage of").
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: airlock rules %s%s\n\nflags:\n", name, rulesSynopsis[name])
+		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output(), "\nSee 'airlock rules -h' for the rule flags' meaning and the evaluation order.")
+	}
 	return fs
+}
+
+// rulesSynopsis is what follows "airlock rules NAME" in each command's help.
+var rulesSynopsis = map[string]string{
+	"list":   " [--json]",
+	"add":    " [rule flags] [--json]",
+	"update": " ID [rule flags] [--json]",
+	"test":   " --server S --tool T [--kind K] [--args JSON] [--agent A] [--session S] [--json]",
+	"export": " [--out FILE]",
+	"import": " [--replace] FILE",
 }
 
 // parseRulesFlags parses quietly: a bad flag is one error line (main prints
@@ -330,7 +346,7 @@ func rulesAdd(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if fs.NArg() > 0 {
-		return core.Errorf(core.EInvalid, "airlock rules add: unexpected argument %q", fs.Arg(0))
+		return core.Errorf(core.EInvalid, "rules add: unexpected argument %q", fs.Arg(0))
 	}
 	rf.collect(fs)
 	var in hitl.RuleInput
@@ -355,11 +371,10 @@ func rulesUpdate(rules *hitl.Rules, args []string, stdout, stderr io.Writer) err
 	rf.register(fs)
 	asJSON := fs.Bool("json", false, "print the updated rule as JSON")
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-		fmt.Fprintln(stderr, "usage: airlock rules update ID [rule flags]")
-		return parseRulesFlags(fs, args[:1]) // prints the flags
+		return parseRulesFlags(fs, args[:1]) // prints the usage
 	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return core.Errorf(core.EInvalid, "airlock rules update: missing rule id (usage: airlock rules update ID [rule flags])")
+		return core.Errorf(core.EInvalid, "rules update: missing rule id (usage: airlock rules update ID [rule flags])")
 	}
 	id := args[0]
 	if err := parseRulesFlags(fs, args[1:]); err != nil {
@@ -387,8 +402,14 @@ func rulesUpdate(rules *hitl.Rules, args []string, stdout, stderr io.Writer) err
 }
 
 func rulesRemove(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error {
+	fs := rulesFlags("rm", stderr)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), "usage: airlock rules rm ID...\n\nDelete rules (their ids are in 'airlock rules list').\n") }
+	if err := parseRulesFlags(fs, args); err != nil {
+		return err
+	}
+	args = fs.Args()
 	if len(args) == 0 {
-		return core.Errorf(core.EInvalid, "airlock rules rm: missing rule id")
+		return core.Errorf(core.EInvalid, "rules rm: missing rule id").WithHint("see 'airlock rules list' for the ids")
 	}
 	for _, id := range args {
 		if _, ok := rules.Engine().Rule(id); !ok {
@@ -416,8 +437,15 @@ func rulesTest(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error
 	if err := parseRulesFlags(fs, args); err != nil {
 		return err
 	}
+	if *server == "" && *tool != "" {
+		// The name agents see: server__tool.
+		if srv, name, ok := core.SplitExposed(*tool); ok && name != "" {
+			*server, *tool = srv, name
+		}
+	}
 	if *server == "" || *tool == "" {
-		return core.Errorf(core.EInvalid, "airlock rules test: --server and --tool are required")
+		return core.Errorf(core.EInvalid, "rules test: --server and --tool are required").
+			WithHint("or give the tool as agents see it: --tool server__tool")
 	}
 	if *agent != "" {
 		id, err := rules.AgentID(*agent)
@@ -428,11 +456,11 @@ func rulesTest(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error
 	}
 	call := &core.Request{Kind: requestKind(*kind), Caller: core.Caller{AgentID: *agent, Session: *session}, Server: *server, Name: *tool}
 	if call.Kind == "" {
-		return core.Errorf(core.EInvalid, "airlock rules test: --kind must be tool, prompt or resource (or sampling, elicitation), not %q", *kind)
+		return core.Errorf(core.EInvalid, "rules test: --kind must be tool, prompt or resource (or sampling, elicitation), not %q", *kind)
 	}
 	if *argsJSON != "" {
 		if !json.Valid([]byte(*argsJSON)) {
-			return core.Errorf(core.EInvalid, "airlock rules test: --args is not valid JSON")
+			return core.Errorf(core.EInvalid, "rules test: --args is not valid JSON")
 		}
 		call.Args = json.RawMessage(*argsJSON)
 	}
@@ -492,11 +520,11 @@ func rulesImport(rules *hitl.Rules, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if fs.NArg() != 1 {
-		return core.Errorf(core.EInvalid, "airlock rules import: want exactly one FILE")
+		return core.Errorf(core.EInvalid, "rules import: want exactly one FILE")
 	}
 	data, err := os.ReadFile(fs.Arg(0))
 	if err != nil {
-		return core.Errorf(core.EInvalid, "airlock rules import: %v", err)
+		return core.Errorf(core.EInvalid, "rules import: %v", err)
 	}
 	n, err := rules.Import(data, *replace)
 	if err != nil {

@@ -224,3 +224,19 @@ func TestRulesNamingAnAgentStoreItsID(t *testing.T) {
 		t.Errorf("imported rule's agent = %v, want %s", got, aliceID)
 	}
 }
+
+// Small things a new-user test found: rules rm -h is help, not "rule -h
+// not found"; rules test takes the tool as agents see it (server__tool).
+func TestRulesCLIHelpAndExposedNames(t *testing.T) {
+	db := rulesDB(t)
+	if _, err := runRules(t, db, "rm", "-h"); err != nil {
+		t.Errorf("rules rm -h: %v", err)
+	}
+	mustRunRules(t, db, "add", "--server", "filesystem", "--tool", "read_file", "--auto-approve")
+	if out := mustRunRules(t, db, "test", "--tool", "filesystem__read_file"); !strings.Contains(out, "decision: auto_approve") {
+		t.Errorf("rules test --tool filesystem__read_file:\n%s", out)
+	}
+	if _, err := runRules(t, db, "test", "--tool", "read_file"); err == nil || !strings.Contains(err.Error(), "server__tool") {
+		t.Errorf("rules test without a server: %v, want a hint naming server__tool", err)
+	}
+}
