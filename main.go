@@ -268,8 +268,21 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// admin runs one of the admin subcommands on dataDir.
+// admin runs one of the admin subcommands on dataDir. A data directory the
+// command had to create is said so: a mistyped --data-dir would otherwise
+// give a new, empty Airlock without a word.
 func admin(ctx context.Context, cmd, dataDir string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if _, err := os.Stat(dataDir); errors.Is(err, fs.ErrNotExist) && !isHelp(args) {
+		defer func() {
+			if _, err := os.Stat(dataDir); err == nil {
+				fmt.Fprintf(stderr, "note: %s did not exist; it is a new data directory now (check --data-dir if you meant another)\n", dataDir)
+			}
+		}()
+	}
+	return runAdmin(ctx, cmd, dataDir, args, stdin, stdout, stderr)
+}
+
+func runAdmin(ctx context.Context, cmd, dataDir string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "token":
 		return cli.TokenCmd(dataDir, args, stdout)
@@ -285,7 +298,7 @@ func admin(ctx context.Context, cmd, dataDir string, args []string, stdin io.Rea
 	case "agents":
 		return cli.RunAgents(ctx, db, cli.KnownServers(dataDir), args, stdout, stderr)
 	case "roles":
-		return cli.RunRoles(ctx, db, args, stdout, stderr)
+		return cli.RunRoles(ctx, db, cli.KnownServers(dataDir), args, stdout, stderr)
 	case "builtin":
 		return cli.RunBuiltin(ctx, db, args, stdout, stderr)
 	case "projects":

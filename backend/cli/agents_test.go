@@ -25,7 +25,9 @@ var (
 		}
 		return RunAgents(ctx, db, known, args, stdout, stderr)
 	}
-	rolesCmd dbCommand = RunRoles
+	rolesCmd dbCommand = func(ctx context.Context, db *store.DB, args []string, stdout, stderr io.Writer) error {
+		return RunRoles(ctx, db, func() []string { return []string{"airlock", "github", "jira", "notion", "slack"} }, args, stdout, stderr)
+	}
 )
 
 func runCmd(t *testing.T, run dbCommand, db *store.DB, args ...string) (string, error) {
@@ -199,6 +201,16 @@ func TestRolesCLI(t *testing.T) {
 	mustRun(t, rolesCmd, db, "revoke", "dev", "jira")
 	mustRun(t, rolesCmd, db, "revoke", "dev", "github", "--tool", "delete_repo")
 	mustRun(t, rolesCmd, db, "grant", "dev", "slack", "--tool", "post")
+	// A server nobody configured is granted with a warning (a typo grants
+	// nothing; found by a new-user test).
+	var out, errOut bytes.Buffer
+	if err := rolesCmd(context.Background(), db, []string{"grant", "dev", "githb"}, &out, &errOut); err != nil || !strings.Contains(errOut.String(), `no server named "githb" is configured`) {
+		t.Errorf("grant of an unknown server: %v, stderr %q", err, errOut.String())
+	}
+	errOut.Reset()
+	if err := rolesCmd(context.Background(), db, []string{"grant", "dev", "notion"}, &out, &errOut); err != nil || errOut.Len() != 0 {
+		t.Errorf("grant of a known server: %v, stderr %q", err, errOut.String())
+	}
 	// Granting the server again says the withheld tool stays withheld.
 	if out := mustRun(t, rolesCmd, db, "grant", "dev", "github"); !strings.Contains(out, "tool github/delete_repo stays withheld; 'airlock roles grant dev github --tool delete_repo' allows it") {
 		t.Errorf("grant of a server with a withheld tool printed:\n%s", out)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -35,7 +36,7 @@ commands:
 `
 
 // RunRoles runs `airlock roles ...` against db.
-func RunRoles(ctx context.Context, db *store.DB, args []string, stdout, stderr io.Writer) error {
+func RunRoles(ctx context.Context, db *store.DB, knownServers func() []string, args []string, stdout, stderr io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -54,7 +55,13 @@ func RunRoles(ctx context.Context, db *store.DB, args []string, stdout, stderr i
 	case "add":
 		run = rolesAdd
 	case "grant":
-		run = func(s *authz.Service, a []string, w io.Writer) error { return rolesGrant(s, a, w, true) }
+		run = func(s *authz.Service, a []string, w io.Writer) error {
+			if err := rolesGrant(s, a, w, true); err != nil {
+				return err
+			}
+			warnUnknownServer(knownServers, a, stderr)
+			return nil
+		}
 	case "revoke":
 		run = func(s *authz.Service, a []string, w io.Writer) error { return rolesGrant(s, a, w, false) }
 	case "default":
@@ -232,4 +239,30 @@ func rolesRemove(svc *authz.Service, args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "removed role %s\n", pos[0])
 	return nil
+}
+
+// warnUnknownServer says when roles grant named a server nobody configured
+// (a typo grants nothing), as rules add does. The grant is kept: the server
+// may be added later.
+func warnUnknownServer(knownServers func() []string, args []string, stderr io.Writer) {
+	if knownServers == nil {
+		return
+	}
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--tool" || a == "-tool":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			pos = append(pos, a)
+		}
+	}
+	if len(pos) < 2 {
+		return
+	}
+	known := knownServers()
+	if !slices.Contains(known, pos[1]) {
+		fmt.Fprintf(stderr, "warning: no server named %q is configured (known: %s); the grant applies once one is\n", pos[1], strings.Join(known, ", "))
+	}
 }

@@ -275,6 +275,11 @@ func rulesList(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error
 	if err := parseRulesFlags(fs, args); err != nil {
 		return err
 	}
+	if err := rules.FileProblem(); err != nil {
+		// The rules listed are the ones in force; say that the file holds
+		// something else, as the Rules screen's banner does.
+		fmt.Fprintf(stderr, "warning: %s\n", core.ErrorMessage(err))
+	}
 	list := rules.List()
 	shadowed := map[string]hitl.ShadowInfo{}
 	for _, s := range rules.Shadowed() {

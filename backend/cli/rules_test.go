@@ -240,3 +240,20 @@ func TestRulesCLIHelpAndExposedNames(t *testing.T) {
 		t.Errorf("rules test without a server: %v, want a hint naming server__tool", err)
 	}
 }
+
+// rules list says when rules.json holds an edit that is not in effect, as
+// the Rules screen does (found by a new-user test: it said nothing).
+func TestRulesListWarnsOfABrokenFile(t *testing.T) {
+	db := rulesDB(t)
+	file := filepath.Join(t.TempDir(), "rules.json")
+	if err := os.WriteFile(file, []byte("{broken"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := RunRules(context.Background(), db, func() []string { return nil }, file, []string{"list"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut.String(), "rules.json is not in effect") {
+		t.Errorf("stderr of rules list with a broken rules.json: %q", errOut.String())
+	}
+}

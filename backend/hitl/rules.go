@@ -490,31 +490,55 @@ func (r *Rules) change(mutate func() error) error {
 	return nil
 }
 
+// FileProblem says why the rules file (FilePath or GuardFile) holds an
+// edit that is not in effect, nil when it holds none: for the CLI, which
+// does not apply the file but should not list rules without a word when a
+// person's edit of it is broken.
+func (r *Rules) FileProblem() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	path, perr := r.fileEditProblemLocked()
+	if perr == nil {
+		return nil
+	}
+	return core.Errorf(core.EInvalid, "%s is not in effect (%s); the rules listed are the ones in force", path, core.ErrorMessage(perr))
+}
+
 // fileBlocksChangeLocked refuses a change while the rules file holds an
 // edit that cannot be applied: the change would rewrite the file (Airlock
 // mirrors the rules into it) and the person's edit would be lost. The
 // servers file is guarded the same way.
 func (r *Rules) fileBlocksChangeLocked() error {
+	path, perr := r.fileEditProblemLocked()
+	if perr == nil {
+		return nil
+	}
+	return (&core.Error{Code: core.EInvalid,
+		Message: fmt.Sprintf("cannot change rules while %s is invalid (%s): the change would overwrite your edit of the file", path, core.ErrorMessage(perr))}).
+		WithHint("fix or remove the file first; the Rules screen shows what is wrong")
+}
+
+// fileEditProblemLocked returns the rules file's path and why it cannot be
+// applied, when it holds content Airlock did not write that does not parse.
+func (r *Rules) fileEditProblemLocked() (string, error) {
 	path := r.opts.FilePath
 	if path == "" {
 		path = r.opts.GuardFile
 	}
 	if path == "" {
-		return nil
+		return "", nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil // no file: nothing to lose
+		return "", nil // no file: nothing to lose
 	}
 	if h, herr := r.store.RulesFileHash(); herr == nil && hashOf(data) == h {
-		return nil // what Airlock last wrote or applied
+		return "", nil // what Airlock last wrote or applied
 	}
 	if _, perr := r.parseRulesFile(data); perr != nil {
-		return (&core.Error{Code: core.EInvalid,
-			Message: fmt.Sprintf("cannot change rules while %s is invalid (%s): the change would overwrite your edit of the file", path, core.ErrorMessage(perr))}).
-			WithHint("fix or remove the file first; the Rules screen shows what is wrong")
+		return path, perr
 	}
-	return nil
+	return "", nil
 }
 
 // reloadLocked loads the rules from the store and swaps them in. The
