@@ -207,6 +207,7 @@ func TestRolesCLI(t *testing.T) {
 	if err := rolesCmd(context.Background(), db, []string{"grant", "dev", "githb"}, &out, &errOut); err != nil || !strings.Contains(errOut.String(), `no server named "githb" is configured`) {
 		t.Errorf("grant of an unknown server: %v, stderr %q", err, errOut.String())
 	}
+	mustRun(t, rolesCmd, db, "revoke", "dev", "githb")
 	errOut.Reset()
 	if err := rolesCmd(context.Background(), db, []string{"grant", "dev", "notion"}, &out, &errOut); err != nil || errOut.Len() != 0 {
 		t.Errorf("grant of a known server: %v, stderr %q", err, errOut.String())
