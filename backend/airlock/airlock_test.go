@@ -569,3 +569,29 @@ func TestAirlockRefusesToProxyItself(t *testing.T) {
 		t.Errorf("status = %s, %d tools; want the reason and no tools", st.LastError, len(st.Tools))
 	}
 }
+
+// `airlock servers restart ID` restarts a server of the running Airlock,
+// a failed one too (found by a new-user test: a URL server that was down
+// at start stayed failed, and only the UI could restart it).
+func TestServersRestartCLI(t *testing.T) {
+	dir := t.TempDir()
+	in := start(t, dir)
+	if _, err := in.API.Servers.Add(core.ServerConfig{ID: "late", URL: "http://127.0.0.1:1/mcp"}); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, error) {
+		var out, errOut bytes.Buffer
+		err := cli.Servers(context.Background(), dir, args, strings.NewReader(""), &out, &errOut)
+		return out.String(), err
+	}
+	if out, err := run("restart", "late"); err != nil || !strings.Contains(out, "restarted server late") {
+		t.Errorf("restart late: %v\n%s", err, out)
+	}
+	if _, err := run("restart", "ghost"); core.ErrorCode(err) != core.ENotFound {
+		t.Errorf("restart of an unknown server: %v, want %s", err, core.ENotFound)
+	}
+	var out, errOut bytes.Buffer
+	if err := cli.Servers(context.Background(), t.TempDir(), []string{"restart", "late"}, strings.NewReader(""), &out, &errOut); core.ErrorCode(err) != core.EUnavailable {
+		t.Errorf("restart without a running Airlock: %v, want %s", err, core.EUnavailable)
+	}
+}

@@ -133,7 +133,7 @@ func (in *Instance) runRoots() []string {
 // cliRPC is what `airlock runs` calls in the running Airlock (runs live in
 // its process): the Runs area of the facade, over the instance endpoint.
 func (in *Instance) cliRPC() http.Handler {
-	return api.RPCHandler([]api.Area{{Name: "Runs", Value: in.API.Runs}})
+	return api.RPCHandler([]api.Area{{Name: "Runs", Value: in.API.Runs}, {Name: "Servers", Value: serverRestarter{in.API.Servers}}})
 }
 
 // runTokens gives each run an agent session of its own (purpose task, the
@@ -220,3 +220,11 @@ func runExecution(e teams.Execution) runner.Execution {
 	return runner.Execution{ID: e.ID, TaskID: e.TaskID, AgentID: e.AgentID, ProjectID: e.ProjectID, Status: e.Status,
 		StartedAt: e.StartedAt, CompletedAt: e.CompletedAt, ExitCode: e.ExitCode, LogPath: e.LogFilePath}
 }
+
+// serverRestarter is the one Servers method the CLI asks the running
+// Airlock for (airlock servers restart): the instance token stays a
+// narrow one.
+type serverRestarter struct{ s *api.Servers }
+
+// Restart stops a server and starts it again now.
+func (r serverRestarter) Restart(id string) error { return r.s.Restart(id) }

@@ -30,6 +30,7 @@ commands:
   list     list the servers (--json for JSON)
   add      add a server: a command to run, or a URL
   rm       remove a server
+  restart  restart a server now (a failed one too); needs the running Airlock
   import   import servers from a Claude Desktop, Cursor, Claude Code or VS Code config
   export   print the servers as an mcpServers file
 
@@ -57,6 +58,8 @@ func Servers(ctx context.Context, dataDir string, args []string, stdin io.Reader
 		return done(serversAdd(dataDir, args[1:], stdout))
 	case "rm", "remove":
 		return done(serversRemove(dataDir, args[1:], stdout))
+	case "restart":
+		return done(serversRestart(ctx, dataDir, args[1:], stdout))
 	case "import":
 		return done(serversImport(dataDir, args[1:], stdin, stdout))
 	case "export":
@@ -235,6 +238,32 @@ func serversRemove(dataDir string, args []string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "removed server %s\n", pos[0])
+	return nil
+}
+
+var restartCmd = command{name: "servers restart", usage: `servers restart ID
+
+Stop the server and start it again now, clearing a failed state (Airlock
+gives up on a server after 5 failed starts in a row). Asks the Airlock
+running on the data directory.`}
+
+func serversRestart(ctx context.Context, dataDir string, args []string, stdout io.Writer) error {
+	fs := restartCmd.newFlags(&dataDir)
+	pos, _, err := restartCmd.parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return restartCmd.usageError("give exactly one server id")
+	}
+	if err := instance.Call(ctx, dataDir, "Servers.Restart", []any{pos[0]}, nil); err != nil {
+		if core.ErrorCode(err) == core.EUnavailable {
+			return core.Errorf(core.EUnavailable, "%s", core.ErrorMessage(err)).
+				WithHint("servers run in the running Airlock: start it with 'airlock serve' (or the desktop app) on this data directory")
+		}
+		return err
+	}
+	fmt.Fprintf(stdout, "restarted server %s ('airlock servers list' shows its state)\n", pos[0])
 	return nil
 }
 

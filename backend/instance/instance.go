@@ -30,8 +30,8 @@ import (
 // running instance: its address and a token that allows little: bringing
 // its window to the front, making it reload its state, reading the servers'
 // status, and the few facade methods the wiring serves to the CLI (agent
-// runs, which live in that process). The file is readable by the user
-// alone, like the database it sits beside.
+// runs and server restarts, which live in that process). The file is
+// readable by the user alone, like the database it sits beside.
 const lockFileName = "airlock.lock"
 
 // Info is what the lock file publishes.
