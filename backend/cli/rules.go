@@ -408,7 +408,9 @@ func rulesUpdate(rules *hitl.Rules, args []string, stdout, stderr io.Writer) err
 
 func rulesRemove(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error {
 	fs := rulesFlags("rm", stderr)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), "usage: airlock rules rm ID...\n\nDelete rules (their ids are in 'airlock rules list').\n") }
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: airlock rules rm ID...\n\nDelete rules (their ids are in 'airlock rules list').\n")
+	}
 	if err := parseRulesFlags(fs, args); err != nil {
 		return err
 	}
