@@ -338,6 +338,9 @@ func serversImport(dataDir string, args []string, stdin io.Reader, stdout io.Wri
 	for _, sk := range res.Skipped {
 		fmt.Fprintf(stdout, "skipped  %s: %s\n", sk.ID, sk.Reason)
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stdout, "warning  %s\n", w)
+	}
 	fmt.Fprintf(stdout, "%d added, %d skipped from %s\n", len(res.Added), len(res.Skipped), name)
 	return nil
 }

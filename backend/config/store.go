@@ -19,7 +19,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,6 +51,10 @@ type State struct {
 type ImportResult struct {
 	Added   []string  `json:"added"`
 	Skipped []Skipped `json:"skipped"`
+	// Warnings are about entries added as they are but unlikely to work
+	// so: a ${…} placeholder the client that wrote the file would have
+	// filled in (Airlock runs the command as written).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Skipped is an entry an import left out, and why.
@@ -277,6 +283,13 @@ func (s *Store) Import(data []byte) (ImportResult, error) {
 			}
 			servers[c.ID] = c
 			res.Added = append(res.Added, c.ID)
+			if ph := placeholders(c); len(ph) > 0 {
+				verb := "is"
+				if len(ph) > 1 {
+					verb = "are"
+				}
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s %s not filled in by Airlock (the client that wrote the file would have); edit the server to give the value", c.ID, strings.Join(ph, ", "), verb))
+			}
 		}
 		slices.SortFunc(res.Skipped, func(a, b Skipped) int { return cmpString(a.ID, b.ID) })
 		if len(res.Added) == 0 {
@@ -439,5 +452,32 @@ func cloneMap(m map[string]string) map[string]string {
 	for k, v := range m {
 		out[k] = v
 	}
+	return out
+}
+
+// placeholderPattern is a ${…} placeholder of VS Code (${workspaceFolder},
+// ${input:key}, ${env:NAME}), Cursor and Claude Code (${NAME:-default}).
+var placeholderPattern = regexp.MustCompile(`\$\{[^}]*\}`)
+
+// placeholders lists the ${…} placeholders in a server entry, each once.
+func placeholders(c core.ServerConfig) []string {
+	var texts []string
+	texts = append(texts, c.Command, c.URL)
+	texts = append(texts, c.Args...)
+	for _, v := range c.Env {
+		texts = append(texts, v)
+	}
+	for _, v := range c.Headers {
+		texts = append(texts, v)
+	}
+	var out []string
+	for _, t := range texts {
+		for _, m := range placeholderPattern.FindAllString(t, -1) {
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	slices.Sort(out)
 	return out
 }

@@ -495,6 +495,21 @@ func TestImport(t *testing.T) {
 	}
 }
 
+// A ${…} placeholder the writing client would fill in is imported as it
+// is, with a warning naming it (found by a new-user test: a VS Code entry
+// failed on a folder literally named ${workspaceFolder}, unexplained).
+func TestImportWarnsOfPlaceholders(t *testing.T) {
+	s, _ := mustNew(t, filepath.Join(t.TempDir(), FileName))
+	res, err := s.Import([]byte(`{"servers": {"fs": {"command": "npx", "args": ["-y", "server-filesystem", "${workspaceFolder}"], "env": {"TOKEN": "${input:token}"}}, "plain": {"command": "echo"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"fs: ${input:token}, ${workspaceFolder} are not filled in by Airlock (the client that wrote the file would have); edit the server to give the value"}
+	if diff := cmp.Diff(want, res.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
 func TestImportKeepsVSCodeExtras(t *testing.T) {
 	s, _ := mustNew(t, filepath.Join(t.TempDir(), FileName))
 	if _, err := s.Import([]byte(`{"servers": {"fs": {"type": "stdio", "command": "npx", "envFile": ".env", "dev": {"watch": "src/**"}}}}`)); err != nil {

@@ -318,6 +318,7 @@ export interface Finding {
 export interface ImportResult {
   added: string[];
   skipped: Skipped[];
+  warnings?: string[];
 }
 
 /** Go: api.Info */
