@@ -268,7 +268,7 @@ func serversRestart(ctx context.Context, dataDir string, args []string, stdout i
 }
 
 var importCmd = command{name: "servers import", usage: `servers import [--json] FILE|-
-       airlock servers import --from claude|cursor|claude-code
+       airlock servers import --from claude|cursor|claude-code|vscode
 
 Import servers from an MCP client's config: a Claude Desktop or Claude Code
 config, a Cursor mcp.json or a VS Code mcp.json; - reads standard input.
@@ -291,7 +291,7 @@ func serversImport(dataDir string, args []string, stdin io.Reader, stdout io.Wri
 	case len(pos) == 1 && *from != "":
 		return importCmd.usageError("give a file or --from, not both")
 	case len(pos) == 0 && *from == "":
-		return importCmd.usageError("give a file, - for standard input, or --from claude|cursor|claude-code")
+		return importCmd.usageError("give a file, - for standard input, or --from claude|cursor|claude-code|vscode")
 	case *from != "":
 		home, err := os.UserHomeDir()
 		if err != nil {

@@ -19,22 +19,27 @@ type Source struct {
 // keep their config on an OS (a runtime.GOOS value), whether the files exist
 // or not. home is the user's home directory.
 func KnownImportSources(home, goos string) []Source {
-	var claude string
+	// The per-user configuration folder: Claude Desktop's and VS Code's
+	// files are in it.
+	var appData string
 	switch goos {
 	case "darwin":
-		claude = filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
+		appData = filepath.Join(home, "Library", "Application Support")
 	case "windows":
 		// %APPDATA%, which is AppData\Roaming in the profile unless redirected.
-		claude = filepath.Join(home, "AppData", "Roaming", "Claude", "claude_desktop_config.json")
+		appData = filepath.Join(home, "AppData", "Roaming")
 	default:
-		claude = filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
+		appData = filepath.Join(home, ".config")
 	}
 	return []Source{
-		{ID: "claude", Name: "Claude Desktop", Path: claude},
+		{ID: "claude", Name: "Claude Desktop", Path: filepath.Join(appData, "Claude", "claude_desktop_config.json")},
 		{ID: "cursor", Name: "Cursor", Path: filepath.Join(home, ".cursor", "mcp.json")},
 		// Claude Code keeps user-scope servers in the top-level mcpServers of
 		// ~/.claude.json; per-project ones are not imported.
 		{ID: "claude-code", Name: "Claude Code", Path: filepath.Join(home, ".claude.json")},
+		// VS Code's user-level MCP servers ("servers"); a workspace's
+		// .vscode/mcp.json is imported by naming the file.
+		{ID: "vscode", Name: "VS Code", Path: filepath.Join(appData, "Code", "User", "mcp.json")},
 	}
 }
 

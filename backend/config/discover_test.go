@@ -32,11 +32,11 @@ func TestDiscoverImportSources(t *testing.T) {
 
 func TestKnownImportSources(t *testing.T) {
 	tests := []struct {
-		goos, claude string
+		goos, claude, vscode string
 	}{
-		{"linux", "/h/.config/Claude/claude_desktop_config.json"},
-		{"darwin", "/h/Library/Application Support/Claude/claude_desktop_config.json"},
-		{"windows", "/h/AppData/Roaming/Claude/claude_desktop_config.json"},
+		{"linux", "/h/.config/Claude/claude_desktop_config.json", "/h/.config/Code/User/mcp.json"},
+		{"darwin", "/h/Library/Application Support/Claude/claude_desktop_config.json", "/h/Library/Application Support/Code/User/mcp.json"},
+		{"windows", "/h/AppData/Roaming/Claude/claude_desktop_config.json", "/h/AppData/Roaming/Code/User/mcp.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.goos, func(t *testing.T) {
@@ -44,6 +44,7 @@ func TestKnownImportSources(t *testing.T) {
 				{ID: "claude", Name: "Claude Desktop", Path: filepath.FromSlash(tt.claude)},
 				{ID: "cursor", Name: "Cursor", Path: filepath.FromSlash("/h/.cursor/mcp.json")},
 				{ID: "claude-code", Name: "Claude Code", Path: filepath.FromSlash("/h/.claude.json")},
+				{ID: "vscode", Name: "VS Code", Path: filepath.FromSlash(tt.vscode)},
 			}
 			if diff := cmp.Diff(want, KnownImportSources(filepath.FromSlash("/h"), tt.goos)); diff != "" {
 				t.Errorf("KnownImportSources (-want +got):\n%s", diff)
