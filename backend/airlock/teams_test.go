@@ -718,6 +718,18 @@ func TestSessionTokenArgument(t *testing.T) {
 		t.Errorf("get_pending_messages with session_token = %v", r.body)
 	}
 	refused(t, other, "get_my_tasks", nil, core.EUnauthorized)
+
+	// The token names the caller and goes no further: a server never sees
+	// Airlock's credential (found by a new-user test: it reached the
+	// approval dialog and a rule made from it, and servers got it).
+	res, err := other.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "hi", "session_token": tok}})
+	if err != nil || res.IsError || textOf(res) != "Echo: hi" {
+		t.Fatalf("echo with a session_token argument: %v %s", err, textOf(res))
+	}
+	recs, _ := c.in.API.Activity.List(core.ActivityFilter{Tool: "echo"})
+	if len(recs) == 0 || strings.Contains(recs[0].Arguments, "session_token") {
+		t.Errorf("the audit record of the echo: %+v", recs)
+	}
 }
 
 // The Board and Chat areas: a card moved by the owner shows in the

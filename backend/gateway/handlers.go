@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"hash/fnv"
@@ -128,10 +129,35 @@ func (g *Gateway) run(ctx context.Context, s *session, req mcp.Request, r *core.
 	defer cancel()
 	c, err := g.caller(s, r.Args)
 	r.Caller = c
+	// The session_token argument has done its work (it named the caller).
+	// It is Airlock's credential: it must not reach a server, an approval
+	// dialog, a rule made from one, or the audit log.
+	r.Args = withoutSessionToken(r.Args)
 	if err != nil {
 		return g.refuse(r, err)
 	}
 	return g.pipe.Run(ctx, r)
+}
+
+// withoutSessionToken removes a top-level session_token from a tool call's
+// arguments (cheap when there is none).
+func withoutSessionToken(args json.RawMessage) json.RawMessage {
+	if len(args) == 0 || !bytes.Contains(args, []byte(`"session_token"`)) {
+		return args
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || obj == nil {
+		return args
+	}
+	if _, ok := obj["session_token"]; !ok {
+		return args
+	}
+	delete(obj, "session_token")
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return args
+	}
+	return out
 }
 
 // refuse records a request refused before the pipeline and answers it.
