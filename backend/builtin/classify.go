@@ -761,6 +761,10 @@ func (a *analysis) shell(inv *invocation, args []word, redirs []*syntax.Redirect
 		return nil
 	}
 	switch {
+	case hasC && len(pos) == 0 && inv.open:
+		// xargs sh -c: the script is what xargs reads.
+		a.report(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script given to %s -c comes from what xargs (or parallel) reads when the command runs", inv.name))
+		return nil
 	case hasC && len(pos) == 0:
 		return nil // sh -c with no script fails
 	case hasC && !pos[0].lit:
@@ -770,6 +774,9 @@ func (a *analysis) shell(inv *invocation, args []word, redirs []*syntax.Redirect
 		return a.script(pos[0].text, depth+1)
 	case len(pos) > 0 && !hasS && !pos[0].lit:
 		a.report(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script file %s runs is computed when the command runs (e.g. <(curl …))", inv.name))
+		return nil
+	case len(pos) > 0 && !hasS && stdinFile(pos[0].text):
+		a.report(core.Ask, "shell-stdin", inv.text, fmt.Sprintf("%s runs %s: the commands come from its standard input, which cannot be checked", inv.name, pos[0].text))
 		return nil
 	case len(pos) > 0 && !hasS:
 		return nil // runs a script file: like any program, what it does is its own
@@ -828,6 +835,9 @@ func (a *analysis) interpreterStdin(inv *invocation, args []word, fed bool) {
 			return
 		case t == "--":
 			continue
+		case !strings.HasPrefix(t, "-") && stdinFile(t):
+			a.report(core.Ask, "inline-code", inv.text, fmt.Sprintf("%s %s reads the program it runs from standard input, which cannot be checked", inv.name, t))
+			return
 		case !strings.HasPrefix(t, "-"):
 			return // a script file
 		case slices.Contains([]string{"-m", "-c", "-e", "-E", "-r", "-p", "--eval", "--print", "--version", "-V", "--help", "-h"}, t):
@@ -837,6 +847,16 @@ func (a *analysis) interpreterStdin(inv *invocation, args []word, fed bool) {
 	if fed {
 		a.report(core.Ask, "inline-code", inv.text, fmt.Sprintf("%s with no script file reads the program it runs from its input, which cannot be checked", inv.name))
 	}
+}
+
+// stdinFile reports whether a script file name is standard input in
+// disguise (/dev/stdin, /dev/fd/0, /proc/self/fd/0, ...).
+func stdinFile(name string) bool {
+	switch {
+	case name == "/dev/stdin", strings.HasPrefix(name, "/dev/fd/"), strings.HasPrefix(name, "/proc/") && strings.Contains(name, "/fd/"):
+		return true
+	}
+	return false
 }
 
 // readsInput reports whether a command's standard input comes from a

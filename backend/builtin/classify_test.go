@@ -238,6 +238,15 @@ var evasionCorpus = []struct {
 	{"python3 -v < x.py", ask},
 	{"ruby -w <<< 'exec \"id\"'", ask},
 	{"python3 -", ask},
+	// The script comes from input in other ways (found by a second
+	// new-user test: each ran under an auto-approve rule).
+	{"printf 'rm -rf /x' | xargs -0 sh -c", ask},
+	{"xargs -a cmds.txt sh -c", ask},
+	{"parallel sh -c", ask},
+	{"printf 'id' | sh /dev/stdin", ask},
+	{"bash /dev/fd/0", ask},
+	{"bash /proc/self/fd/0", ask},
+	{"printf 'print(42)' | python3 /dev/stdin", ask},
 	// xargs filling its input into a script or command name.
 	{"echo 'rm -rf /x' | xargs -I{} sh -c {}", ask},
 	{"xargs -I % bash -c 'echo %'", ask},

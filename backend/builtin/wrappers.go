@@ -107,7 +107,9 @@ func wrappers() map[string]wrapper {
 		"strace": guess, "ltrace": guess, "valgrind": guess, "chrt": guess, "unshare": guess,
 		"nsenter": guess, "firejail": guess, "bwrap": guess, "systemd-run": guess, "cgexec": guess,
 		"proxychains": guess, "proxychains4": guess, "torsocks": guess, "faketime": guess,
-		"unbuffer": guess, "xvfb-run": guess, "parallel": guess, "sg": guess, "catchsegv": guess,
+		"unbuffer": guess, "xvfb-run": guess, "sg": guess, "catchsegv": guess,
+		// parallel, like xargs, adds what it reads to the command it runs.
+		"parallel": {guess: true, open: true},
 		"dbus-launch": guess, "ssh-agent": guess, "caffeinate": guess,
 	}
 }
@@ -131,7 +133,7 @@ func (a *analysis) wrapped(inv *invocation, w wrapper, args []word, redirs []*sy
 		}
 	}
 	if w.guess {
-		return append(out, a.guessAll(args, redirs, depth, open, true)...)
+		return append(out, a.guessAll(args, redirs, depth, open || w.open, true)...)
 	}
 	inner, scripts, ok := parseWrapper(w, args)
 	for _, s := range scripts {
