@@ -26,6 +26,11 @@ function setup(queue: Approval[] = [approval()]) {
   return stores;
 }
 
+/** The guard (Enter and the buttons wait a moment after a call is shown) is over. */
+async function armed() {
+  await waitFor(() => expect(screen.getByRole('button', { name: 'Approve' }).getAttribute('aria-disabled')).toBe('false'), { timeout: 3000 });
+}
+
 describe('ToolApprovalDialog', () => {
   beforeEach(() => resetFakeApi());
   afterEach(() => vi.useRealTimers());
@@ -94,6 +99,7 @@ describe('ToolApprovalDialog', () => {
   it('Approve calls api.approvals.approve with the approval id and moves on', async () => {
     const stores = setup([approval(), approval({ id: 'ap-2', tool: 'move_file' })]);
     expect(screen.getByTestId('queue-position').textContent).toBe('1 of 2');
+    await armed();
     await userEvent.click(screen.getByRole('button', { name: 'Approve' }));
     expect(fakeApi.approvals.approve).toHaveBeenCalledWith('ap-1');
     await waitFor(() => expect(screen.getByTestId('approval-tool').textContent).toBe('move_file'));
@@ -103,6 +109,7 @@ describe('ToolApprovalDialog', () => {
   it('Decline passes the typed reason', async () => {
     setup();
     await userEvent.type(screen.getByLabelText(/Reason for declining/), 'not in this repo');
+    await armed();
     await userEvent.click(screen.getByRole('button', { name: 'Decline' }));
     expect(fakeApi.approvals.decline).toHaveBeenCalledWith('ap-1', 'not in this repo');
   });
@@ -153,6 +160,7 @@ describe('ToolApprovalDialog', () => {
     await userEvent.click(screen.getByLabelText('This tool with exactly these arguments'));
     await userEvent.selectOptions(screen.getByLabelText('Rule expiry'), '8h');
     expect(screen.getByLabelText<HTMLInputElement>('Only for owner').checked).toBe(true);
+    await armed();
     await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
     expect(fakeApi.approvals.approveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool_args', '8h', 'agent');
   });
@@ -160,17 +168,62 @@ describe('ToolApprovalDialog', () => {
   it('"Approve and add rule" for every agent, and for a call with no identified agent', async () => {
     setup([approval(), approval({ id: 'ap-2', agentId: '', agent: '' })]);
     await userEvent.click(screen.getByLabelText('For every agent'));
+    await armed();
     await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
     expect(fakeApi.approvals.approveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool', 'none', 'everyone');
     await waitFor(() => expect(screen.getByTestId('approval-tool')).toBeTruthy());
     expect(screen.queryByLabelText('For every agent')).toBeNull();
+    await armed();
     await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
     expect(fakeApi.approvals.approveAndAddRule).toHaveBeenLastCalledWith('ap-2', 'tool', 'none', 'everyone');
+  });
+
+  it('does not act on a click while the call on screen has just changed, and says when the one being read was withdrawn (found by a new-user test)', async () => {
+    const stores = setup([approval(), approval({ id: 'ap-2', tool: 'move_file' })]);
+    await armed();
+    // The agent cancels the call being read: the next one takes its place.
+    const off = stores.approvals.connect();
+    await waitFor(() => {
+      emit('approval:resolved', { ...approval(), status: 'cancelled' });
+      expect(screen.getByTestId('approval-tool').textContent).toBe('move_file');
+    });
+    off();
+    expect(screen.getByTestId('approval-withdrawn').textContent).toContain('withdrawn');
+    await userEvent.click(screen.getByRole('button', { name: 'Approve' }));
+    expect(fakeApi.approvals.approve).not.toHaveBeenCalled();
+    await armed();
+    await userEvent.click(screen.getByRole('button', { name: 'Approve' }));
+    expect(fakeApi.approvals.approve).toHaveBeenCalledWith('ap-2');
+  });
+
+  it('takes no Enter that ends a run of typing (the dialog popped up under it)', () => {
+    vi.useFakeTimers();
+    setup();
+    vi.advanceTimersByTime(1500);
+    fireEvent.keyDown(document.body, { key: 'h' });
+    vi.advanceTimersByTime(300);
+    fireEvent.keyDown(document.body, { key: 'Enter' });
+    expect(fakeApi.approvals.approve).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1500);
+    fireEvent.keyDown(document.body, { key: 'Enter' });
+    expect(fakeApi.approvals.approve).toHaveBeenCalledWith('ap-1');
+  });
+
+  it('keeps the focus on a button it used (the keyboard stays in the dialog)', async () => {
+    setup([approval(), approval({ id: 'ap-2', tool: 'move_file' })]);
+    await armed();
+    const decline = screen.getByRole('button', { name: 'Decline' });
+    decline.focus();
+    await userEvent.keyboard('{Enter}');
+    expect(fakeApi.approvals.decline).toHaveBeenCalledWith('ap-1', '');
+    await waitFor(() => expect(screen.getByTestId('approval-tool').textContent).toBe('move_file'));
+    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Decline' }));
   });
 
   it('shows an error from Approve in the dialog and keeps the call', async () => {
     vi.mocked(fakeApi.approvals.approve).mockRejectedValue(new ApiError('conflict', 'approval ap-1 was decided already'));
     const stores = setup();
+    await armed();
     await userEvent.click(screen.getByRole('button', { name: 'Approve' }));
     expect((await screen.findByTestId('approval-error')).textContent).toContain('approval ap-1 was decided already');
     expect(stores.approvals.pending).toHaveLength(1);
