@@ -275,8 +275,12 @@ func agentsUpdate(svc *authz.Service, checkTool func(server, tool string) error,
 	for on, list := range map[bool]repeated{false: disable, true: enable} {
 		for _, st := range list {
 			srv, tool, ok := strings.Cut(st, "/")
+			if !ok {
+				// The name agents see, server__tool, names it too.
+				srv, tool, ok = core.SplitExposed(st)
+			}
 			if !ok || srv == "" || tool == "" {
-				return c.usageError("%q: want SERVER/TOOL", st)
+				return c.usageError("%q: want SERVER/TOOL (or SERVER__TOOL, as agents see it)", st)
 			}
 			if !on {
 				// Switching on is always allowed: it clears a stale switch.

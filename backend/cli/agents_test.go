@@ -69,7 +69,7 @@ func TestAgentsDisableToolChecksTheTool(t *testing.T) {
 			t.Errorf("--disable-tool %s: %v, want %s saying %q", c.arg, err, c.code, c.says)
 		}
 	}
-	mustRun(t, agentsCmd, db, "update", "wrk", "--disable-tool", "everything/echo", "--disable-tool", "github/anything",
+	mustRun(t, agentsCmd, db, "update", "wrk", "--disable-tool", "everything__echo", "--disable-tool", "github/anything",
 		"--disable-tool", "shell-exec/shell_exec", "--enable-tool", "gone/old")
 	var a authz.Agent
 	if err := json.Unmarshal([]byte(mustRun(t, agentsCmd, db, "update", "wrk", "--json")), &a); err != nil {

@@ -39,7 +39,7 @@ commands:
   test   --server S --tool T [--kind K] [--args JSON] [--agent A] [--session S] [--json]
                                          which rule decides a call, and why
                                          the rules above it did not match
-  export [--out FILE]                    write the rules as JSON (stdout by default)
+  export [--out FILE | FILE]             write the rules as JSON (stdout by default)
   import [--replace] FILE                read rules from a file (all or nothing)
 
 rule flags:
@@ -134,7 +134,7 @@ var rulesSynopsis = map[string]string{
 	"add":    " [rule flags] [--json]",
 	"update": " ID [rule flags] [--json]",
 	"test":   " --server S --tool T [--kind K] [--args JSON] [--agent A] [--session S] [--json]",
-	"export": " [--out FILE]",
+	"export": " [--out FILE | FILE]",
 	"import": " [--replace] FILE",
 }
 
@@ -504,6 +504,14 @@ func rulesExport(rules *hitl.Rules, args []string, stdout, stderr io.Writer) err
 	out := fs.String("out", "", "write to this file instead of stdout")
 	if err := parseRulesFlags(fs, args); err != nil {
 		return err
+	}
+	// export FILE is export --out FILE (FILE was ignored: the rules went
+	// to stdout and no file was written).
+	switch {
+	case fs.NArg() > 1 || (fs.NArg() == 1 && *out != ""):
+		return core.Errorf(core.EInvalid, "rules export: give one file, as FILE or --out FILE")
+	case fs.NArg() == 1:
+		*out = fs.Arg(0)
 	}
 	data, err := rules.Export()
 	if err != nil {

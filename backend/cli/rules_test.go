@@ -257,3 +257,19 @@ func TestRulesListWarnsOfABrokenFile(t *testing.T) {
 		t.Errorf("stderr of rules list with a broken rules.json: %q", errOut.String())
 	}
 }
+
+// rules export FILE writes FILE, like --out FILE (it printed the rules and
+// wrote nothing; found by a new-user test).
+func TestRulesExportToAFile(t *testing.T) {
+	db := rulesDB(t)
+	file := filepath.Join(t.TempDir(), "out.json")
+	if out := mustRunRules(t, db, "export", file); !strings.Contains(out, "exported") {
+		t.Errorf("export FILE printed %q", out)
+	}
+	if data, err := os.ReadFile(file); err != nil || !strings.Contains(string(data), `"version": 1`) {
+		t.Errorf("the exported file: %v %.80s", err, data)
+	}
+	if _, err := runRules(t, db, "export", file, "--out", file); core.ErrorCode(err) != core.EInvalid {
+		t.Errorf("export FILE --out FILE: %v, want invalid", err)
+	}
+}

@@ -138,7 +138,9 @@ func positional(c command, fs *flag.FlagSet, args []string, stdout io.Writer, n 
 		return nil, err
 	}
 	if len(pos) != n {
-		return nil, c.usageError("want %d argument(s), got %d", n, len(pos))
+		// Say what is missing, as the command's usage names it.
+		synopsis := strings.SplitN(c.usage, "\n", 2)[0]
+		return nil, c.usageError("want %d argument(s), got %d (usage: airlock %s)", n, len(pos), synopsis)
 	}
 	return pos, nil
 }
@@ -277,7 +279,7 @@ func runsSettings(call caller, args []string, stdout io.Writer) error {
 	fs.Var(&auto, "auto", "auto-run on or off")
 	maxConc := fs.Int("max-concurrent", 0, "runs auto-run keeps alive at most")
 	maxAtt := fs.Int("max-attempts", 0, "failed automatic runs of one task before auto-run leaves it")
-	backoff := fs.Int("backoff", -1, "seconds before the second automatic attempt (doubling after)")
+	backoff := fs.Int("backoff", 0, "seconds before the second automatic attempt (doubling after)")
 	grace := fs.Int("grace", 0, "seconds between SIGTERM and SIGKILL when a run is stopped")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if _, err := positional(c, fs, args, stdout, 0); err != nil {
