@@ -109,7 +109,7 @@ func wrappers() map[string]wrapper {
 		"proxychains": guess, "proxychains4": guess, "torsocks": guess, "faketime": guess,
 		"unbuffer": guess, "xvfb-run": guess, "sg": guess, "catchsegv": guess,
 		// parallel, like xargs, adds what it reads to the command it runs.
-		"parallel": {guess: true, open: true},
+		"parallel":    {guess: true, open: true},
 		"dbus-launch": guess, "ssh-agent": guess, "caffeinate": guess,
 	}
 }
