@@ -214,6 +214,9 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	// list empties).
 	in.authz.OnChange(func(ids []string) {
 		in.gw.Sync()
+		// Calls waiting for a person whose agent may no longer make them
+		// are declined with the reason, not left in the queue.
+		in.broker.Revalidate(func(r *core.Request) error { return in.authz.Authorize(context.Background(), r) })
 		if ids == nil {
 			ids = []string{}
 		}

@@ -424,3 +424,38 @@ func TestOwnToolsDoNotAsk(t *testing.T) {
 		t.Errorf("the declined echo = %+v, want a tool error", res)
 	}
 }
+
+// A call waiting for a person whose agent is then suspended is declined by
+// Airlock with the reason, instead of waiting in the queue for a decision
+// that could not let it run (found by a new-user test).
+func TestSuspendDeclinesWaitingCalls(t *testing.T) {
+	tm := newTeam(t)
+	server, tool := "everything", "echo"
+	if _, err := tm.in.API.Rules.Create(hitl.RuleInput{ServerID: &server, ToolName: &tool, AutoApprove: false, Priority: 50}); err != nil {
+		t.Fatal(err)
+	}
+	alice := tm.connectWith(t, tm.alice.Token, "", nil)
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "waiting"}})
+		done <- res
+	}()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		p, _ := tm.in.API.Approvals.Pending()
+		return len(p) == 1
+	}, "alice's echo never waited for approval")
+	if _, err := tm.in.API.Agents.Suspend(tm.alice.Agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res == nil || !res.IsError || !strings.Contains(textOf(res), "access changed while the call waited") || !strings.Contains(textOf(res), "suspended") {
+			t.Errorf("the waiting call's answer: %s", textOf(res))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting call of a suspended agent was not answered")
+	}
+	if p, _ := tm.in.API.Approvals.Pending(); len(p) != 0 {
+		t.Errorf("still waiting: %+v", p)
+	}
+}

@@ -546,6 +546,35 @@ func (b *Broker) finish(id, status, by, reason string, force bool) error {
 	return nil
 }
 
+// Revalidate declines every waiting call whose caller check now refuses
+// (its agent was suspended, lost the grant, the tool was switched off):
+// the person is not left to decide a call that could not run, and the
+// agent hears why at once. check is the pipeline's gate.
+func (b *Broker) Revalidate(check func(*core.Request) error) {
+	type cand struct {
+		id  string
+		req *core.Request
+	}
+	b.mu.Lock()
+	var cands []cand
+	for id, w := range b.pending {
+		if !w.deciding {
+			cands = append(cands, cand{id, &w.req})
+		}
+	}
+	b.mu.Unlock()
+	for _, c := range cands {
+		err := check(c.req)
+		if err == nil {
+			continue
+		}
+		reason := fmt.Sprintf("declined by Airlock: access changed while the call waited (%s: %s)", core.ErrorCode(err), core.ErrorMessage(err))
+		if ferr := b.finish(c.id, StatusDeclined, "Airlock", reason, false); ferr != nil {
+			b.opts.Logger.Debug("revalidate approval", "id", c.id, "err", ferr)
+		}
+	}
+}
+
 // Recheck re-decides every waiting call against the rules in force and
 // approves those a rule now auto-approves (By "rule <id>"). Calls a
 // built-in policy forces to a person are left waiting. NewBroker arranges
