@@ -63,7 +63,7 @@ func (b *Bridge) Check(ctx context.Context) error {
 	resp, err := b.client().Do(req)
 	if err != nil {
 		return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("no Airlock is running at %s (%v)", b.URL, err)}).
-			WithHint("start it with `go tool task run`, `airlock` or `airlock serve`, or pass --url")
+			WithHint("start Airlock (the desktop app, or 'airlock serve'), or pass --url")
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()

@@ -135,7 +135,7 @@ describe('servers and activity through a real airlock serve', () => {
     const alert = page.getByRole('alert').filter({ hasText: 'expired' });
     await alert.waitFor({ timeout: 10_000 });
     expect((await alert.textContent())!.replace(/\s+/g, ' ')).toContain(
-      'This Airlock UI link has expired or is missing its token. Open the URL printed by airlock serve.',
+      'This Airlock UI link has expired or is missing its token (each start of Airlock makes a new one). Open the URL printed by airlock serve.',
     );
     await shot(page, 'e2e-auth-expired');
   });

@@ -89,6 +89,6 @@ describe('App shell', () => {
     triggerUnauthorized();
     expect(
       (await screen.findByRole('alert')).textContent!.replace(/\s+/g, ' '),
-    ).toContain('This Airlock UI link has expired or is missing its token. Open the URL printed by airlock serve.');
+    ).toContain('This Airlock UI link has expired or is missing its token (each start of Airlock makes a new one). Open the URL printed by airlock serve.');
   });
 });
