@@ -135,6 +135,13 @@ describe('ActivityPage', () => {
     await waitFor(() => expect(fakeApi.activity.list).toHaveBeenLastCalledWith({ limit: 100, decision: 'timeout' }));
   });
 
+  it('labels a call the agent cancelled as cancelled, not as an error (found by a new-user test)', async () => {
+    vi.mocked(fakeApi.activity.list).mockResolvedValue([rec(1, { decision: 'error', status: 'error', errorCode: 'cancelled' })]);
+    const { context } = testStores();
+    render(ActivityPage, { context });
+    await waitFor(() => expect(document.querySelector('tbody [data-decision="error"]')?.textContent).toBe('cancelled'));
+  });
+
   it('reloads when events may have been missed', async () => {
     const { context } = testStores();
     render(ActivityPage, { context });
