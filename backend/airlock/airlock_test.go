@@ -587,11 +587,22 @@ func TestServersRestartCLI(t *testing.T) {
 	if out, err := run("restart", "late"); err != nil || !strings.Contains(out, "restarted server late") {
 		t.Errorf("restart late: %v\n%s", err, out)
 	}
+	// list --json carries what the table shows: the live state.
+	var listed []struct {
+		ID     string `json:"id"`
+		Status *struct {
+			State string `json:"state"`
+		} `json:"status"`
+	}
+	out, err := run("list", "--json")
+	if err != nil || json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 1 || listed[0].ID != "late" || listed[0].Status == nil || listed[0].Status.State == "" {
+		t.Errorf("servers list --json: %v\n%s", err, out)
+	}
 	if _, err := run("restart", "ghost"); core.ErrorCode(err) != core.ENotFound {
 		t.Errorf("restart of an unknown server: %v, want %s", err, core.ENotFound)
 	}
-	var out, errOut bytes.Buffer
-	if err := cli.Servers(context.Background(), t.TempDir(), []string{"restart", "late"}, strings.NewReader(""), &out, &errOut); core.ErrorCode(err) != core.EUnavailable {
+	var stdout, stderr bytes.Buffer
+	if err := cli.Servers(context.Background(), t.TempDir(), []string{"restart", "late"}, strings.NewReader(""), &stdout, &stderr); core.ErrorCode(err) != core.EUnavailable {
 		t.Errorf("restart without a running Airlock: %v, want %s", err, core.EUnavailable)
 	}
 }

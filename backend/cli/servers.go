@@ -91,7 +91,7 @@ List the configured servers, sorted by id.`}
 
 func serversList(dataDir string, args []string, stdout, stderr io.Writer) error {
 	fs := listCmd.newFlags(&dataDir)
-	asJSON := fs.Bool("json", false, "print JSON: an array of server configs")
+	asJSON := fs.Bool("json", false, "print JSON: an array of server configs, each with its status when Airlock runs")
 	pos, _, err := listCmd.parse(fs, args, stdout)
 	if err != nil {
 		return err
@@ -104,21 +104,39 @@ func serversList(dataDir string, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	list := s.List()
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
-	}
-	if len(list) == 0 {
-		fmt.Fprintln(stdout, "no servers yet: add one with 'airlock servers add' or 'airlock servers import'")
-		return nil
-	}
 	// The live state comes from the running Airlock, when there is one.
 	var statuses []core.ServerStatus
 	live := map[string]core.ServerStatus{}
 	running := instance.Status(dataDir, instance.StatusServers, &statuses) == nil
 	for _, st := range statuses {
 		live[st.ID] = st
+	}
+	if *asJSON {
+		// Each config as it is, plus "status" (what the table shows) when
+		// a running Airlock knows it.
+		out := make([]map[string]any, 0, len(list))
+		for _, c := range list {
+			var m map[string]any
+			raw, err := json.Marshal(c)
+			if err != nil {
+				return err
+			}
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return err
+			}
+			if st, ok := live[c.ID]; ok {
+				m["status"] = map[string]any{"state": st.State, "tools": len(st.Tools), "restarts": st.Restarts,
+					"lastError": st.LastError, "warnings": st.Warnings}
+			}
+			out = append(out, m)
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stdout, "no servers yet: add one with 'airlock servers add' or 'airlock servers import'")
+		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tTOOLS\tTRANSPORT\tCOMMAND/URL\tNOTE")
