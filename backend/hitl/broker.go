@@ -546,24 +546,32 @@ func (b *Broker) finish(id, status, by, reason string, force bool) error {
 	return nil
 }
 
+// candidate is a waiting call a recheck looks at.
+type candidate struct {
+	id  string
+	req *core.Request
+}
+
+// undecided returns the waiting calls nobody is deciding now that include
+// accepts.
+func (b *Broker) undecided(include func(*waiting) bool) []candidate {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []candidate
+	for id, w := range b.pending {
+		if !w.deciding && include(w) {
+			out = append(out, candidate{id, &w.req})
+		}
+	}
+	return out
+}
+
 // Revalidate declines every waiting call whose caller check now refuses
 // (its agent was suspended, lost the grant, the tool was switched off):
 // the person is not left to decide a call that could not run, and the
 // agent hears why at once. check is the pipeline's gate.
 func (b *Broker) Revalidate(check func(*core.Request) error) {
-	type cand struct {
-		id  string
-		req *core.Request
-	}
-	b.mu.Lock()
-	var cands []cand
-	for id, w := range b.pending {
-		if !w.deciding {
-			cands = append(cands, cand{id, &w.req})
-		}
-	}
-	b.mu.Unlock()
-	for _, c := range cands {
+	for _, c := range b.undecided(func(*waiting) bool { return true }) {
 		err := check(c.req)
 		if err == nil {
 			continue
@@ -580,19 +588,7 @@ func (b *Broker) Revalidate(check func(*core.Request) error) {
 // built-in policy forces to a person are left waiting. NewBroker arranges
 // for it to run after every rule change.
 func (b *Broker) Recheck() {
-	type cand struct {
-		id  string
-		req *core.Request
-	}
-	b.mu.Lock()
-	var cands []cand
-	for id, w := range b.pending {
-		if !w.forced && !w.deciding {
-			cands = append(cands, cand{id, &w.req})
-		}
-	}
-	b.mu.Unlock()
-	for _, c := range cands {
+	for _, c := range b.undecided(func(w *waiting) bool { return !w.forced }) {
 		d := b.rules.Engine().DecideAt(c.req, b.now())
 		if d.Outcome != core.Allow {
 			continue
