@@ -79,6 +79,17 @@ describe('RulesPage (ToolPermissionSettings)', () => {
     expect(within(rows[1]).queryByTestId('rule-unknown-server')).toBeNull(); // Airlock's own servers are always there
   });
 
+  it('flags a rule naming an agent nobody has (a rules.json edit): it matches nothing (found by a new-user test)', async () => {
+    vi.mocked(fakeApi.rules.list).mockResolvedValue([rule({ id: 'r-ghost', agentId: 'nobody-here', autoApprove: true })]);
+    vi.mocked(fakeApi.agents.list).mockResolvedValue([]);
+    vi.mocked(fakeApi.agents.roles).mockResolvedValue([]);
+    vi.mocked(fakeApi.agents.projects).mockResolvedValue([]);
+    const { context, stores } = testStores();
+    await stores.agents.load();
+    render(RulesPage, { context });
+    expect((await screen.findByTestId('rule-unknown-agent')).textContent).toBe('agent: nobody-here — no such agent');
+  });
+
   it('numbers every rule by its place in evaluation order, across kinds, as explanations name them', async () => {
     const rows = await renderPage();
     expect(rows.map((r) => within(r).getByTestId('rule-position').textContent)).toEqual(['#1', '#2', '#3', '#4', '#5', '#6', '#7', '#8']);
