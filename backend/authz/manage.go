@@ -271,6 +271,12 @@ func (s *Service) updateAgentLocked(ref string, up AgentUpdate) (Agent, error) {
 		if _, err := s.store.GetRole(*up.Role); err != nil {
 			return Agent{}, refErr(err, "role %q", *up.Role)
 		}
+		if a.Kind == KindOwner && *up.Role != a.Role {
+			// The owner is the person at the UI; a narrower role would
+			// show limits that the UI and the CLI do not have.
+			return Agent{}, core.Errorf(core.EInvalid, "the owner's role cannot change: it is you, acting through the UI and the CLI").
+				WithHint("give roles to the agents instead (airlock agents update NAME --role R)")
+		}
 		a.Role = *up.Role
 	}
 	if up.Status != nil {

@@ -44,6 +44,11 @@ func TestManagementBadInput(t *testing.T) {
 		{"delete with children", func() error { return tm.svc.DeleteAgent("mgr") }, core.EConflict,
 			"agent 'mgr' has 1 child agent(s) (wrk); move or delete them first"},
 		{"delete the owner", func() error { return tm.svc.DeleteAgent("owner") }, core.EInvalid, "the owner cannot be deleted"},
+		// The owner is the person at the UI (found by a new-user test).
+		{"role for the owner", func() error {
+			_, err := tm.svc.UpdateAgent("owner", authz.AgentUpdate{Role: strp(authz.RoleDefault)})
+			return err
+		}, core.EInvalid, "the owner's role cannot change: it is you, acting through the UI and the CLI"},
 		{"delete unknown", func() error { return tm.svc.DeleteAgent("ghost") }, core.ENotFound, "Agent not found: ghost"},
 		{"second owner", func() error {
 			_, err := tm.svc.CreateAgent(authz.AgentInput{Name: "boss", Kind: authz.KindOwner})
