@@ -459,3 +459,26 @@ func TestSuspendDeclinesWaitingCalls(t *testing.T) {
 		t.Errorf("still waiting: %+v", p)
 	}
 }
+
+// A request with a token nobody knows (a guess, a rotated one) is refused
+// and recorded in Activity, as a security event (found by a new-user test:
+// it left no trace).
+func TestUnknownTokenIsRecorded(t *testing.T) {
+	tm := newTeam(t)
+	req, _ := http.NewRequest("POST", tm.in.Info.MCPURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	req.Header.Set("Authorization", "Bearer alk_not-a-token-anyone-has-0123456789")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("an unknown token: HTTP %d, want 401", resp.StatusCode)
+	}
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		recs, _ := tm.in.API.Activity.List(core.ActivityFilter{Kind: "session", Agent: core.Unauthenticated})
+		return len(recs) == 1 && recs[0].ErrorCode == core.EUnauthorized
+	}, "the refused unknown token is not in Activity")
+}

@@ -221,7 +221,10 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			default: // a known credential that may not be used now
 				status = http.StatusForbidden
 			}
-			if conn.Label != "" {
+			// A known credential that may not be used now, and a token
+			// nobody knows (a guess, a revoked or rotated one): both are in
+			// Activity, as security events.
+			if conn.Label != "" || r.Header.Get("Authorization") != "" {
 				g.refuseConnection(r, conn, err)
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
@@ -299,13 +302,18 @@ func (g *Gateway) refusedInside(r *http.Request, conn Connection, err error, sid
 	return s != nil && s.conn.Key == conn.Key
 }
 
-// refuseConnection records a request refused at the door although its
-// credential is known (a suspended agent's), so that Activity shows it.
+// refuseConnection records a request refused at the door: a known
+// credential that may not be used now (a suspended agent's), or a token
+// nobody knows, so that Activity shows it.
 func (g *Gateway) refuseConnection(r *http.Request, conn Connection, err error) {
 	if g.opts.Audit == nil {
 		return
 	}
-	rec := &core.AuditRecord{Time: time.Now().UTC(), Kind: "session", Agent: conn.Label, Session: r.Header.Get("Mcp-Session-Id"),
+	who := conn.Label
+	if who == "" {
+		who = core.Unauthenticated
+	}
+	rec := &core.AuditRecord{Time: time.Now().UTC(), Kind: "session", Agent: who, Session: r.Header.Get("Mcp-Session-Id"),
 		Tool: r.Method + " " + r.URL.Path, Decision: core.DecisionDenied, Status: core.StatusError,
 		ErrorCode: core.ErrorCode(err), Error: core.ErrorMessage(err), Reason: core.ErrorMessage(err)}
 	pipeline.ClipRecord(rec)
