@@ -231,6 +231,11 @@ describe('ToolApprovalDialog', () => {
     expect(screen.getByLabelText('Argument content').textContent).toBe(script);
   });
 
+  it('says a rule cannot stop a built-in policy that asked (found by a new-user test)', () => {
+    setup([approval({ forcedBy: 'shell policy: python3 - reads its program from standard input' })]);
+    expect(screen.getByTestId('rule-forced-note').textContent).toContain('a rule cannot stop it asking');
+  });
+
   it('shows an error from Approve in the dialog and keeps the call', async () => {
     vi.mocked(fakeApi.approvals.approve).mockRejectedValue(new ApiError('conflict', 'approval ap-1 was decided already'));
     const stores = setup();
