@@ -716,10 +716,19 @@ func (s *Service) GrantServer(role, server string) (Role, error) {
 	})
 }
 
-// RevokeServer withdraws role's grant of server.
+// RevokeServer withdraws role's grant of server, and its exceptions for
+// the server's tools.
 func (s *Service) RevokeServer(role, server string) (Role, error) {
 	return s.changeRole(role, func(r *Role) error {
-		if !contains(r.Servers, server) {
+		// Everything the role has of the server goes: its grant and its
+		// per-tool exceptions (there was no other way to remove one).
+		var tools []ToolPermission
+		for _, t := range r.Tools {
+			if t.Server != server {
+				tools = append(tools, t)
+			}
+		}
+		if !contains(r.Servers, server) && len(tools) == len(r.Tools) {
 			return core.Errorf(core.ENotFound, "role %s has no grant for server %s", r.Name, server)
 		}
 		var kept []string
@@ -731,7 +740,10 @@ func (s *Service) RevokeServer(role, server string) (Role, error) {
 		if kept == nil {
 			kept = []string{}
 		}
-		r.Servers = kept
+		if tools == nil {
+			tools = []ToolPermission{}
+		}
+		r.Servers, r.Tools = kept, tools
 		return nil
 	})
 }

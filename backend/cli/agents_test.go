@@ -212,6 +212,13 @@ func TestRolesCLI(t *testing.T) {
 	if err := rolesCmd(context.Background(), db, []string{"grant", "dev", "notion"}, &out, &errOut); err != nil || errOut.Len() != 0 {
 		t.Errorf("grant of a known server: %v, stderr %q", err, errOut.String())
 	}
+	// A tool exception alone (here for a typo'd tool) goes with roles revoke
+	// ROLE SERVER: there was no way to remove one (found by a new-user test).
+	mustRun(t, rolesCmd, db, "grant", "dev", "jira", "--tool", "nosuchtool")
+	mustRun(t, rolesCmd, db, "revoke", "dev", "jira")
+	if out := mustRun(t, rolesCmd, db, "list"); strings.Contains(out, "nosuchtool") {
+		t.Errorf("the tool exception is still there:\n%s", out)
+	}
 	// Granting the server again says the withheld tool stays withheld.
 	if out := mustRun(t, rolesCmd, db, "grant", "dev", "github"); !strings.Contains(out, "tool github/delete_repo stays withheld; 'airlock roles grant dev github --tool delete_repo' allows it") {
 		t.Errorf("grant of a server with a withheld tool printed:\n%s", out)
