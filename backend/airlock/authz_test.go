@@ -465,17 +465,8 @@ func TestSuspendDeclinesWaitingCalls(t *testing.T) {
 // it left no trace).
 func TestUnknownTokenIsRecorded(t *testing.T) {
 	tm := newTeam(t)
-	req, _ := http.NewRequest("POST", tm.in.Info.MCPURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
-	req.Header.Set("Authorization", "Bearer alk_not-a-token-anyone-has-0123456789")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("an unknown token: HTTP %d, want 401", resp.StatusCode)
+	if status := mcpStatus(t, tm.in, "alk_not-a-token-anyone-has-0123456789"); status != http.StatusUnauthorized {
+		t.Errorf("an unknown token: HTTP %d, want 401", status)
 	}
 	testutil.Eventually(t, 5*time.Second, func() bool {
 		recs, _ := tm.in.API.Activity.List(core.ActivityFilter{Kind: "session", Agent: core.Unauthenticated})
