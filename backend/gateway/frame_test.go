@@ -172,6 +172,7 @@ var frameCases = []struct {
 	{"escaped backslash before a closing quote", `{"jsonrpc":"2.0","id":1,"result":{"p":"C:\\dir\\"}}` + "\n", 1, "EOF"},
 	{"escaped quotes and brackets in strings", `{"jsonrpc":"2.0","id":1,"result":{"t":"\\\"}\"{[\\\\"}}` + "\n", 1, "EOF"},
 	{"batch", `[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"}]` + "\n", 2, "EOF"},
+	{"batch of notifications", `[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"b"}]` + "\n", 2, "EOF"},
 	{"no newline at the end", `{"jsonrpc":"2.0","id":1,"method":"a"}`, 1, "EOF"},
 	{"cut off inside a message", `{"jsonrpc":"2.0","id":1,"method":"a"}` + "\n" + `{"jsonrpc":"2.0","id":2,`, 1, "error"},
 	{"trailing data after a message", `{"jsonrpc":"2.0","id":1,"method":"a"} x` + "\n", 0, "error"},
