@@ -473,3 +473,31 @@ func TestUnknownTokenIsRecorded(t *testing.T) {
 		return len(recs) == 1 && recs[0].ErrorCode == core.EUnauthorized
 	}, "the refused unknown token is not in Activity")
 }
+
+// TestRefusedConnectionSaysWhy: an MCP client refused at the door (a
+// project its agent is not in, a token nobody knows) shows the reason
+// code, in both protocol revisions: the refusal is also the request's
+// JSON-RPC error. The Go SDK's client showed only "Forbidden".
+func TestRefusedConnectionSaysWhy(t *testing.T) {
+	tm := newTeam(t)
+	for _, tc := range []struct{ name, token, query, want string }{
+		{"unknown project", tm.alice.Token, "?project=nope", authz.EProjectNotFound},
+		{"unknown token", "alk_not-a-token-anyone-has-0123456789", "", core.EUnauthorized},
+	} {
+		for _, version := range []string{"2025-11-25", ""} {
+			t.Run(tc.name+" "+version, func(t *testing.T) {
+				c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+				sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+					Endpoint: tm.in.Info.MCPURL + tc.query, HTTPClient: &http.Client{Transport: bearer{tc.token}},
+				}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+				if err == nil {
+					_, err = sess.ListTools(context.Background(), nil)
+					sess.Close()
+				}
+				if err == nil || !strings.Contains(err.Error(), "["+tc.want+"]") {
+					t.Errorf("error %v, want one naming %s", err, tc.want)
+				}
+			})
+		}
+	}
+}

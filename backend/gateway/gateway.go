@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -228,7 +229,7 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 				g.refuseConnection(r, conn, err)
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
-			writeJSONError(w, status, asCoreError(err))
+			writeRefusal(w, r, status, asCoreError(err))
 			return
 		}
 		stateless, verr := speaksStateless(r)
@@ -239,7 +240,7 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		if sid != "" {
 			if s := g.session(sid); s != nil && s.conn.Key != conn.Key {
 				g.refuseForeign(r, conn, sid)
-				writeJSONError(w, http.StatusForbidden, (&core.Error{Code: core.EForbidden,
+				writeRefusal(w, r, http.StatusForbidden, (&core.Error{Code: core.EForbidden,
 					Message: "this MCP session belongs to another credential"}).
 					WithHint("open your own session: connect without Mcp-Session-Id"))
 				return
@@ -350,10 +351,42 @@ func (g *Gateway) serverFor(r *http.Request) *mcp.Server {
 	return g.stub
 }
 
-func writeJSONError(w http.ResponseWriter, status int, e *core.Error) {
+// writeRefusal answers a request refused at the door with its HTTP status
+// and Airlock's error (code, message, hint) as the JSON body. When the
+// request was a POST of a JSON-RPC request, the body is also that
+// request's JSON-RPC error response (the same reason code in its message
+// and data), which MCP clients show: the Go SDK's client, given only the
+// status, says "Forbidden" and nothing of why.
+func writeRefusal(w http.ResponseWriter, r *http.Request, status int, e *core.Error) {
+	body := map[string]any{"code": e.Code, "message": e.Message}
+	if e.Hint != "" {
+		body["hint"] = e.Hint
+	}
+	if id := requestID(r); id != nil {
+		rpc := pipeline.RPCError(e)
+		body["jsonrpc"] = "2.0"
+		body["id"] = id
+		body["error"] = map[string]any{"code": rpc.Code, "message": rpc.Message, "data": rpc.Data}
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(e)
+	json.NewEncoder(w).Encode(body)
+}
+
+// requestID is the id of the JSON-RPC request a POST carries, or nil (not
+// a POST, not one request, a notification). It reads the body.
+func requestID(r *http.Request) json.RawMessage {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return nil
+	}
+	var msg struct {
+		ID json.RawMessage `json:"id"`
+	}
+	body, _ := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes))
+	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 || string(msg.ID) == "null" {
+		return nil
+	}
+	return msg.ID
 }
 
 // rpcErr is the JSON-RPC error of a refused protocol request.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -85,22 +84,16 @@ func (g *Gateway) refuseVersion(w http.ResponseWriter, r *http.Request, conn Con
 	if conn.Key != "" {
 		g.refuseConnection(r, conn, e)
 	}
-	var msg struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if r.Method == http.MethodPost && r.Body != nil {
-		body, _ := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes))
-		json.Unmarshal(body, &msg)
-	}
-	if len(msg.ID) == 0 {
-		msg.ID = json.RawMessage("null")
+	id := requestID(r)
+	if id == nil {
+		id = json.RawMessage("null")
 	}
 	data := struct {
 		Supported []string `json:"supported"`
 		Requested string   `json:"requested"`
 		*core.Error
 	}{mcp.SupportedProtocolVersions(), clipVersion(r.Header.Get("Mcp-Protocol-Version")), e}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
 		"code": mcp.CodeUnsupportedProtocolVersion, "message": pipeline.RPCError(e).Message, "data": data}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
