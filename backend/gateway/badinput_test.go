@@ -410,6 +410,11 @@ func TestSubscriptionToRemovedResource(t *testing.T) {
 	if code, reason := rpcError(msgs); code != pipeline.CodeRefused || reason != catalog.EUnknownResource {
 		t.Errorf("subscriptions/listen for a removed resource = %v, want JSON-RPC error %d with reason %s", msgs, pipeline.CodeRefused, catalog.EUnknownResource)
 	}
+	// Both refusals are in Activity, with the reason.
+	e.audited(t, core.ActivityFilter{Kind: gateway.KindSubscribe}, func(r []core.AuditRecord) bool {
+		return len(r) == 2 && r[0].Tool == "mem://note" && r[0].Decision == core.DecisionDenied && r[0].ErrorCode == catalog.EUnknownResource &&
+			r[1].ErrorCode == catalog.EUnknownResource
+	}, "the refused subscriptions recorded")
 	// A session subscribed before can unsubscribe.
 	if err := leaver.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "mem://note"}); err != nil {
 		t.Errorf("unsubscribing from a removed resource: %v", err)

@@ -188,15 +188,8 @@ func jsonResult(v any) *mcp.CallToolResult {
 
 // recordAnswered records a request the gateway answered itself.
 func (g *Gateway) recordAnswered(r *core.Request, what string) {
-	if g.opts.Audit == nil {
-		return
-	}
-	rec := &core.AuditRecord{Time: time.Now().UTC(), Kind: r.Kind, Agent: r.Caller.Label(), AgentID: r.Caller.AgentID,
+	g.record(&core.AuditRecord{Time: time.Now().UTC(), Kind: r.Kind, Agent: r.Caller.Label(), AgentID: r.Caller.AgentID,
 		Client: r.Caller.Client.Name, ClientVersion: r.Caller.Client.Version, Session: r.Caller.Session, Purpose: r.Caller.Purpose,
 		Server: r.Server, Tool: r.Name, Arguments: pipeline.RedactArguments(r.Args), Decision: core.DecisionAllow,
-		Reason: "answered by Airlock: " + what, Status: core.StatusOK}
-	pipeline.ClipRecord(rec)
-	if g.opts.Audit.Begin(rec) == nil {
-		g.opts.Audit.Finish(rec)
-	}
+		Reason: "answered by Airlock: " + what, Status: core.StatusOK})
 }

@@ -154,34 +154,48 @@ func (g *Gateway) subscribe(s *session, on bool) func(context.Context, string) e
 			}
 			return g.cat.Unsubscribe(ctx, key[0], key[1])
 		}
-		server := templateServer(g.cat.Snapshot(), uri)
-		if server == "" {
-			return rpcErr(core.Errorf(catalog.EUnknownResource, "no server offers the resource %q", uri))
+		server, err := g.subscribeTarget(s, uri)
+		if err != nil {
+			return err
 		}
 		key := [2]string{server, uri}
 		s.mu.Lock()
 		had := s.subs[key]
 		s.mu.Unlock()
-		{
-			c, err := g.caller(s, nil)
-			if err == nil {
-				err = g.lister.Check(&c, core.Target{Kind: core.KindResourceRead, Server: server, Name: uri})
-			}
-			if err != nil {
-				return rpcErr(err)
-			}
-			if had {
-				return nil
-			}
-			if err := g.cat.Subscribe(ctx, server, uri); err != nil {
-				return rpcErr(err)
-			}
-			s.mu.Lock()
-			s.subs[key] = true
-			s.mu.Unlock()
+		if had {
 			return nil
 		}
+		if err := g.cat.Subscribe(ctx, server, uri); err != nil {
+			return rpcErr(err)
+		}
+		s.mu.Lock()
+		s.subs[key] = true
+		s.mu.Unlock()
+		return nil
 	}
+}
+
+// KindSubscribe is the audit kind of a refused resource subscription.
+const KindSubscribe = "resources/subscribe"
+
+// subscribeTarget is the server that offers uri, when the agent of session
+// s may read it (a subscription is a standing read). A refused
+// subscription is recorded in Activity, with its reason, and the error is
+// the JSON-RPC error the agent gets.
+func (g *Gateway) subscribeTarget(s *session, uri string) (string, error) {
+	server := templateServer(g.cat.Snapshot(), uri)
+	c, err := g.caller(s, nil)
+	if err == nil && server == "" {
+		err = core.Errorf(catalog.EUnknownResource, "no server offers the resource %q", uri)
+	}
+	if err == nil {
+		err = g.lister.Check(&c, core.Target{Kind: core.KindResourceRead, Server: server, Name: uri})
+	}
+	if err == nil {
+		return server, nil
+	}
+	_, err = g.refuse(&core.Request{Kind: KindSubscribe, Caller: c, Server: server, Exposed: uri}, err)
+	return "", err
 }
 
 // releaseSubscriptions drops what a closed session was subscribed to.

@@ -307,9 +307,6 @@ func (g *Gateway) refusedInside(r *http.Request, conn Connection, err error, sid
 // credential that may not be used now (a suspended agent's), or a token
 // nobody knows, so that Activity shows it.
 func (g *Gateway) refuseConnection(r *http.Request, conn Connection, err error) {
-	if g.opts.Audit == nil {
-		return
-	}
 	who := conn.Label
 	if who == "" {
 		who = core.Unauthenticated
@@ -317,6 +314,15 @@ func (g *Gateway) refuseConnection(r *http.Request, conn Connection, err error) 
 	rec := &core.AuditRecord{Time: time.Now().UTC(), Kind: "session", Agent: who, Session: r.Header.Get("Mcp-Session-Id"),
 		Tool: r.Method + " " + r.URL.Path, Decision: core.DecisionDenied, Status: core.StatusError,
 		ErrorCode: core.ErrorCode(err), Error: core.ErrorMessage(err), Reason: core.ErrorMessage(err)}
+	g.record(rec)
+}
+
+// record writes the record of a request the gateway refused or answered
+// itself, outside the pipeline, to the audit log.
+func (g *Gateway) record(rec *core.AuditRecord) {
+	if g.opts.Audit == nil {
+		return
+	}
 	pipeline.ClipRecord(rec)
 	if g.opts.Audit.Begin(rec) == nil {
 		g.opts.Audit.Finish(rec)
@@ -326,9 +332,6 @@ func (g *Gateway) refuseConnection(r *http.Request, conn Connection, err error) 
 // refuseForeign records a request made on a session with another
 // credential than the one that opened it.
 func (g *Gateway) refuseForeign(r *http.Request, conn Connection, sid string) {
-	if g.opts.Audit == nil {
-		return
-	}
 	// Who tried, when the credential is known: that is what the record is for.
 	who := conn.Label
 	if who == "" {
@@ -338,10 +341,7 @@ func (g *Gateway) refuseForeign(r *http.Request, conn Connection, sid string) {
 		Tool: r.Method + " " + r.URL.Path, Decision: core.DecisionDenied, Status: core.StatusError,
 		ErrorCode: core.EForbidden, Error: "a request on this session came with another credential than the one that opened it",
 		Reason: "session belongs to another credential"}
-	pipeline.ClipRecord(rec)
-	if g.opts.Audit.Begin(rec) == nil {
-		g.opts.Audit.Finish(rec)
-	}
+	g.record(rec)
 }
 
 func (g *Gateway) serverFor(r *http.Request) *mcp.Server {

@@ -162,16 +162,10 @@ func withoutSessionToken(args json.RawMessage) json.RawMessage {
 
 // refuse records a request refused before the pipeline and answers it.
 func (g *Gateway) refuse(r *core.Request, err error) (mcp.Result, error) {
-	if g.opts.Audit != nil {
-		rec := &core.AuditRecord{Time: time.Now().UTC(), Kind: r.Kind, Agent: r.Caller.Label(), AgentID: r.Caller.AgentID,
-			Client: r.Caller.Client.Name, ClientVersion: r.Caller.Client.Version, Session: r.Caller.Session,
-			Tool: r.Exposed, Arguments: pipeline.RedactArguments(r.Args), Decision: core.DecisionDenied,
-			Status: core.StatusError, ErrorCode: core.ErrorCode(err), Error: core.ErrorMessage(err), Reason: core.ErrorMessage(err)}
-		pipeline.ClipRecord(rec)
-		if g.opts.Audit.Begin(rec) == nil {
-			g.opts.Audit.Finish(rec)
-		}
-	}
+	g.record(&core.AuditRecord{Time: time.Now().UTC(), Kind: r.Kind, Agent: r.Caller.Label(), AgentID: r.Caller.AgentID,
+		Client: r.Caller.Client.Name, ClientVersion: r.Caller.Client.Version, Session: r.Caller.Session, Purpose: r.Caller.Purpose,
+		Server: r.Server, Tool: r.Exposed, Arguments: pipeline.RedactArguments(r.Args), Decision: core.DecisionDenied,
+		Status: core.StatusError, ErrorCode: core.ErrorCode(err), Error: core.ErrorMessage(err), Reason: core.ErrorMessage(err)})
 	if r.Kind == core.KindToolCall {
 		return pipeline.ErrorResult(err), nil
 	}

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/pipeline"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -293,16 +292,9 @@ func (g *Gateway) subscribeStateless(ctx context.Context, cr *credential, uri st
 	if rs == nil {
 		return rpcErr(errNoConnection)
 	}
-	server := templateServer(g.cat.Snapshot(), uri)
-	if server == "" {
-		return rpcErr(core.Errorf(catalog.EUnknownResource, "no server offers the resource %q", uri))
-	}
-	c, err := g.caller(rs, nil)
-	if err == nil {
-		err = g.lister.Check(&c, core.Target{Kind: core.KindResourceRead, Server: server, Name: uri})
-	}
+	server, err := g.subscribeTarget(rs, uri)
 	if err != nil {
-		return rpcErr(err)
+		return err
 	}
 	key := [2]string{server, uri}
 	cr.mu.Lock()

@@ -83,14 +83,23 @@ export function requestWords(kind: string | undefined): KindWords {
   return Object.values(WORDS).find((w) => w.request === k) ?? unknownWords(k.split('/')[0], k);
 }
 
-/** Short label of a request kind (tools/call → "tool"); "session" for a refused foreign-session request. */
+/**
+ * Audit kinds that are not request kinds rules decide: a request refused at
+ * the door, and a resource subscription (refused ones are recorded).
+ */
+const AUDIT_ONLY: Record<string, { short: string; noun: string }> = {
+  session: { short: 'session', noun: 'Refused session request' },
+  'resources/subscribe': { short: 'subscribe', noun: 'Resource subscription' },
+};
+
+/** Short label of a request kind (tools/call → "tool"); "session" for a refused session request. */
 export function kindLabel(kind: string): string {
-  return kind === 'session' ? 'session' : requestWords(kind).short;
+  return AUDIT_ONLY[kind]?.short ?? requestWords(kind).short;
 }
 
 /** One request of this kind, as a heading ("Tool call", "Resource read"). */
 export function targetNoun(kind: string): string {
-  return kind === 'session' ? 'Refused session request' : requestWords(kind).noun;
+  return AUDIT_ONLY[kind]?.noun ?? requestWords(kind).noun;
 }
 
 /** The rule kinds the Rules page offers, in evaluation order. */
