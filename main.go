@@ -100,14 +100,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	parse := func() error {
 		err := fs.Parse(args)
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usage)
+			fmt.Fprint(stdout, synopses[cmd])
 			fmt.Fprintln(stdout, "\nFlags of '"+strings.TrimSpace("airlock "+cmd)+"':")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return errHelpShown
 		}
+		help := "see '" + strings.TrimSpace("airlock "+cmd) + " --help'"
 		if err != nil {
-			return core.Errorf(core.EInvalid, "%v", err).WithHint("see 'airlock --help'")
+			return core.Errorf(core.EInvalid, "%v", err).WithHint(help)
+		}
+		if fs.NArg() > 0 {
+			return core.Errorf(core.EInvalid, "unexpected argument %q", fs.Arg(0)).WithHint(help)
 		}
 		return nil
 	}
@@ -136,6 +140,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		return desktop(ctx, o, stdout, stderr)
 	case "bridge":
+		// The bridge takes only its own flags (not --addr, --allow-path).
+		fs = flag.NewFlagSet("airlock bridge", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.Usage = func() {}
+		dataDirFlag = fs.String("data-dir", "", "data directory `DIR` (default $AIRLOCK_DATA_DIR or the user config dir)")
 		token := fs.String("token", getenv("AIRLOCK_TOKEN"), "agent token (default $AIRLOCK_TOKEN, else the data dir's token)")
 		url := fs.String("url", getenv("AIRLOCK_URL"), "Airlock MCP endpoint (default: the Airlock running on the data dir, else http://$AIRLOCK_ADDR/mcp)")
 		if err := parse(); err != nil {
@@ -319,6 +328,20 @@ func isHelp(args []string) bool {
 		}
 	}
 	return false
+}
+
+// synopses are what --help prints before the flags of the commands that
+// parse flags here: the desktop app and serve get the whole usage's
+// command list too, since plain `airlock --help` lands there.
+var synopses = map[string]string{
+	"": usage,
+	"serve": `Usage: airlock serve [--data-dir DIR] [--addr HOST:PORT] [--allow-path DIR] [--allow-host NAME]
+
+Runs Airlock without a window: the gateway for agents at /mcp, the UI in a
+browser. It prints the UI's URL (with its access token), the MCP endpoint
+and the agent token, and runs until interrupted.
+`,
+	"bridge": bridge.Synopsis,
 }
 
 // errHelpShown tells run that a command printed its help and has nothing

@@ -43,8 +43,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Version is Airlock's version, set at build time with -ldflags.
-var Version = "0.1.0-dev"
+// Version is Airlock's version (core.Version).
+var Version = core.Version
 
 // DefaultAddr is where the gateway listens unless told otherwise.
 const DefaultAddr = "127.0.0.1:4750"

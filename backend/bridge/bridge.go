@@ -21,6 +21,16 @@ import (
 	"github.com/airlock-dev/airlock/backend/tokenfile"
 )
 
+// Synopsis is the bridge's help text, before its flags.
+const Synopsis = `Usage: airlock bridge [--token T] [--url U] [--data-dir DIR]
+       (or airlock-bridge, the same without the desktop libraries)
+
+Relays an MCP client's stdio to a running Airlock over Streamable HTTP, for
+clients that start only stdio servers. Configure it in the client as the
+server's command; it connects with the token given (or the data
+directory's shared agent token) and ends when the client closes stdin.
+`
+
 // Bridge is one stdio ⇄ HTTP relay.
 type Bridge struct {
 	URL    string

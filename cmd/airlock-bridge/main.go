@@ -29,10 +29,23 @@ func main() {
 	dataDir := fs.String("data-dir", "", "data directory (default $AIRLOCK_DATA_DIR or the user config dir)")
 	token := fs.String("token", os.Getenv("AIRLOCK_TOKEN"), "agent token (default $AIRLOCK_TOKEN, else the data dir's token)")
 	url := fs.String("url", os.Getenv("AIRLOCK_URL"), "Airlock MCP endpoint (default: the Airlock running on the data dir, else http://$AIRLOCK_ADDR/mcp)")
+	version := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), bridge.Synopsis, "\nFlags:\n")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}
+		os.Exit(2)
+	}
+	if *version {
+		fmt.Println("airlock-bridge", core.Version)
+		return
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "airlock-bridge: unexpected argument %q [invalid]\nhint: see 'airlock-bridge -h'\n", fs.Arg(0))
 		os.Exit(2)
 	}
 	dir := *dataDir
