@@ -82,14 +82,22 @@ func NewClassifier(deny, ask []string) (*Classifier, error) {
 // functions, wrappers (sudo, env, xargs, timeout, ...) and nested shells
 // (sh -c '...') is checked against the rules. Deny wins over ask, ask over
 // allow; what cannot be proven safe asks.
-func (c *Classifier) Classify(script string) Classification {
+func (c *Classifier) Classify(script string) (out Classification) {
 	a := &analysis{c: c, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}}
+	// A command the analysis fails on (a bug here or in the shell parser)
+	// is never allowed: a person decides.
+	defer func() {
+		if r := recover(); r != nil {
+			out = Classification{Outcome: core.Ask, Commands: a.commands, Findings: append(a.findings, Finding{Outcome: core.Ask,
+				Rule: "unchecked", Command: truncate(script), Reason: fmt.Sprintf("the shell policy failed on this command (%v); a person decides", r)})}
+		}
+	}()
 	if len(script) > MaxCommandBytes {
 		a.report(core.Ask, "too-long", truncate(script), fmt.Sprintf("the command is longer than %d bytes, too long to check", MaxCommandBytes))
 	} else {
 		a.script(script, 0)
 	}
-	out := Classification{Outcome: core.Allow, Findings: a.findings, Commands: a.commands}
+	out = Classification{Outcome: core.Allow, Findings: a.findings, Commands: a.commands}
 	for _, f := range a.findings {
 		if f.Outcome == core.Deny {
 			out.Outcome = core.Deny
@@ -418,17 +426,18 @@ func (a *analysis) call(call *syntax.CallExpr, redirs []*syntax.Redirect, depth 
 // words expands braces ({rm,-rf,/} is three words to bash) and unquotes.
 func (a *analysis) words(ws []*syntax.Word) ([]word, bool) {
 	var out []word
-	for _, w := range ws {
+	for _, orig := range ws {
 		// SplitBraces rewrites the word it is given; the walk still needs
-		// the original, so it gets a copy.
-		w = &syntax.Word{Parts: slices.Clone(w.Parts)}
+		// the original, so it gets a copy. (The rewritten word is not for
+		// printing: the printer panics on some, such as {,}{0..9}.)
+		w := &syntax.Word{Parts: slices.Clone(orig.Parts)}
 		if !syntax.SplitBraces(w) {
 			out = append(out, newWord(w))
 			continue
 		}
 		for ew, err := range expand.BracesSeq(nil, w) {
 			if err != nil || len(out) >= maxWords {
-				a.report(core.Ask, "too-complex", truncate(wordSource(w)), "the brace expansion is too large to check")
+				a.report(core.Ask, "too-complex", truncate(wordSource(orig)), "the brace expansion is too large to check")
 				return nil, false
 			}
 			out = append(out, newWord(ew))
@@ -527,8 +536,13 @@ func hasUnquotedGlob(s string) bool {
 	return false
 }
 
-// wordSource prints a word as it was written.
-func wordSource(w *syntax.Word) string {
+// wordSource prints a word as it was written ("?" when it cannot be).
+func wordSource(w *syntax.Word) (src string) {
+	defer func() {
+		if recover() != nil {
+			src = "?"
+		}
+	}()
 	var buf bytes.Buffer
 	if err := syntax.NewPrinter().Print(&buf, w); err != nil {
 		return "?"
