@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 	"unicode/utf8"
 
@@ -200,7 +201,7 @@ func (p *Pipeline) Run(ctx context.Context, r *core.Request) (mcp.Result, error)
 		if f.done && !s.always {
 			continue
 		}
-		s.run(ctx, f)
+		p.runStage(ctx, s, f)
 	}
 	if f.refusal != nil {
 		if r.Kind == core.KindToolCall {
@@ -215,6 +216,20 @@ func (p *Pipeline) Run(ctx context.Context, r *core.Request) (mcp.Result, error)
 		return nil, f.err
 	}
 	return f.res, nil
+}
+
+// runStage runs one stage. A stage that panics (a bug in Airlock or in a
+// library it calls) ends the request as an internal error, recorded like
+// any other, instead of taking the whole gateway and every agent's
+// session down with it; the stack goes to the log.
+func (p *Pipeline) runStage(ctx context.Context, s stage, f *flow) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("a pipeline stage panicked; the request is refused", "stage", s.name, "tool", f.req.Exposed, "panic", r, "stack", string(debug.Stack()))
+			f.refuse(core.DecisionError, core.Errorf(core.EInternal, "Airlock failed while handling this request (%s: %v); it did not complete", s.name, r))
+		}
+	}()
+	s.run(ctx, f)
 }
 
 // refuse ends the request with err, recording decision.

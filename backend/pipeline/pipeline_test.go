@@ -81,6 +81,19 @@ func (d dispatcher) Dispatch(context.Context, *core.Request) (mcp.Result, error)
 	return d.res, d.err
 }
 
+// panicky panics where it is used as a policy or a dispatcher: a bug.
+type panicky struct{ tr *trace }
+
+func (p panicky) Check(context.Context, *core.Request) core.Verdict {
+	p.tr.add("policy")
+	panic("index out of range")
+}
+
+func (p panicky) Dispatch(context.Context, *core.Request) (mcp.Result, error) {
+	p.tr.add("dispatch")
+	panic("nil map")
+}
+
 type responder struct{ tr *trace }
 
 func (r responder) Respond(_ context.Context, _ *core.Request, res *mcp.CallToolResult) *mcp.CallToolResult {
@@ -210,6 +223,10 @@ func TestFailsClosed(t *testing.T) {
 			p.stg.Decider = decider{tr: p.tr, v: ask}
 			p.appr.out = core.ApprovalOutcome{Decision: core.DecisionTimeout, Code: core.EApprovalTimeout}
 		}, core.EApprovalTimeout, core.DecisionTimeout, []string{"route", "journal", "gate", "policy", "decide", "approve", "audit"}},
+		{"a policy panics", func(p *parts) { p.stg.Policies = []pipeline.Policy{panicky{tr: p.tr}} }, core.EInternal, core.DecisionError,
+			[]string{"route", "journal", "gate", "policy", "audit"}},
+		{"the dispatch panics", func(p *parts) { p.stg.Dispatch = panicky{tr: p.tr} }, core.EInternal, core.DecisionError,
+			[]string{"route", "journal", "gate", "policy", "decide", "dispatch", "respond", "audit"}},
 		{"no auditor", func(p *parts) { p.stg.Audit = nil }, pipeline.EAuditUnavailable, "", []string{"route"}},
 		{"the record cannot be made durable", func(p *parts) { p.audit.beginErr = errors.New("write audit journal: no space left on device") },
 			pipeline.EAuditUnavailable, "", []string{"route", "journal"}},
