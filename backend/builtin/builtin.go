@@ -190,9 +190,11 @@ func (b *Builtin) loadStored() (string, Settings, error) {
 		return "", Defaults(), nil
 	}
 	s := Defaults()
+	s.ListsVersion = 1 // stored before the lists had versions
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
 		return raw, Settings{}, core.Errorf(core.EInvalid, "stored built-in settings are not valid JSON: %v", err)
 	}
+	s = upgradeLists(s)
 	// An older Airlock let the cap go higher, but a request that large
 	// never reached file_write (the gateway refused it first).
 	s.WriteCapBytes = min(s.WriteCapBytes, MaxWriteCapBytes)
@@ -316,6 +318,9 @@ func (b *Builtin) RemovePath(dir string) (Overview, error) {
 func (b *Builtin) change(edit func(Settings) (Settings, error)) (Overview, error) {
 	b.mu.Lock()
 	next, err := edit(cloneSettings(b.cur.Load().settings))
+	// The lists as they are now are what the person chose: a default entry
+	// they removed is not given back at the next load.
+	next.ListsVersion = ListsVersion
 	if err == nil {
 		next, err = next.validate()
 	}

@@ -83,7 +83,7 @@ func NewClassifier(deny, ask []string) (*Classifier, error) {
 // (sh -c '...') is checked against the rules. Deny wins over ask, ask over
 // allow; what cannot be proven safe asks.
 func (c *Classifier) Classify(script string) (out Classification) {
-	a := &analysis{c: c, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}}
+	a := &analysis{c: c, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues()}
 	// A command the analysis fails on (a bug here or in the shell parser)
 	// is never allowed: a person decides.
 	defer func() {
@@ -96,6 +96,7 @@ func (c *Classifier) Classify(script string) (out Classification) {
 		a.report(core.Ask, "too-long", truncate(script), fmt.Sprintf("the command is longer than %d bytes, too long to check", MaxCommandBytes))
 	} else {
 		a.script(script, 0)
+		a.checkValues()
 	}
 	out = Classification{Outcome: core.Allow, Findings: a.findings, Commands: a.commands}
 	for _, f := range a.findings {
@@ -118,6 +119,7 @@ type analysis struct {
 	parsed   map[string]bool
 	count    int
 	overrun  bool
+	vals     values
 }
 
 // word is one argument after brace expansion: its literal text when it has
@@ -200,6 +202,7 @@ func (a *analysis) walk(root syntax.Node, depth int) []*invocation {
 	inPipe := map[*syntax.BinaryCmd]bool{}
 	heredocs := map[*syntax.Word]bool{}
 	syntax.Walk(root, func(n syntax.Node) bool {
+		a.valueNode(n)
 		switch n := n.(type) {
 		case *syntax.Stmt:
 			for _, r := range n.Redirs {
@@ -615,6 +618,9 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 		return out
 	}
 	args := argv[1:]
+	if nameBuiltin(inv.name) {
+		a.nameArguments(inv)
+	}
 	if w, ok := a.c.wrappers[inv.name]; ok {
 		return append(out, a.wrapped(inv, w, args, redirs, depth, open)...)
 	}
@@ -647,6 +653,17 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 		a.interpreterStdin(inv, args, readsInput(redirs))
 	case inv.name == "find":
 		out = append(out, a.findExec(args, depth)...)
+	case inv.name == "kill":
+		// kill -- -1 signals every process of the user: after --, the
+		// ask rule's flag does not count.
+		if i := slices.IndexFunc(args, func(w word) bool { return w.lit && w.text == "--" }); i >= 0 &&
+			slices.ContainsFunc(args[i+1:], func(w word) bool { return w.lit && w.text == "-1" }) {
+			a.report(core.Ask, "kill -1", inv.text, "kill -1 signals every process you own")
+		}
+	case inv.name == "ssh" || inv.name == "scp" || inv.name == "sftp" || inv.name == "autossh":
+		if opt := sshCommandOption(args); opt != "" {
+			a.report(core.Ask, "ssh-command-option", inv.text, fmt.Sprintf("the ssh option %s runs a local command", opt))
+		}
 	case inv.name == "sed" && sedExecutes(args):
 		a.report(core.Ask, "sed-execute", inv.text, "the sed script runs commands (the e command or flag)")
 	}
@@ -948,6 +965,35 @@ var (
 	sedECommand = regexp.MustCompile(`(^|[;\n{}]|[0-9$/])\s*!?\s*e(\s|;|}|$)`)
 	sedEFlag    = regexp.MustCompile(`/[gpiImMw0-9]*e[gpiImMw0-9]*\s*(;|}|\n|$)`)
 )
+
+// sshCommandOption returns the name of an -o option that makes ssh run a
+// local command (ProxyCommand, LocalCommand, KnownHostsCommand, in any
+// case, with = or a space), or "".
+func sshCommandOption(args []word) string {
+	for i, w := range args {
+		if !w.lit {
+			continue
+		}
+		var opt string
+		switch {
+		case w.text == "-o" && i+1 < len(args):
+			opt = args[i+1].text
+		case strings.HasPrefix(w.text, "-o"):
+			opt = w.text[2:]
+		default:
+			continue
+		}
+		key := strings.ToLower(strings.TrimSpace(opt))
+		if end := strings.IndexAny(key, "= \t"); end >= 0 {
+			key = key[:end]
+		}
+		switch key {
+		case "proxycommand", "localcommand", "knownhostscommand", "permitlocalcommand":
+			return key
+		}
+	}
+	return ""
+}
 
 // sedExecutes reports whether a sed command line's script runs commands.
 func sedExecutes(args []word) bool {

@@ -51,6 +51,10 @@ type Settings struct {
 	// (compared case-insensitively). Executable content (a shebang, ELF,
 	// PE or Mach-O) is refused whatever the name.
 	ExecutableExtensions []string `json:"executableExtensions"`
+	// ListsVersion is the version of the default deny and ask lists these
+	// lists have been given (see listAdditions). Settings an older Airlock
+	// stored get the entries added since when they load.
+	ListsVersion int `json:"listsVersion"`
 }
 
 // Limits of the numeric settings.
@@ -88,6 +92,7 @@ func Defaults() Settings {
 			".command", ".ps1", ".psm1", ".vbs", ".vbe", ".wsf", ".jar", ".apk",
 			".appimage", ".run",
 		},
+		ListsVersion: ListsVersion,
 	}
 }
 
@@ -110,7 +115,7 @@ func defaultDeny() []string {
 // usual ways to install software, run downloaded or inline code, change the
 // system, or rewrite shared history.
 func defaultAsk() []string {
-	return []string{
+	ask := []string{
 		"{sudo,su,doas,pkexec,runuser}",
 		"{apt,apt-get,aptitude} {install,remove,purge,autoremove,upgrade,dist-upgrade,full-upgrade}",
 		"dpkg {-i,--install,-r,--remove,-P,--purge}",
@@ -145,11 +150,11 @@ func defaultAsk() []string {
 		"{iptables,ip6tables,nft,ufw}",
 		"{useradd,userdel,usermod,passwd,chpasswd,visudo}",
 		"{ssh-keygen,ssh-add}",
-		"git config {core.pager,core.sshCommand,core.sshcommand,core.editor,core.fsmonitor,core.hooksPath,core.hookspath,core.askPass,core.askpass,sequence.editor,diff.external,diff.*.textconv,diff.*.command,filter.*,alias.*,credential.helper,pager.*,gpg.program,gpg.*.program,uploadpack.packObjectsHook,include.path,includeIf.*}",
-		"{vi,vim,nvim,view,ex,vimdiff,gvim} {-c,-S,--cmd,+*}",
-		"man {-P,--pager,-H,--html}",
-		"{ssh,scp,sftp} {ProxyCommand=*,-oProxyCommand=*,LocalCommand=*,-oLocalCommand=*,KnownHostsCommand=*,-oKnownHostsCommand=*}",
 	}
+	for _, add := range listAdditions {
+		ask = append(ask, add.ask...)
+	}
+	return ask
 }
 
 // envNamePattern is a variable name with an optional trailing *.
@@ -325,4 +330,52 @@ func describeRoots(roots []string) string {
 // String renders the settings' limits for logs.
 func (s Settings) String() string {
 	return fmt.Sprintf("roots=%v timeout=%ds output=%d read=%d write=%d", s.Roots, s.ShellTimeoutSeconds, s.OutputCapBytes, s.ReadCapBytes, s.WriteCapBytes)
+}
+
+// listAdditions are the default deny and ask entries each version of the
+// lists added: version i+2 added listAdditions[i] (version 1 is the lists
+// before versions). Settings stored before are given them when they load,
+// once: an entry the person removes afterwards stays removed.
+var listAdditions = []struct{ deny, ask []string }{
+	{ask: []string{ // 2: programs a setting tells to run a command
+		"git config {core.pager,core.sshCommand,core.sshcommand,core.editor,core.fsmonitor,core.hooksPath,core.hookspath,core.askPass,core.askpass,sequence.editor,diff.external,diff.*.textconv,diff.*.command,filter.*,alias.*,credential.helper,pager.*,gpg.program,gpg.*.program,uploadpack.packObjectsHook,include.path,includeIf.*}",
+		"{vi,vim,nvim,view,ex,vimdiff,gvim} {-c,-S,--cmd,+*}",
+		"man {-P,--pager,-H,--html}",
+		"{ssh,scp,sftp} {ProxyCommand=*,-oProxyCommand=*,LocalCommand=*,-oLocalCommand=*,KnownHostsCommand=*,-oKnownHostsCommand=*}",
+	}},
+	{ask: []string{ // 3: long spellings, and inline code in more programs
+		"git --config-env",
+		"chmod {-R,--recursive} {777,0777,a+rwx,a=rwx,ugo+rwx,o+rwx,o+w,a+w}",
+		"chown --recursive",
+		"{lua,luajit,lua5.*} -e",
+		"{Rscript,R} -e",
+		"php {-R,-B,-E,-F}",
+		"gdb",
+		"sqlite3 {.shell*,.system*,-cmd}",
+		"zip {-TT,--unzip-command}",
+		"less +*",
+	}},
+}
+
+// ListsVersion is the version of the default deny and ask lists.
+var ListsVersion = len(listAdditions) + 1
+
+// upgradeLists gives settings stored with older default lists the entries
+// added since.
+func upgradeLists(s Settings) Settings {
+	for v := max(s.ListsVersion, 1); v < ListsVersion; v++ {
+		add := listAdditions[v-1]
+		for _, e := range add.deny {
+			if !slices.Contains(s.Deny, e) {
+				s.Deny = append(s.Deny, e)
+			}
+		}
+		for _, e := range add.ask {
+			if !slices.Contains(s.Ask, e) {
+				s.Ask = append(s.Ask, e)
+			}
+		}
+	}
+	s.ListsVersion = ListsVersion
+	return s
 }

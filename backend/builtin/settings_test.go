@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -148,6 +149,57 @@ func TestSettingsPersist(t *testing.T) {
 	}
 	if ov := old.Get(); ov.Error != "" || ov.Settings.WriteCapBytes != builtin.MaxWriteCapBytes {
 		t.Errorf("stored 100 MiB write cap: error %q, cap %d; want %d", ov.Error, ov.Settings.WriteCapBytes, builtin.MaxWriteCapBytes)
+	}
+}
+
+// TestStoredListsGetNewDefaults: ask lists an older Airlock stored (with
+// no version, or an older one) are given the entries added since, once;
+// an entry the person removes afterwards stays removed.
+func TestStoredListsGetNewDefaults(t *testing.T) {
+	db := openDB(t)
+	if err := db.SetSetting(builtin.SettingsKey, `{"ask":["sudo","my own rule"],"deny":["rm -rf"]}`); err != nil {
+		t.Fatal(err)
+	}
+	b, err := builtin.New(builtin.Options{Store: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := b.Settings().Ask
+	for _, want := range []string{"sudo", "my own rule", "git --config-env", "man {-P,--pager,-H,--html}"} {
+		if !slices.Contains(ask, want) {
+			t.Errorf("ask list %q lacks %q", ask, want)
+		}
+	}
+	if got := b.Settings().Deny; !cmp.Equal(got, []string{"rm -rf"}) {
+		t.Errorf("deny list %q, want the stored one", got)
+	}
+	if v := b.Settings().ListsVersion; v != builtin.ListsVersion {
+		t.Errorf("lists version %d, want %d", v, builtin.ListsVersion)
+	}
+	// The person removes a default entry; it stays removed after a restart.
+	s := b.Settings()
+	s.Ask = slices.DeleteFunc(slices.Clone(s.Ask), func(e string) bool { return e == "git --config-env" })
+	s.ListsVersion = 0 // as a client that does not know the field sends it
+	if _, err := b.Update(s); err != nil {
+		t.Fatal(err)
+	}
+	again, err := builtin.New(builtin.Options{Store: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(again.Settings().Ask, "git --config-env") {
+		t.Error("an entry the person removed came back after a restart")
+	}
+	// A list stored at version 2 gets only version 3's entries.
+	if err := db.SetSetting(builtin.SettingsKey, `{"ask":["sudo"],"listsVersion":2}`); err != nil {
+		t.Fatal(err)
+	}
+	v2, err := builtin.New(builtin.Options{Store: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ask := v2.Settings().Ask; slices.Contains(ask, "man {-P,--pager,-H,--html}") || !slices.Contains(ask, "gdb") {
+		t.Errorf("version 2 lists upgraded to %q: want version 3's entries only", ask)
 	}
 }
 

@@ -185,6 +185,7 @@ export interface BuiltinSettings {
   writeCapBytes: number;
   binaryMimeAllow: string[];
   executableExtensions: string[];
+  listsVersion: number;
 }
 
 /** Go: teams.ChatMessageEvent */

@@ -62,7 +62,7 @@ export function agentMethods(emit: (name: string, payload: unknown) => void, emp
     roots: empty ? [] : ['/home/me/projects/site'], off, shellTimeoutSeconds: 60, outputCapBytes: 256 << 10, readCapBytes: 5 << 20, writeCapBytes: 5 << 20,
     deny: ['rm {-r,-R,--recursive} {-f,--force}', '{shutdown,reboot,halt,poweroff}', '{mkfs,mkfs.*,mke2fs,mkswap,wipefs}', 'dd of=/dev/*'],
     ask: ['{sudo,su,doas,pkexec,runuser}', '{apt,apt-get,aptitude} {install,remove,purge}', '{curl,wget,fetch} | {sh,bash,zsh}', 'git push {--force,-f,+*}'],
-    envAllow: ['PATH', 'HOME', 'USER', 'LANG', 'LC_*', 'TERM', 'TZ', 'TMPDIR'], binaryMimeAllow: [], executableExtensions: ['.exe', '.sh', '.bat', '.ps1', '.so', '.dylib'],
+    envAllow: ['PATH', 'HOME', 'USER', 'LANG', 'LC_*', 'TERM', 'TZ', 'TMPDIR'], binaryMimeAllow: [], executableExtensions: ['.exe', '.sh', '.bat', '.ps1', '.so', '.dylib'], listsVersion: 3,
   };
   const defaults = structuredClone(settings);
   defaults.roots = [];

@@ -15,7 +15,7 @@ export function role(name: string, more: Partial<Role> = {}): Role {
 export function builtinSettings(more: Partial<BuiltinSettings> = {}): BuiltinSettings {
   return {
     roots: [], off: [], deny: ['rm {-r,--recursive} {-f,--force}'], ask: ['{sudo,su}'], envAllow: ['PATH', 'HOME'],
-    shellTimeoutSeconds: 60, outputCapBytes: 256 << 10, readCapBytes: 5 << 20, writeCapBytes: 5 << 20, binaryMimeAllow: [], executableExtensions: ['.exe', '.sh'],
+    shellTimeoutSeconds: 60, outputCapBytes: 256 << 10, readCapBytes: 5 << 20, writeCapBytes: 5 << 20, binaryMimeAllow: [], executableExtensions: ['.exe', '.sh'], listsVersion: 3,
     ...more,
   };
 }
