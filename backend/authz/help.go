@@ -87,6 +87,13 @@ func helpContext(c *core.Caller) HelpContext {
 // the function the gate uses, so help cannot disagree with a refusal.
 func (s *Service) HelpList(caller *core.Caller) HelpListing {
 	out := HelpListing{Context: helpContext(caller), AvailableTools: []HelpTool{}, UnavailableInfo: map[string]string{}}
+	if out.Context.ProjectID == "" && out.Context.AgentID != "" {
+		// A session that named no project works in the agent's only
+		// project (the team tools use it), so that is its project.
+		if a, err := s.findAgent(out.Context.AgentID); err == nil && len(a.Projects) == 1 {
+			out.Context.ProjectID = a.Projects[0]
+		}
+	}
 	groups := map[string][]string{}
 	var order []string
 	first := map[string]*core.Error{}
@@ -168,11 +175,24 @@ func groupText(group string, names []string, err *core.Error, c *core.Caller) st
 func (s *Service) HelpFor(caller *core.Caller, name string) (HelpDetail, error) {
 	def, ok := s.reg.Lookup(name)
 	if !ok {
+		if server, _, found := strings.Cut(name, "__"); found && server != "" {
+			// A tool of another server, as tools/list names it.
+			return HelpDetail{}, core.Errorf(core.ENotFound, "help describes Airlock's own tools; '%s' is a tool of the server '%s'", name, server).
+				WithHint("its description and input schema are in tools/list; call help without tool_name for Airlock's tools")
+		}
 		return HelpDetail{}, notRegistered(core.Target{Kind: core.KindToolCall, Server: Server, Name: name})
 	}
 	d := HelpDetail{Name: def.Name, Description: def.Description, Category: string(def.Level)}
 	if err := s.Refusal(caller, core.Target{Kind: core.KindToolCall, Server: Server, Name: def.Name}); err != nil {
 		d.Reason, d.Code, d.Hint = err.Message, err.Code, err.Hint
+		// Seed 000 words the purpose of a session-bound tool this way.
+		if p := purposeOf(caller); err.Code == core.EForbidden && (def.Level == LevelChatOnly || def.Level == LevelTaskOnly) {
+			need := core.PurposeChat
+			if def.Level == LevelTaskOnly {
+				need = core.PurposeTask
+			}
+			d.Reason = fmt.Sprintf("このツールはpurpose=%sのセッションでのみ利用可能です。現在のセッションはpurpose=%sです。", need, p)
+		}
 		return d, nil
 	}
 	params, err := schemaParams(def.InputSchema)

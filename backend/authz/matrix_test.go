@@ -298,8 +298,18 @@ func TestOwnToolMatrix(t *testing.T) {
 				if detail.Available != (gateErr == nil) || listed[def.Name] != (gateErr == nil) {
 					t.Errorf("%s: help available=%v listed=%v, gate refusal %v", name, detail.Available, listed[def.Name], gateErr)
 				}
+				// Its reason is the gate's message, except for a tool bound
+				// to the other session purpose, which seed 000 words itself.
+				wantReason := ""
 				if gateErr != nil {
-					if detail.Reason != gateErr.Message || detail.Code != gateErr.Code || detail.Hint != gateErr.Hint || detail.Parameters != nil {
+					wantReason = gateErr.Message
+					if strings.Contains(gateErr.Message, "session. Current session purpose is") {
+						need := map[authz.Level]string{authz.LevelChatOnly: "chat", authz.LevelTaskOnly: "task"}[def.Level]
+						wantReason = fmt.Sprintf("このツールはpurpose=%sのセッションでのみ利用可能です。現在のセッションはpurpose=%sです。", need, caller.Purpose)
+					}
+				}
+				if gateErr != nil {
+					if detail.Reason != wantReason || detail.Code != gateErr.Code || detail.Hint != gateErr.Hint || detail.Parameters != nil {
 						t.Errorf("%s: help detail %+v disagrees with the gate %+v", name, detail, gateErr)
 					}
 				} else if detail.Parameters == nil {
@@ -331,7 +341,7 @@ func TestOwnToolMatrix(t *testing.T) {
 				}
 				if gateErr != nil {
 					_, hasParams := got["parameters"]
-					if got["reason"] != gateErr.Message || hasParams {
+					if got["reason"] != wantReason || hasParams {
 						t.Errorf("%s: help over MCP %v disagrees with the gate %q", name, got, gateErr.Message)
 					}
 				}
@@ -400,6 +410,16 @@ func TestHelpShapes(t *testing.T) {
 	if diff := cmp.Diff(authz.HelpContext{CallerType: "worker", SessionPurpose: "task", AgentID: w.ids[authz.KindWorker], AgentName: "wrk", ProjectID: p.ID}, listing.Context); diff != "" {
 		t.Errorf("context (-want +got):\n%s", diff)
 	}
+	// Connected without naming a project, the agent's only project is the
+	// session's, as the team tools take it.
+	id.ProjectID = ""
+	noProject, err := w.svc.Resolve("m2", id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.svc.HelpList(&noProject).Context.ProjectID; got != p.ID {
+		t.Errorf("context project_id %q without ?project=, want the agent's only project %s", got, p.ID)
+	}
 	var keys []string
 	for k := range listing.UnavailableInfo {
 		keys = append(keys, k)
@@ -431,10 +451,14 @@ func TestHelpShapes(t *testing.T) {
 	}
 	b, _ = json.Marshal(detail)
 	want = `{"name":"respond_chat","description":"Answers a chat message.","category":"chat_only","available":false,` +
-		`"reason":"Tool 'respond_chat' requires a chat session. Current session purpose is 'task'.","code":"forbidden",` +
+		`"reason":"このツールはpurpose=chatのセッションでのみ利用可能です。現在のセッションはpurpose=taskです。","code":"forbidden",` +
 		`"hint":"authenticate with purpose 'chat' (or connect with ?purpose=chat); from a task session, hand the conversation over with delegate_to_chat_session"}`
 	if diff := cmp.Diff(want, string(b)); diff != "" {
 		t.Errorf("unavailable detail (-want +got):\n%s", diff)
+	}
+	// A tool of another server, as tools/list names it, is not help's.
+	if _, err := w.svc.HelpFor(&caller, "file-read__file_read"); err == nil || !strings.Contains(err.Error(), "a tool of the server 'file-read'") {
+		t.Errorf("help for another server's tool: %v", err)
 	}
 	// The unauthenticated listing is seed 000's: authenticate and help.
 	anon := mustResolve(t, w.env, "anon", "", "")

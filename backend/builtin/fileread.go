@@ -44,7 +44,7 @@ type readOutcome struct {
 
 func (b *Builtin) readFile(_ context.Context, args ReadArgs) (readOutcome, error) {
 	cfg := b.cur.Load()
-	res, err := cfg.resolve(args.Path)
+	res, err := cfg.resolveFile(args.Path)
 	if err != nil {
 		return readOutcome{}, err
 	}

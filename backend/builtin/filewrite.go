@@ -28,7 +28,7 @@ func (b *Builtin) WriteFile(_ context.Context, args WriteArgs) (WriteResult, err
 	if err := cfg.checkWriteContent(args); err != nil {
 		return WriteResult{}, err
 	}
-	res, err := cfg.resolve(args.Path)
+	res, err := cfg.resolveFile(args.Path)
 	if err != nil {
 		return WriteResult{}, err
 	}

@@ -127,6 +127,20 @@ func (c *config) resolve(p string) (*resolved, error) {
 	return &resolved{root: root, dir: dir, rel: rel, shown: filepath.Join(dir.path, rel)}, nil
 }
 
+// resolveFile is resolve for a path that must name a file: one ending
+// in a slash names a folder, and is refused as the system refuses it
+// (ENOTDIR), not read as the file without the slash.
+func (c *config) resolveFile(p string) (*resolved, error) {
+	if strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.") {
+		if err := checkPathText(p); err != nil {
+			return nil, err
+		}
+		return nil, core.Errorf(ENotAFile, "%s ends with a slash, which names a folder; the file tools read and write files", p).
+			WithHint("give the file's path without the trailing slash")
+	}
+	return c.resolve(p)
+}
+
 func (c *config) rootList() string {
 	paths := make([]string, len(c.roots))
 	for i, r := range c.roots {

@@ -165,6 +165,10 @@ func TestReadRefusalReasons(t *testing.T) {
 		// In words, not a mode string such as p--------- (found by a
 		// new-user test).
 		{"pipe", builtin.ENotAFile, "pipe is a named pipe (FIFO), not a regular file"},
+		// A trailing slash names a folder, as the system has it (found by
+		// a new-user test: it read the file).
+		{"inside.txt/", builtin.ENotAFile, "ends with a slash"},
+		{"inside.txt/.", builtin.ENotAFile, "ends with a slash"},
 	} {
 		_, err := f.b.ReadFile(context.Background(), builtin.ReadArgs{Path: tc.path})
 		if code(err) != tc.code || !strings.Contains(core.ErrorMessage(err), tc.mentions) {

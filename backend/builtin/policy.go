@@ -68,7 +68,7 @@ func (c *config) checkRead(raw []byte) error {
 	if err != nil {
 		return err
 	}
-	res, err := c.resolve(args.Path)
+	res, err := c.resolveFile(args.Path)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (c *config) checkWrite(raw []byte) error {
 	if err := c.checkWriteContent(args); err != nil {
 		return err
 	}
-	res, err := c.resolve(args.Path)
+	res, err := c.resolveFile(args.Path)
 	if err != nil {
 		return err
 	}

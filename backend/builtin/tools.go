@@ -84,7 +84,7 @@ func Tools() map[string]*mcp.Tool {
 			Description:  "Reads the file at the given path and returns its content.",
 			InputSchema:  json.RawMessage(fileReadInput),
 			OutputSchema: json.RawMessage(fileReadOutput),
-			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 		},
 		ServerFileWrite: {
 			Name:         ToolFileWrite,
