@@ -201,9 +201,14 @@ func TestTeamToolsListHelpAndGateAgree(t *testing.T) {
 				var detail map[string]any
 				json.Unmarshal([]byte(textOf(tool(t, sess, "help", map[string]any{"tool_name": name}).res)), &detail)
 				if !available[name] {
+					// The call is refused with help's code and hint (help's
+					// reason for a tool of the other session purpose is
+					// seed 000's own wording).
 					r := tool(t, sess, name, nil)
-					if !r.res.IsError || !strings.Contains(textOf(r.res), detail["reason"].(string)) {
-						t.Errorf("%s: the call says %q, help says %q", name, textOf(r.res), detail["reason"])
+					code, _ := detail["code"].(string)
+					hint, _ := detail["hint"].(string)
+					if !r.res.IsError || code == "" || !strings.Contains(textOf(r.res), "["+code+"]") || !strings.Contains(textOf(r.res), hint) {
+						t.Errorf("%s: the call says %q, help says %v", name, textOf(r.res), detail)
 					}
 					continue
 				}

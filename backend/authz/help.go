@@ -185,13 +185,14 @@ func (s *Service) HelpFor(caller *core.Caller, name string) (HelpDetail, error) 
 	d := HelpDetail{Name: def.Name, Description: def.Description, Category: string(def.Level)}
 	if err := s.Refusal(caller, core.Target{Kind: core.KindToolCall, Server: Server, Name: def.Name}); err != nil {
 		d.Reason, d.Code, d.Hint = err.Message, err.Code, err.Hint
-		// Seed 000 words the purpose of a session-bound tool this way.
+		// Seed 000 words the purpose of a session-bound tool this way in
+		// help; the gate's words follow, as the call would be refused.
 		if p := purposeOf(caller); err.Code == core.EForbidden && (def.Level == LevelChatOnly || def.Level == LevelTaskOnly) {
 			need := core.PurposeChat
 			if def.Level == LevelTaskOnly {
 				need = core.PurposeTask
 			}
-			d.Reason = fmt.Sprintf("このツールはpurpose=%sのセッションでのみ利用可能です。現在のセッションはpurpose=%sです。", need, p)
+			d.Reason = fmt.Sprintf("このツールはpurpose=%sのセッションでのみ利用可能です。現在のセッションはpurpose=%sです。 (%s)", need, p, err.Message)
 		}
 		return d, nil
 	}

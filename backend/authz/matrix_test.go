@@ -305,7 +305,7 @@ func TestOwnToolMatrix(t *testing.T) {
 					wantReason = gateErr.Message
 					if strings.Contains(gateErr.Message, "session. Current session purpose is") {
 						need := map[authz.Level]string{authz.LevelChatOnly: "chat", authz.LevelTaskOnly: "task"}[def.Level]
-						wantReason = fmt.Sprintf("このツールはpurpose=%sのセッションでのみ利用可能です。現在のセッションはpurpose=%sです。", need, caller.Purpose)
+						wantReason = fmt.Sprintf("このツールはpurpose=%sのセッションでのみ利用可能です。現在のセッションはpurpose=%sです。 (%s)", need, caller.Purpose, gateErr.Message)
 					}
 				}
 				if gateErr != nil {
@@ -451,7 +451,7 @@ func TestHelpShapes(t *testing.T) {
 	}
 	b, _ = json.Marshal(detail)
 	want = `{"name":"respond_chat","description":"Answers a chat message.","category":"chat_only","available":false,` +
-		`"reason":"このツールはpurpose=chatのセッションでのみ利用可能です。現在のセッションはpurpose=taskです。","code":"forbidden",` +
+		`"reason":"このツールはpurpose=chatのセッションでのみ利用可能です。現在のセッションはpurpose=taskです。 (Tool 'respond_chat' requires a chat session. Current session purpose is 'task'.)","code":"forbidden",` +
 		`"hint":"authenticate with purpose 'chat' (or connect with ?purpose=chat); from a task session, hand the conversation over with delegate_to_chat_session"}`
 	if diff := cmp.Diff(want, string(b)); diff != "" {
 		t.Errorf("unavailable detail (-want +got):\n%s", diff)

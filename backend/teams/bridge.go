@@ -26,7 +26,8 @@ import (
 
 // Seed 001's refusals, in its words, with an English rendering.
 const (
-	// In seed 001's words both are ids; the English names them.
+	// Seed 001 names both agents by their (readable) ids; here both are
+	// named by name, whichever way the requester was given.
 	msgNotAncestor = "この操作には上位者からの依頼が必要です。依頼者 '%s' は '%s' の上位者ではありません。" +
 		" (This operation needs a request from an agent above you: requester '%s' is not above '%s'.)"
 	msgStartOwnOnly = "自分に割り当てられたタスクのみ開始できます。タスク担当者: %s" +
@@ -106,7 +107,7 @@ func (s *Service) bridge(op, callerID, sessionProject, taskID, requesterRef, con
 	}
 	// 3. The requester is above the caller.
 	if !r.isStrictAncestor(requester.ID, callerID) {
-		return BridgeResult{}, core.Errorf(ECodeUnauthorized, msgNotAncestor, requester.ID, callerID, requester.Name, caller.Name)
+		return BridgeResult{}, core.Errorf(ECodeUnauthorized, msgNotAncestor, requester.Name, caller.Name, requester.Name, caller.Name)
 	}
 	// Whether the requester ever wrote to the caller: read before the
 	// transaction (the database has one connection).
