@@ -480,10 +480,28 @@ func TestUnknownTokenIsRecorded(t *testing.T) {
 // JSON-RPC error. The Go SDK's client showed only "Forbidden".
 func TestRefusedConnectionSaysWhy(t *testing.T) {
 	tm := newTeam(t)
-	for _, tc := range []struct{ name, token, query, want string }{
-		{"unknown project", tm.alice.Token, "?project=nope", authz.EProjectNotFound},
-		{"unknown token", "alk_not-a-token-anyone-has-0123456789", "", core.EUnauthorized},
+	for _, tc := range []struct {
+		name, token, query, want string
+		status                   int
+	}{
+		{"unknown project", tm.alice.Token, "?project=nope", authz.EProjectNotFound, http.StatusNotFound},
+		{"bad purpose", tm.alice.Token, "?purpose=bogus", core.EInvalid, http.StatusBadRequest},
+		{"unknown token", "alk_not-a-token-anyone-has-0123456789", "", core.EUnauthorized, http.StatusUnauthorized},
 	} {
+		// Only a credential problem is 401 with a challenge, which
+		// OAuth-capable clients take as "sign in".
+		req, _ := http.NewRequest("POST", tm.in.Info.MCPURL+tc.query, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+		req.Header.Set("Authorization", "Bearer "+tc.token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if challenge := resp.Header.Get("WWW-Authenticate") != ""; resp.StatusCode != tc.status || challenge != (tc.status == http.StatusUnauthorized) {
+			t.Errorf("%s: HTTP %d, WWW-Authenticate %v; want %d, a challenge only with 401", tc.name, resp.StatusCode, challenge, tc.status)
+		}
 		for _, version := range []string{"2025-11-25", ""} {
 			t.Run(tc.name+" "+version, func(t *testing.T) {
 				c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)

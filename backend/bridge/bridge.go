@@ -75,11 +75,17 @@ func (b *Bridge) Check(ctx context.Context) error {
 		return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("no Airlock is running at %s (%v)", b.URL, err)}).
 			WithHint("start Airlock (the desktop app, or 'airlock serve'), or pass --url")
 	}
-	io.Copy(io.Discard, resp.Body)
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
 		return core.Errorf(core.EUnauthorized, "Airlock at %s refused the token", b.URL).
 			WithHint("`airlock token` prints the default agent's token; for another agent, `airlock agents token NAME --rotate` gives it a new one")
+	}
+	// Refused at the door for another reason (a ?project= or ?purpose= in
+	// the URL, a suspended agent): Airlock's error says which.
+	var refusal core.Error
+	if resp.StatusCode >= 400 && json.Unmarshal(body, &refusal) == nil && refusal.Code != "" && refusal.Message != "" {
+		return &refusal
 	}
 	return nil
 }

@@ -216,11 +216,18 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			sid = r.URL.Query().Get("sessionid")
 		}
 		if err != nil && !g.refusedInside(r, conn, err, sid) {
-			status := http.StatusUnauthorized
+			// Only a missing or unknown credential is 401 with a
+			// challenge: OAuth-capable clients (Claude Code, Cursor) take
+			// that as "sign in", which a bad ?purpose= or ?project= is not.
+			status := http.StatusForbidden // a known credential that may not be used now
 			switch core.ErrorCode(err) {
-			case core.EUnauthorized, core.EInvalid:
-			default: // a known credential that may not be used now
-				status = http.StatusForbidden
+			case core.EUnauthorized:
+				status = http.StatusUnauthorized
+				w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
+			case core.EInvalid:
+				status = http.StatusBadRequest
+			case core.ENotFound, projectNotFound:
+				status = http.StatusNotFound
 			}
 			// A known credential that may not be used now, and a token
 			// nobody knows (a guess, a revoked or rotated one): both are in
@@ -228,7 +235,6 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			if conn.Label != "" || r.Header.Get("Authorization") != "" {
 				g.refuseConnection(r, conn, err)
 			}
-			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
 			writeRefusal(w, r, status, asCoreError(err))
 			return
 		}
@@ -350,6 +356,10 @@ func (g *Gateway) serverFor(r *http.Request) *mcp.Server {
 	}
 	return g.stub
 }
+
+// projectNotFound is authz's code for a ?project= nobody has (the gateway
+// does not import authz).
+const projectNotFound = "project_not_found"
 
 // writeRefusal answers a request refused at the door with its HTTP status
 // and Airlock's error (code, message, hint) as the JSON body. When the
