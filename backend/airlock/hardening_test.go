@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/airlock"
+	"github.com/airlock-dev/airlock/backend/bridge"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/pipeline"
@@ -241,4 +242,88 @@ func TestHungUpClientLeavesQueue(t *testing.T) {
 		recs, _ := in.API.Activity.List(core.ActivityFilter{Tool: "echo"})
 		return len(recs) == 1 && recs[0].ErrorCode == pipeline.ECancelled
 	}, "the abandoned call is not recorded as cancelled")
+}
+
+// A legacy SSE client's POSTs end at once, so only its event stream says
+// it is there: when the stream ends (the client went away), its call
+// waiting for approval leaves the queue and is recorded as cancelled, as
+// for a Streamable HTTP client that hangs up (found by a new-user test:
+// approving it later ran the tool for nobody).
+func TestGoneSSEClientLeavesQueue(t *testing.T) {
+	in, _ := setup(t, airlock.Options{})
+	base := strings.TrimSuffix(in.Info.MCPURL, "/mcp")
+	c := mcp.NewClient(&mcp.Implementation{Name: "sse-agent", Version: "1"}, nil)
+	// The event stream lives as long as this context: cancelling it is the
+	// client going away.
+	alive, goAway := context.WithCancel(context.Background())
+	defer goAway()
+	sess, err := c.Connect(alive, &mcp.SSEClientTransport{Endpoint: base + "/sse",
+		HTTPClient: &http.Client{Transport: bearer{in.Info.AgentToken}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "still there?"}})
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		p, _ := in.API.Approvals.Pending()
+		return len(p) == 1
+	}, "the call never waited for approval")
+	goAway()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		p, _ := in.API.Approvals.Pending()
+		return len(p) == 0
+	}, "the call of an SSE client that went away stayed in the approval queue")
+	var recs []core.AuditRecord
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		recs, _ = in.API.Activity.List(core.ActivityFilter{Tool: "echo"})
+		return len(recs) == 1 && recs[0].ErrorCode == pipeline.ECancelled
+	}, "the abandoned call is not recorded as cancelled: %+v", &recs)
+}
+
+// A stdio client of the bridge that goes away (killed: its pipes close)
+// takes its calls with it: the call waiting for approval leaves the queue
+// and is recorded as cancelled, instead of running for nobody when someone
+// approves it (found by a new-user test). A client that only closes stdin
+// still gets its answers (TestBridgeOverStdio).
+func TestGoneBridgeClientLeavesQueue(t *testing.T) {
+	in, _ := setup(t, airlock.Options{})
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdinR.Close()
+	defer stdoutW.Close()
+	b := &bridge.Bridge{URL: in.Info.MCPURL, Token: in.Info.AgentToken}
+	errc := make(chan error, 1)
+	go func() { errc <- b.Run(context.Background(), stdinR, stdoutW) }()
+	c := mcp.NewClient(&mcp.Implementation{Name: "stdio-agent", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: stdoutR, Writer: stdinW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "anyone?"}})
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		p, _ := in.API.Approvals.Pending()
+		return len(p) == 1
+	}, "the call never waited for approval")
+	// The client is killed: both ends of its pipes close.
+	stdoutR.Close()
+	stdinW.Close()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		p, _ := in.API.Approvals.Pending()
+		return len(p) == 0
+	}, "the call of a bridge client that went away stayed in the approval queue")
+	var recs []core.AuditRecord
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		recs, _ = in.API.Activity.List(core.ActivityFilter{Tool: "echo"})
+		return len(recs) == 1 && recs[0].ErrorCode == pipeline.ECancelled
+	}, "the abandoned call is not recorded as cancelled: %+v", &recs)
+	select {
+	case <-errc:
+	case <-time.After(10 * time.Second):
+		t.Error("the bridge did not end when its client went away")
+	}
 }

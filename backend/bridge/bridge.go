@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 
@@ -49,6 +50,8 @@ type Bridge struct {
 	goneOnce sync.Once
 	gone     chan struct{} // closed when Airlock went away
 	goneErr  error
+
+	clientGone context.CancelFunc // ends the requests in flight
 }
 
 // markGone ends the relay: the session lived in the Airlock that went away,
@@ -116,6 +119,14 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	if err := b.Check(ctx); err != nil {
 		return err
 	}
+	// The requests in flight end when the client goes away: Airlock then
+	// cancels them (a call waiting for approval leaves the queue) instead
+	// of running them for nobody.
+	ctx, b.clientGone = context.WithCancel(ctx)
+	defer b.clientGone()
+	if f, ok := stdout.(*os.File); ok {
+		go watchPeer(ctx, f, b.clientGone)
+	}
 	b.out = json.NewEncoder(stdout)
 	b.gone = make(chan struct{})
 	lines := make(chan []byte)
@@ -165,7 +176,9 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 func (b *Bridge) write(msg json.RawMessage) {
 	b.outMu.Lock()
 	defer b.outMu.Unlock()
-	b.out.Encode(msg)
+	if err := b.out.Encode(msg); err != nil {
+		b.clientGone() // nobody reads what we write (EPIPE)
+	}
 }
 
 type rpcHead struct {

@@ -268,7 +268,14 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			opening = r.Method == http.MethodPost && sid == ""
 		}
 		if opening {
-			ctx = context.WithValue(ctx, serverKey, g.newSession(conn).server)
+			s := g.newSession(conn)
+			if sse {
+				// A legacy SSE session is its event stream (the GET): when
+				// the client goes away, its calls end with it. (The SDK
+				// closes the session only once those calls have returned.)
+				context.AfterFunc(r.Context(), s.end)
+			}
+			ctx = context.WithValue(ctx, serverKey, s.server)
 		}
 		// Only Streamable HTTP answers a request on the POST that carried
 		// it; a legacy SSE POST ends at once, long before its handler.
@@ -418,6 +425,11 @@ type session struct {
 	created time.Time
 	ss      atomic.Pointer[mcp.ServerSession]
 
+	// ctx ends when the session does (a legacy SSE client that went away,
+	// a DELETE): its requests still running are cancelled with it.
+	ctx context.Context
+	end context.CancelFunc
+
 	mu      sync.Mutex // serialises announce
 	listed  [3]uint64  // hashes of the tools, prompts and resources it was last shown
 	servers map[string]bool
@@ -446,6 +458,7 @@ func (s *session) client() core.ClientInfo {
 // newSession builds the MCP server for one new session opened over conn.
 func (g *Gateway) newSession(conn Connection) *session {
 	s := &session{conn: conn, created: time.Now(), subs: map[[2]string]bool{}}
+	s.ctx, s.end = context.WithCancel(context.Background())
 	s.server = mcp.NewServer(g.impl(), g.serverOptions(g.complete(s),
 		func(ctx context.Context, uri string, on bool) error { return g.subscribe(s, on)(ctx, uri) }))
 	srv := s.server
@@ -463,6 +476,7 @@ func (g *Gateway) dropUnopenedLocked() {
 	for srv, s := range g.sessions {
 		if s.ss.Load() == nil && time.Since(s.created) > time.Minute {
 			delete(g.sessions, srv)
+			s.end()
 		}
 	}
 }
@@ -479,6 +493,7 @@ func (g *Gateway) opened(s *session, ss *mcp.ServerSession) {
 	g.mu.Unlock()
 	go func() {
 		ss.Wait()
+		s.end()
 		g.mu.Lock()
 		delete(g.sessions, s.server)
 		delete(g.bySID, sid)
@@ -543,20 +558,27 @@ func sessionTokenArg(args json.RawMessage) string {
 }
 
 // requestContext ties a handler's context to the HTTP request its message
-// came in on, so that a client that hangs up cancels its requests: a call
-// waiting for approval then leaves the queue instead of running later.
-func (g *Gateway) requestContext(ctx context.Context, req mcp.Request) (context.Context, context.CancelFunc) {
+// came in on, and to its session, so that a client that hangs up cancels
+// its requests: a call waiting for approval then leaves the queue instead
+// of running later. (A legacy SSE client's POSTs end at once; its session
+// ends when its event stream does.)
+func (g *Gateway) requestContext(ctx context.Context, s *session, req mcp.Request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := cancel
+	if s.ctx != nil { // a sessionless request's session is the request
+		stopSession := context.AfterFunc(s.ctx, cancel)
+		stop = func() { stopSession(); cancel() }
+	}
 	extra := req.GetExtra()
 	if extra == nil || extra.Header == nil {
-		return ctx, func() {}
+		return ctx, stop
 	}
 	post, ok := g.posts.Load(extra.Header.Get(postHeader))
 	if !ok {
-		return ctx, func() {}
+		return ctx, stop
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(post.(context.Context), cancel)
-	return ctx, func() { stop(); cancel() }
+	stopPost := context.AfterFunc(post.(context.Context), cancel)
+	return ctx, func() { stopPost(); stop() }
 }
 
 // closeGrace is how long Close waits for the requests being answered.

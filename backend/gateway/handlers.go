@@ -125,7 +125,7 @@ func (g *Gateway) listTemplates(s *session) (*mcp.ListResourceTemplatesResult, e
 func (g *Gateway) run(ctx context.Context, s *session, req mcp.Request, r *core.Request) (mcp.Result, error) {
 	g.busy.begin()
 	defer g.busy.end()
-	ctx, cancel := g.requestContext(ctx, req)
+	ctx, cancel := g.requestContext(ctx, s, req)
 	defer cancel()
 	c, err := g.caller(s, r.Args)
 	r.Caller = c
