@@ -570,7 +570,30 @@ func truncate(s string) string {
 // (case-insensitive file systems run RM as rm), without .exe.
 func normalName(s string) string {
 	s = strings.ToLower(path.Base(strings.ReplaceAll(s, `\`, "/")))
-	return strings.TrimSuffix(s, ".exe")
+	s = strings.TrimSuffix(s, ".exe")
+	// Versioned and packaged names of the interpreters and editors the
+	// lists name: perl5.36.0, ruby3.1, php8.2, node18, vim.basic.
+	if m := versionedName.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return s
+}
+
+var versionedName = regexp.MustCompile(`^(perl|ruby|php|node|nodejs|vim|vi|nvim)(?:[0-9][0-9.]*|\.(?:basic|tiny|nox|gtk|gtk3|athena|motif))$`)
+
+// leadingFlags returns the letters of a short-option cluster up to the
+// first character that is not a letter: "rf" for -rf, and "c" for
+// -c'print(1)' (a value attached to its option). Long options and words
+// that are not options give "".
+func leadingFlags(arg string) string {
+	if len(arg) < 2 || arg[0] != '-' || arg[1] == '-' {
+		return ""
+	}
+	i := 1
+	for i < len(arg) && isLetter(arg[i]) {
+		i++
+	}
+	return arg[1:i]
 }
 
 func newInvocation(argv []word, open bool) *invocation {
@@ -653,6 +676,14 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 		a.interpreterStdin(inv, args, readsInput(redirs))
 	case inv.name == "find":
 		out = append(out, a.findExec(args, depth)...)
+	case inv.name == "compgen" || inv.name == "complete":
+		// -C runs a command, -F a function, -W expands its word list again.
+		for _, f := range []byte{'C', 'F', 'W'} {
+			if hasFlag(args, f) {
+				a.report(core.Ask, inv.name, inv.text, fmt.Sprintf("%s -%c runs or expands what it is given", inv.name, f))
+				break
+			}
+		}
 	case inv.name == "kill":
 		// kill -- -1 signals every process of the user: after --, the
 		// ask rule's flag does not count.
@@ -720,7 +751,7 @@ func hasFlag(args []word, c byte) bool {
 		if a.lit && a.text == "--" {
 			return false
 		}
-		if a.lit && (a.text == "-"+string(c) || isFlagCluster(a.text) && strings.IndexByte(a.text[1:], c) >= 0) {
+		if a.lit && (a.text == "-"+string(c) || strings.IndexByte(leadingFlags(a.text), c) >= 0) {
 			return true
 		}
 	}
@@ -962,9 +993,44 @@ func (a *analysis) findExec(args []word, depth int) []*invocation {
 // sedExecute finds GNU sed's e command and the e flag of s///, both of
 // which run a shell command.
 var (
-	sedECommand = regexp.MustCompile(`(^|[;\n{}]|[0-9$/])\s*!?\s*e(\s|;|}|$)`)
-	sedEFlag    = regexp.MustCompile(`/[gpiImMw0-9]*e[gpiImMw0-9]*\s*(;|}|\n|$)`)
+	// The e command, after any address (/re/I, \%re%, 3, $) or none.
+	sedECommand = regexp.MustCompile(`(^|[^A-Za-z_\\]|/[IM]+)\s*!?\s*e(\s|;|}|$)`)
 )
+
+// sedSubstituteE reports whether a sed script has an s command, with any
+// delimiter, whose flags include e (run the pattern space as a command).
+func sedSubstituteE(script string) bool {
+	for i := 0; i+1 < len(script); i++ {
+		if script[i] != 's' || (i > 0 && (isLetter(script[i-1]) || script[i-1] == '\\')) {
+			continue
+		}
+		d := script[i+1]
+		if d == '\\' || d == '\n' || d == ' ' || isLetter(d) || d >= '0' && d <= '9' {
+			continue
+		}
+		// Skip the pattern and the replacement: two unescaped delimiters.
+		j, seen := i+2, 0
+		for j < len(script) && seen < 2 {
+			switch script[j] {
+			case '\\':
+				j++
+			case d:
+				seen++
+			}
+			j++
+		}
+		if seen < 2 {
+			continue
+		}
+		for j < len(script) && (isLetter(script[j]) || script[j] >= '0' && script[j] <= '9') {
+			if script[j] == 'e' {
+				return true
+			}
+			j++
+		}
+	}
+	return false
+}
 
 // sshCommandOption returns the name of an -o option that makes ssh run a
 // local command (ProxyCommand, LocalCommand, KnownHostsCommand, in any
@@ -1035,7 +1101,7 @@ func sedExecutes(args []word) bool {
 		}
 	}
 	for _, s := range scripts {
-		if !s.lit || sedECommand.MatchString(s.text) || sedEFlag.MatchString(s.text) {
+		if !s.lit || sedECommand.MatchString(s.text) || sedSubstituteE(s.text) {
 			return true
 		}
 	}
@@ -1060,7 +1126,8 @@ func (a *analysis) variable(name string) {
 // run (git's pager and ssh, editors, less's preprocessor, ...).
 func commandVariable(name string) bool {
 	switch name {
-	case "PAGER", "MANPAGER", "GIT_PAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
+	case "BASH_CMDS", "BASH_ALIASES", // the command hash and the aliases: what a name runs
+		"PAGER", "MANPAGER", "GIT_PAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
 		"GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS",
 		"GIT_EXEC_PATH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
 		"LESSOPEN", "LESSCLOSE", "BROWSER", "PYTHONPATH", "PERL5LIB", "RUBYLIB", "NODE_PATH":

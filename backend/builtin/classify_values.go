@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/airlock-dev/airlock/backend/core"
@@ -15,7 +16,11 @@ import (
 // set -x). A value the checker can read (a literal in the command line) is
 // checked as a command where it is written; one made at run time (printf
 // -v with escapes, base64 -d, a file read) cannot be, so these places ask
-// unless every value the variable can hold is a number.
+// unless every value the command line can give the variable is a number.
+// A variable it never assigns holds what Airlock's reduced environment
+// gave it (or nothing), which no agent chose; the ones bash itself fills
+// with text (REPLY, MAPFILE, BASH_REMATCH, OPTARG, the positional
+// parameters) count as assigned something unknown.
 
 // values is what one classification learns about the variables of the
 // command line.
@@ -23,7 +28,8 @@ type values struct {
 	numeric map[string]bool // assigned a number somewhere
 	plain   map[string]bool // assigned a literal variable name (x=HOME), for ${!x}
 	other   map[string]bool // assigned anything else, or named by a command that assigns
-	assoc   map[string]bool // declared -A: its subscripts are strings, not arithmetic
+	integer map[string]bool // declared -i: every value assigned is evaluated as arithmetic
+	nameref map[string]string
 	refs    []valueRef
 }
 
@@ -36,15 +42,117 @@ type valueRef struct {
 }
 
 func newValues() values {
-	return values{numeric: map[string]bool{}, plain: map[string]bool{}, other: map[string]bool{}, assoc: map[string]bool{}}
+	return values{numeric: map[string]bool{}, plain: map[string]bool{}, other: map[string]bool{}, integer: map[string]bool{}, nameref: map[string]string{}}
 }
 
-// numericSpecial are variables bash itself sets to numbers.
+// numericSpecial are variables bash itself sets to numbers (unless the
+// command line assigns them).
 func numericSpecial(name string) bool {
 	switch name {
 	case "#", "?", "$", "!", "RANDOM", "SRANDOM", "SECONDS", "LINENO", "BASHPID", "PPID", "UID", "EUID",
 		"EPOCHSECONDS", "OPTIND", "HISTCMD":
 		return true
+	}
+	return false
+}
+
+// textSpecial reports whether bash itself fills a variable with text that
+// may come from input or arguments: it is never known.
+func textSpecial(name string) bool {
+	switch name {
+	case "REPLY", "MAPFILE", "BASH_REMATCH", "OPTARG", "_", "BASH_ARGV", "COPROC", "READLINE_LINE", "@", "*":
+		return true
+	}
+	return name != "" && name[0] >= '0' && name[0] <= '9' // $1, $2, …
+}
+
+// subscriptCode reports whether a literal variable name (a[$i], as given
+// to printf -v, read, declare, test -v) holds an expansion: bash expands
+// it when it evaluates the subscript, after this check.
+func subscriptCode(s string) bool {
+	i := strings.IndexByte(s, '[')
+	return i >= 0 && strings.ContainsAny(s[i:], "$`")
+}
+
+// numericCommand reports whether a command substitution certainly prints a
+// number: $(nproc), $(wc -l < f), $(date +%s), $(grep -c x f), ...
+func numericCommand(cs *syntax.CmdSubst) bool {
+	if len(cs.Stmts) != 1 || cs.Stmts[0].Negated || cs.Stmts[0].Background {
+		return false
+	}
+	call, ok := cs.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Assigns) > 0 || len(call.Args) == 0 {
+		return false
+	}
+	var args []string
+	for _, w := range call.Args {
+		s, ok := literal(w)
+		if !ok {
+			return false
+		}
+		args = append(args, s)
+	}
+	rest := args[1:]
+	has := func(opts ...string) bool {
+		for _, a := range rest {
+			for _, o := range opts {
+				if a == o || len(o) == 2 && isFlagCluster(a) && strings.IndexByte(a[1:], o[1]) >= 0 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch normalName(args[0]) {
+	case "nproc", "wc":
+		return true
+	case "grep", "egrep", "fgrep", "rg":
+		return has("-c", "--count")
+	case "date":
+		for _, a := range rest {
+			if a == "+%s" || a == "+%N" || a == "+%s%N" {
+				return true
+			}
+		}
+	case "id":
+		return has("-u", "-g")
+	case "stat":
+		return slices.Contains(rest, "%s") || slices.Contains(rest, "--format=%s") || slices.Contains(rest, "-c%s")
+	case "git":
+		return len(rest) > 0 && rest[0] == "rev-list" && slices.Contains(rest, "--count")
+	case "seq":
+		return !has("-f", "-s", "--format", "--separator")
+	case "getconf":
+		return true
+	}
+	return false
+}
+
+// numericWord reports whether a word's value is certainly a number: a
+// literal integer, $((…)), ${#x}, or a command that prints one.
+func numericWord(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	if s, ok := literal(w); ok {
+		return isNumber(s)
+	}
+	parts := w.Parts
+	if len(parts) == 1 {
+		if dq, ok := parts[0].(*syntax.DblQuoted); ok {
+			parts = dq.Parts
+		}
+	}
+	if len(parts) != 1 {
+		return false
+	}
+	switch p := parts[0].(type) {
+	case *syntax.ArithmExp:
+		return true
+	case *syntax.ParamExp:
+		return p.Length && p.Param != nil
+	case *syntax.CmdSubst:
+		return numericCommand(p)
 	}
 	return false
 }
@@ -102,6 +210,9 @@ func (a *analysis) arith(x syntax.ArithmExpr, array string) {
 		case *syntax.CmdSubst:
 			// The command itself is checked by the walk; its output is
 			// evaluated here, and may hold a[$(cmd)].
+			if numericCommand(n) {
+				return false
+			}
 			a.report(core.Ask, "runtime-code", "$(("+wordSource(&syntax.Word{Parts: []syntax.WordPart{n}})+"))",
 				"the output of a command is evaluated as arithmetic, where bash runs the command substitutions it may hold (a[$(cmd)])")
 			return false
@@ -127,10 +238,26 @@ func (a *analysis) arith(x syntax.ArithmExpr, array string) {
 					}
 				}
 			}
+		case *syntax.SglQuoted:
+			// Quoted text evaluated as arithmetic (let 'x=a[$y]'): bash
+			// expands what is in it.
+			if strings.ContainsAny(n.Value, "$`") {
+				a.report(core.Ask, "runtime-code", "'"+truncate(n.Value)+"'",
+					"quoted text evaluated as arithmetic holds an expansion, which bash expands and evaluates (a[$(cmd)] runs cmd)")
+			}
+			a.arithNames(n.Value, array)
 		case *syntax.Lit:
-			// Bare names: x in $((x + 1)). Skip numbers (0x1f) and the
-			// digits of a base (16#ff).
-			s := n.Value
+			a.arithNames(n.Value, array)
+		}
+		return true
+	})
+}
+
+// arithNames records the bare names in arithmetic text: x in $((x + 1)).
+// Numbers (0x1f) and the digits of a base (16#ff) are no names.
+func (a *analysis) arithNames(s, array string) {
+	{
+		{
 			for i := 0; i < len(s); {
 				c := s[i]
 				if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
@@ -147,8 +274,7 @@ func (a *analysis) arith(x syntax.ArithmExpr, array string) {
 				i++
 			}
 		}
-		return true
-	})
+	}
 }
 
 // valueNode records what node n (visited by the walk) tells about
@@ -180,6 +306,9 @@ func (a *analysis) valueNode(n syntax.Node) {
 		if n.Excl && n.Names == 0 && !allElements(n.Index) {
 			a.vals.refs = append(a.vals.refs, valueRef{name: name, where: "indirection (${!" + name + "})", indirect: true})
 		}
+		if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
+			a.assigned(name, n.Exp.Word) // ${x:=value}
+		}
 		if n.Exp != nil && n.Exp.Op == syntax.OtherParamOps {
 			if op, ok := literal(n.Exp.Word); ok && op == "P" {
 				a.vals.refs = append(a.vals.refs, valueRef{name: name, where: "prompt expansion (${" + name + "@P})"})
@@ -195,23 +324,11 @@ func (a *analysis) valueNode(n syntax.Node) {
 		if n.Naked {
 			return // declare x: no value
 		}
-		v, lit := "", false
-		if n.Value != nil {
-			v, lit = literal(n.Value)
-		}
-		switch {
-		case n.Array != nil:
+		if n.Array != nil {
 			a.vals.other[n.Name.Value] = true
-		case lit && isNumber(v) || arithmeticOnly(n.Value):
-			a.vals.numeric[n.Name.Value] = true
-		case lit && isName(v):
-			a.vals.plain[n.Name.Value] = true
-		default:
-			a.vals.other[n.Name.Value] = true
+			return
 		}
-		if n.Name.Value == "PS4" && !lit {
-			a.report(core.Ask, "runtime-code", "PS4=...", "PS4 is set to a value made when the command runs; with set -x bash runs the command substitutions in it")
-		}
+		a.assigned(n.Name.Value, n.Value)
 	case *syntax.DeclClause:
 		a.declare(n)
 	case *syntax.WordIter:
@@ -219,7 +336,7 @@ func (a *analysis) valueNode(n syntax.Node) {
 			return
 		}
 		for _, w := range n.Items {
-			if s, ok := literal(w); !ok || !isNumber(s) {
+			if !numericWord(w) {
 				a.vals.other[n.Name.Value] = true
 				return
 			}
@@ -246,24 +363,6 @@ func (a *analysis) valueNode(n syntax.Node) {
 	}
 }
 
-// arithmeticOnly reports whether a word is one arithmetic expansion
-// ($((n + 1)), quoted or not), whose value is a number.
-func arithmeticOnly(w *syntax.Word) bool {
-	if w == nil || len(w.Parts) != 1 {
-		return false
-	}
-	switch p := w.Parts[0].(type) {
-	case *syntax.ArithmExp:
-		return true
-	case *syntax.DblQuoted:
-		if len(p.Parts) == 1 {
-			_, ok := p.Parts[0].(*syntax.ArithmExp)
-			return ok
-		}
-	}
-	return false
-}
-
 // allElements reports whether a subscript is [@] or [*] (${!a[@]} lists
 // keys; it is no indirection).
 func allElements(x syntax.ArithmExpr) bool {
@@ -276,8 +375,8 @@ func allElements(x syntax.ArithmExpr) bool {
 }
 
 // declare handles declare, local, typeset, export, readonly: a name made
-// at run time, a nameref to a name made at run time, and -i (integer:
-// every value assigned is evaluated as arithmetic).
+// at run time (or a subscript with an expansion), a nameref, and -i
+// (integer: every value assigned later is evaluated as arithmetic too).
 func (a *analysis) declare(d *syntax.DeclClause) {
 	var flags string
 	for _, as := range d.Args {
@@ -286,35 +385,49 @@ func (a *analysis) declare(d *syntax.DeclClause) {
 			switch {
 			case ok && strings.HasPrefix(s, "-"):
 				flags += s[1:]
-			case ok:
+			case ok && !subscriptCode(s):
+				if name := leadingName(s); name != "" {
+					if _, val, hasVal := strings.Cut(s, "="); hasVal { // declare 'x=1'
+						a.assigned(name, &syntax.Word{Parts: []syntax.WordPart{&syntax.Lit{Value: val}}})
+					}
+				}
 			default:
 				a.report(core.Ask, "runtime-code", d.Variant.Value+" "+wordSource(as.Value),
-					"the variable's name is made when the command runs, and bash evaluates a subscript in it ("+d.Variant.Value+` "a[$(cmd)]"=1 runs cmd)`)
+					"the variable's name is made when the command runs, or its subscript holds an expansion, which bash evaluates ("+d.Variant.Value+` "a[$(cmd)]"=1 runs cmd)`)
 			}
 		}
 	}
 	for _, as := range d.Args {
-		if as.Name == nil || as.Naked || as.Value == nil {
-			continue
-		}
-		if strings.Contains(flags, "A") {
-			a.vals.assoc[as.Name.Value] = true
-		}
-		if strings.Contains(flags, "i") {
-			a.arith(as.Value, "")
-			a.vals.numeric[as.Name.Value] = true
-		}
-		if strings.Contains(flags, "n") {
-			if _, ok := literal(as.Value); !ok {
-				a.report(core.Ask, "runtime-code", d.Variant.Value+" -n "+as.Name.Value+"="+wordSource(as.Value),
-					"a reference to a variable whose name is made when the command runs: bash evaluates a subscript in that name")
+		name := ""
+		if as.Name != nil {
+			name = as.Name.Value
+		} else if as.Naked && as.Value != nil {
+			if s, ok := literal(as.Value); ok && !strings.HasPrefix(s, "-") {
+				name = leadingName(s)
 			}
 		}
-	}
-	if strings.Contains(flags, "A") {
-		for _, as := range d.Args {
-			if as.Name != nil {
-				a.vals.assoc[as.Name.Value] = true
+		if name == "" {
+			continue
+		}
+		if strings.Contains(flags, "i") {
+			a.vals.integer[name] = true
+			if as.Name != nil && !as.Naked && as.Value != nil {
+				a.arith(as.Value, "")
+			}
+		}
+		if strings.Contains(flags, "n") && as.Name != nil && !as.Naked && as.Value != nil {
+			target, ok := literal(as.Value)
+			switch {
+			case !ok || subscriptCode(target):
+				a.report(core.Ask, "runtime-code", d.Variant.Value+" -n "+name+"="+wordSource(as.Value),
+					"a reference to a variable whose name is made when the command runs, or whose subscript holds an expansion: bash evaluates it")
+			case leadingName(target) != "":
+				t := leadingName(target)
+				a.vals.nameref[name] = t
+				a.variable(t) // a reference to PS4, BASH_ENV, GIT_PAGER: writing it sets them
+				if t == "PS4" {
+					a.report(core.Ask, "runtime-code", d.Variant.Value+" -n "+name+"=PS4", "a reference to PS4: what is assigned through it is prompt-expanded under set -x")
+				}
 			}
 		}
 	}
@@ -326,7 +439,7 @@ func (a *analysis) nameArgument(command string, w *syntax.Word) {
 	if w == nil {
 		return
 	}
-	if s, ok := literal(w); ok {
+	if s, ok := literal(w); ok && !subscriptCode(s) {
 		a.assignedByCommand(s)
 		return
 	}
@@ -343,6 +456,7 @@ func (a *analysis) assignedByCommand(arg string) {
 		return
 	}
 	a.vals.other[name] = true
+	a.variable(name) // printf -v GIT_EXTERNAL_DIFF …, exported by set -a
 	if name == "PS4" {
 		a.report(core.Ask, "runtime-code", "PS4", "a command sets PS4 to a value made when it runs; with set -x bash runs the command substitutions in it")
 	}
@@ -382,11 +496,13 @@ func (a *analysis) nameArguments(inv *invocation) {
 		}
 	}
 	for _, w := range names {
-		if !w.lit {
-			a.report(core.Ask, "runtime-code", inv.text,
-				fmt.Sprintf("%s is given a variable name made when the command runs, and bash evaluates a subscript in it (a[$(cmd)] runs cmd)", inv.name))
-			return
+		if w.lit && !subscriptCode(w.text) {
+			a.assignedByCommand(w.text) // printf -vx: the name is in the option
+			continue
 		}
+		a.report(core.Ask, "runtime-code", inv.text,
+			fmt.Sprintf("%s is given a variable name made when the command runs, or a subscript holding an expansion, which bash evaluates (a[$(cmd)] runs cmd)", inv.name))
+		return
 	}
 }
 
@@ -446,15 +562,62 @@ func nameBuiltin(name string) bool {
 // checkValues asks for each place where a variable's value is evaluated
 // as code and the variable may hold something other than a number.
 func (a *analysis) checkValues() {
-	for _, r := range a.vals.refs {
-		if numericSpecial(r.name) || r.array != "" && a.vals.assoc[r.array] {
+	v := &a.vals
+	// Writing through a nameref writes its target.
+	for changed := true; changed; {
+		changed = false
+		for ref, target := range v.nameref {
+			for _, m := range []map[string]bool{v.other, v.plain} {
+				if m[ref] && !m[target] {
+					m[target], changed = true, true
+				}
+			}
+		}
+	}
+	for name := range v.integer {
+		if v.other[name] || v.plain[name] {
+			a.report(core.Ask, "runtime-code", "$"+name,
+				fmt.Sprintf("%s has the integer attribute, so bash evaluates every value assigned to it as arithmetic, and it is given one made when the command runs", name))
+		}
+	}
+	for _, r := range v.refs {
+		if r.indirect {
+			if v.other[r.name] || textSpecial(r.name) {
+				a.reportRef(r)
+			}
 			continue
 		}
-		known := a.vals.numeric[r.name] || r.indirect && a.vals.plain[r.name]
-		if known && !a.vals.other[r.name] && (r.indirect || !a.vals.plain[r.name]) {
-			continue
+		switch {
+		case textSpecial(r.name), v.other[r.name], v.plain[r.name]:
+			a.reportRef(r)
+		case numericSpecial(r.name), v.numeric[r.name]:
 		}
-		a.report(core.Ask, "runtime-code", "$"+r.name,
-			fmt.Sprintf("the value of %s is evaluated in %s, where bash runs the command substitutions it may hold (a[$(cmd)]); what it holds is known only when the command runs", r.name, r.where))
+		// Never assigned: what Airlock's environment gave it, or nothing.
+	}
+}
+
+func (a *analysis) reportRef(r valueRef) {
+	a.report(core.Ask, "runtime-code", "$"+r.name,
+		fmt.Sprintf("the value of %s is evaluated in %s, where bash runs the command substitutions it may hold (a[$(cmd)]); what it holds is known only when the command runs", r.name, r.where))
+}
+
+// assigned records the assignment of value to the variable name.
+func (a *analysis) assigned(name string, value *syntax.Word) {
+	v, lit := "", false
+	if value != nil {
+		v, lit = literal(value)
+	} else {
+		lit = true // x=: empty
+	}
+	switch {
+	case numericWord(value) || lit && v == "":
+		a.vals.numeric[name] = true
+	case lit && isName(v):
+		a.vals.plain[name] = true
+	default:
+		a.vals.other[name] = true
+	}
+	if name == "PS4" && !lit {
+		a.report(core.Ask, "runtime-code", "PS4=...", "PS4 is set to a value made when the command runs; with set -x bash runs the command substitutions in it")
 	}
 }

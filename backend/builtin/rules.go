@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"path"
 	"strings"
 	"unicode/utf8"
 
@@ -245,7 +246,8 @@ func argMatches(tok, arg string, afterDashes bool) bool {
 			return true
 		}
 		c := tok[1]
-		return isLetter(c) && isFlagCluster(arg) && strings.IndexByte(arg[1:], c) >= 0
+		// In a cluster (-rf), or with its value attached (-c'code').
+		return isLetter(c) && strings.IndexByte(leadingFlags(arg), c) >= 0
 	case strings.HasPrefix(tok, "-") && len(tok) > 2:
 		if afterDashes {
 			return false
@@ -253,8 +255,20 @@ func argMatches(tok, arg string, afterDashes bool) bool {
 		key, _, _ := strings.Cut(arg, "=")
 		return glob(tok, arg) || glob(tok, key)
 	default:
-		return glob(tok, arg)
+		return glob(tok, arg) || glob(tok, cleanPathArg(arg))
 	}
+}
+
+// cleanPathArg cleans an absolute path in an argument (of=//dev/sda,
+// /tmp/../dev/sda), so that a rule naming /dev/* sees where it points.
+func cleanPathArg(arg string) string {
+	if k, v, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(v, "/") {
+		return k + "=" + path.Clean(v)
+	}
+	if strings.HasPrefix(arg, "/") {
+		return path.Clean(arg)
+	}
+	return arg
 }
 
 // isFlagCluster reports whether arg is a cluster of short flags such as -rf.

@@ -75,7 +75,12 @@ func TestArgMatches(t *testing.T) {
 		{"-r", "--recursive", false, false},
 		{"-9", "-9", false, true},
 		{"-1", "-19", false, false},
-		{"-r", "-r5", false, false},
+		// A value attached to its option (-c'code', -n5): the option is
+		// there.
+		{"-r", "-r5", false, true},
+		{"-c", "-cimport os; os.system('id')", false, true},
+		{"-c", "-xc", false, true},
+		{"-c", "-C", false, false},
 		{"--recursive", "--recursive", false, true},
 		{"--recursive", "--rec", false, true},
 		{"--recursive", "--r", false, true},

@@ -99,7 +99,7 @@ func Defaults() Settings {
 // defaultDeny is seed 004's blacklist (rm -rf, shutdown, format, ...) and
 // its kin: commands that destroy a system or its disks.
 func defaultDeny() []string {
-	return []string{
+	deny := []string{
 		"rm {-r,-R,--recursive} {-f,--force}",
 		"{shutdown,reboot,halt,poweroff}",
 		"systemctl {poweroff,reboot,halt,kexec,suspend,hibernate}",
@@ -109,6 +109,10 @@ func defaultDeny() []string {
 		"{format,format.com,diskpart}",
 		"> /dev/{sd,hd,vd,xvd,nvme,mmcblk,disk,dm-,md,loop,mapper/}*",
 	}
+	for _, add := range listAdditions {
+		deny = append(deny, add.deny...)
+	}
+	return deny
 }
 
 // defaultAsk is seed 004's "ask" policy (sudo, apt install, ...) plus the
@@ -343,10 +347,26 @@ var listAdditions = []struct{ deny, ask []string }{
 		"man {-P,--pager,-H,--html}",
 		"{ssh,scp,sftp} {ProxyCommand=*,-oProxyCommand=*,LocalCommand=*,-oLocalCommand=*,KnownHostsCommand=*,-oKnownHostsCommand=*}",
 	}},
-	{ask: []string{ // 3: long spellings, and inline code in more programs
+	{deny: []string{ // 3: more ways to wipe a disk or stop the machine
+		"loginctl {poweroff,reboot,halt,kexec,suspend,hibernate}",
+		"{blkdiscard,shred} /dev/*",
+		"tee /dev/{sd,hd,vd,xvd,nvme,mmcblk,disk,dm-,md,loop,mapper/}*",
+	}, ask: []string{ // 3: long spellings, and inline code in more programs
 		"git --config-env",
-		"chmod {-R,--recursive} {777,0777,a+rwx,a=rwx,ugo+rwx,o+rwx,o+w,a+w}",
+		"chmod {-R,--recursive} {*777,*666,*o+w*,*a+w*,*=rw*,*+rwx,+w}",
 		"chown --recursive",
+		"rm {-r,-R,--recursive}",
+		"git {ls-remote,fetch,clone,pull} {--upload-pack,-u}",
+		"git push {--receive-pack,--exec}",
+		"git send-pack",
+		"git grep {-O,--open-files-in-pager}",
+		"git rebase {-x,--exec}",
+		"git bisect run",
+		"git difftool {-x,--extcmd}",
+		"git submodule foreach",
+		"git filter-branch",
+		"git config {remote.*.push,remote.*.mirror,remote.*.receivepack,remote.*.uploadpack,core.gitproxy}",
+		"{python,python2,python3,python3.*} -m {timeit,trace,cProfile,profile,pdb,code}",
 		"{lua,luajit,lua5.*} -e",
 		"{Rscript,R} -e",
 		"php {-R,-B,-E,-F}",

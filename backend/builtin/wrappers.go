@@ -108,6 +108,10 @@ func wrappers() map[string]wrapper {
 		"nsenter": guess, "firejail": guess, "bwrap": guess, "systemd-run": guess, "cgexec": guess,
 		"proxychains": guess, "proxychains4": guess, "torsocks": guess, "faketime": guess,
 		"unbuffer": guess, "xvfb-run": guess, "sg": guess, "catchsegv": guess,
+		"setarch": guess, "linux32": guess, "linux64": guess, "i386": guess, "x86_64": guess, "uname26": guess,
+		"prlimit": guess, "setpriv": guess, "fakeroot": guess, "fakechroot": guess, "numactl": guess,
+		"rlwrap": guess, "chpst": guess, "perf": guess, "tmux": guess, "screen": guess, "eatmydata": guess,
+		"nocache": guess, "torify": guess, "tsocks": guess, "sshpass": guess, "flatpak-spawn": guess,
 		// parallel, like xargs, adds what it reads to the command it runs.
 		"parallel":    {guess: true, open: true},
 		"dbus-launch": guess, "ssh-agent": guess, "caffeinate": guess,
@@ -144,12 +148,17 @@ func (a *analysis) wrapped(inv *invocation, w wrapper, args []word, redirs []*sy
 	}
 	if w.assigns {
 		for _, arg := range args[:len(args)-len(inner)] {
-			if name, _, ok := strings.Cut(arg.text, "="); ok && isAssignment(arg.text) {
+			if name, _, ok := strings.Cut(arg.text, "="); ok && envAssignment(arg.text) {
 				a.variable(name)
+				a.assignedByCommand(arg.text)
 			}
 		}
 	}
 	if len(inner) == 0 {
+		if open {
+			// xargs env, xargs nohup: the command comes from the input.
+			a.report(core.Ask, "dynamic-command", inv.text, fmt.Sprintf("%s gets the command it runs from xargs' input, so what runs cannot be checked", inv.name))
+		}
 		return out
 	}
 	if inv.name == "xargs" {
@@ -196,7 +205,7 @@ func parseWrapper(w wrapper, args []word) (inner, scripts []word, ok bool) {
 		switch {
 		case t == "--":
 			return args[i+1:], scripts, true
-		case w.assigns && isAssignment(t):
+		case w.assigns && envAssignment(t):
 			i++
 			continue
 		case w.assigns && t == "-":
@@ -350,6 +359,14 @@ func hasAnyShort(args []word, chars string) bool {
 }
 
 // isAssignment reports whether s is NAME=VALUE.
+// envAssignment reports whether env takes an argument as an assignment:
+// GNU env sets any NAME=VALUE before the command, whatever NAME is
+// (env 'a-b=1' rm … runs rm).
+func envAssignment(s string) bool {
+	name, _, ok := strings.Cut(s, "=")
+	return ok && name != "" && !strings.HasPrefix(s, "-")
+}
+
 func isAssignment(s string) bool {
 	name, _, ok := strings.Cut(s, "=")
 	if !ok || name == "" {
@@ -389,7 +406,11 @@ func (a *analysis) xargsReplace(opts, inner []word) {
 		return
 	}
 	name := normalName(inner[0].text)
+	_, wrapper := a.c.wrappers[name]
 	switch {
+	case wrapper && slices.ContainsFunc(inner[1:], func(w word) bool { return strings.Contains(w.text, replace) }):
+		// xargs -I{} env {} …: the wrapper runs what the input fills in.
+		a.report(core.Ask, "dynamic-command", truncate(joinWords(inner)), fmt.Sprintf("xargs fills its input into what %s runs (%s), so what runs cannot be checked", name, replace))
 	case strings.Contains(inner[0].text, replace):
 		a.report(core.Ask, "dynamic-command", truncate(joinWords(inner)), fmt.Sprintf("xargs fills its input into the command name (%s), so what runs cannot be checked", replace))
 	case posixShell(name) || otherShell(name) || name == "eval" || interpreter(name):
