@@ -109,7 +109,7 @@ type Catalog struct {
 	progress    sync.Map // progressKey → func(*mcp.ProgressNotificationParams)
 
 	listeners       listeners[func(Change)]
-	logListeners    listeners[func(server string, p *mcp.LoggingMessageParams)]
+	logListeners    listeners[func(server string, p *mcp.LoggingMessageParams, from LogSource)]
 	updateListeners listeners[func(server string, p *mcp.ResourceUpdatedNotificationParams)]
 
 	relayMu sync.Mutex
@@ -150,8 +150,19 @@ func (l *listeners[F]) all() []F {
 // the snapshot was rebuilt. Changes before it registered are not replayed.
 func (c *Catalog) OnChange(fn func(Change)) { c.listeners.add(fn) }
 
+// LogSource says whose request a source was handling when it logged a
+// message, the only hint MCP gives of whom the message concerns.
+type LogSource struct {
+	// Idle: no agent request was in flight; the message is the server's
+	// own (it started, it lost a connection).
+	Idle bool
+	// Agents are the agents (core.Caller.AgentID, or the label of a caller
+	// without one) whose requests were in flight.
+	Agents []string
+}
+
 // OnLog registers fn to receive the sources' log messages.
-func (c *Catalog) OnLog(fn func(server string, p *mcp.LoggingMessageParams)) {
+func (c *Catalog) OnLog(fn func(server string, p *mcp.LoggingMessageParams, from LogSource)) {
 	c.logListeners.add(fn)
 }
 
@@ -168,10 +179,28 @@ func (c *Catalog) changed(d *source, listsChanged bool) {
 	}
 }
 
-func (c *Catalog) routeLog(server string, p *mcp.LoggingMessageParams) {
+func (c *Catalog) routeLog(server string, p *mcp.LoggingMessageParams, from LogSource) {
 	for _, fn := range c.logListeners.all() {
-		fn(server, p)
+		fn(server, p, from)
 	}
+}
+
+// logSource is whose requests d was handling.
+func (d *source) logSource() LogSource {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var from LogSource
+	for r := range d.inflight {
+		who := r.Caller.AgentID
+		if who == "" {
+			who = r.Caller.Label()
+		}
+		if !slices.Contains(from.Agents, who) {
+			from.Agents = append(from.Agents, who)
+		}
+	}
+	from.Idle = len(from.Agents) == 0
+	return from
 }
 
 // AddInProcess adds an in-process server under id, started at once and

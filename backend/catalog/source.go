@@ -198,7 +198,7 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 			d.cat.routeProgress(d.cfg.ID, req.Params)
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			d.cat.routeLog(d.cfg.ID, req.Params)
+			d.cat.routeLog(d.cfg.ID, req.Params, d.logSource())
 		},
 	})
 	client.AddReceivingMiddleware(elicitSchemaFix)

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -591,4 +592,104 @@ func TestLargeRequests(t *testing.T) {
 	if _, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "still here"}}); err != nil {
 		t.Errorf("the session after a refused request: %v", err)
 	}
+}
+
+// A downstream's log message goes to the agent whose request it handled
+// when it logged, never to another agent (it may carry that agent's data;
+// found by a new-user test: one agent read another's log lines). With
+// requests of two agents in flight nobody can tell whose it is, and it
+// goes to nobody. A message logged while idle is the server's own and
+// goes to everyone who sees the server.
+func TestLogsReachOnlyTheirAgent(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	releases := make(chan chan struct{}, 4)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "whisper", Version: "1"},
+		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}})
+	mcp.AddTool(srv, &mcp.Tool{Name: "whisper"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+		Say string `json:"say"`
+	}) (*mcp.CallToolResult, any, error) {
+		req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: in.Say})
+		// After the log line, in the same order: when the agent has its
+		// progress, the gateway has handled the line.
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1})
+		}
+		release := make(chan struct{})
+		releases <- release
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	e.cat.AddInProcess("whisper", srv, false)
+	e.waitRunning(t, "whisper")
+	heard := map[string]chan string{"tester": make(chan string, 20), "other": make(chan string, 20)}
+	progress := make(chan struct{}, 4)
+	sessions := map[string]*mcp.ClientSession{}
+	for who, token := range map[string]string{"tester": testToken, "other": otherToken} {
+		sessions[who] = e.connectAs(t, token, &mcp.ClientOptions{
+			LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+				heard[who] <- fmt.Sprint(req.Params.Data)
+			},
+			ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress <- struct{}{} },
+		})
+		if err := sessions[who].SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, 10*time.Second, func() bool { return slices.Contains(toolNames(t, sessions[who]), "whisper__whisper") },
+			"%s never saw whisper__whisper", who)
+	}
+	start := func(who, say string, withProgress bool) chan error {
+		done := make(chan error, 1)
+		params := &mcp.CallToolParams{Name: "whisper__whisper", Arguments: map[string]any{"say": say}}
+		if withProgress {
+			params.SetProgressToken(say)
+		}
+		go func() {
+			_, err := sessions[who].CallTool(context.Background(), params)
+			done <- err
+		}()
+		return done
+	}
+	// The server logs while idle: a marker both hear; what either heard
+	// before it has arrived.
+	marker := func(text string) {
+		for ss := range srv.Sessions() {
+			ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: text})
+		}
+	}
+	expect := func(who string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if got := receive(t, heard[who], "a log message for "+who); got != w {
+				t.Errorf("%s heard %q, want %q", who, got, w)
+			}
+		}
+	}
+
+	// One agent's request at a time: only that agent hears its lines.
+	for _, who := range []string{"tester", "other"} {
+		done := start(who, who+"'s secret", false)
+		expect(who, who+"'s secret")
+		close(receive(t, releases, who+"'s call"))
+		receive(t, done, who+"'s call's end")
+	}
+	marker("idle 1")
+	expect("tester", "idle 1")
+	expect("other", "idle 1")
+
+	// Both agents' requests in flight: a line logged then goes to nobody.
+	first := start("tester", "first", false)
+	expect("tester", "first")
+	r1 := receive(t, releases, "tester's call")
+	second := start("other", "ambiguous", true)
+	receive(t, progress, "other's progress, after its log line")
+	close(r1)
+	close(receive(t, releases, "other's call"))
+	receive(t, first, "tester's call's end")
+	receive(t, second, "other's call's end")
+	marker("idle 2")
+	expect("tester", "idle 2")
+	expect("other", "idle 2")
 }

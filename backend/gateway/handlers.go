@@ -334,9 +334,16 @@ func notifyResourcesChanged(srv *mcp.Server) {
 }
 
 // forwardLog sends a source's log message to the sessions that see that
-// source, naming it in the logger. Each session's own level
-// (logging/setLevel) filters it.
-func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
+// server, with its logger name prefixed by the server's id. A message
+// logged while the server handled requests goes only to the agent whose
+// requests they were: it may carry that agent's data. With requests of
+// several agents in flight MCP does not say whose it is, so it goes to
+// nobody rather than to the wrong agent. A message logged while idle is
+// the server's own and goes to every session that sees the server.
+func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams, from catalog.LogSource) {
+	if !from.Idle && len(from.Agents) != 1 {
+		return
+	}
 	msg := *p
 	msg.Logger = server
 	if p.Logger != "" {
@@ -353,7 +360,7 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 		sees := s.servers[server]
 		s.mu.Unlock()
 		ss := s.ss.Load()
-		if !sees || ss == nil {
+		if !sees || ss == nil || !from.Idle && !g.sessionOf(s, from.Agents[0]) {
 			continue
 		}
 		// A stalled client must not hold up the others.
@@ -361,7 +368,20 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams) {
 		ss.Log(ctx, &msg)
 		cancel()
 	}
-	g.logStateless(server, &msg)
+	g.logStateless(server, &msg, from)
+}
+
+// sessionOf reports whether session s belongs to the agent named as
+// catalog.LogSource names agents.
+func (g *Gateway) sessionOf(s *session, agent string) bool {
+	c, err := g.caller(s, nil)
+	if err != nil {
+		return false
+	}
+	if c.AgentID != "" {
+		return c.AgentID == agent
+	}
+	return c.Label() == agent
 }
 
 // viewCache holds the MCP form of one snapshot's tools, built once per

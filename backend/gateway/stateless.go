@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/pipeline"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -354,7 +355,7 @@ func (g *Gateway) updatedStateless(server string, p *mcp.ResourceUpdatedNotifica
 // notifications on a queue of their own, apart from responses
 // (internal/jsonrpc2 handleAsync), so the result can end the agent's
 // request first.
-func (g *Gateway) logStateless(server string, msg *mcp.LoggingMessageParams) {
+func (g *Gateway) logStateless(server string, msg *mcp.LoggingMessageParams, from catalog.LogSource) {
 	g.proto.mu.Lock()
 	rounds := make([]*round, 0, len(g.proto.rounds))
 	for rd := range g.proto.rounds {
@@ -363,7 +364,7 @@ func (g *Gateway) logStateless(server string, msg *mcp.LoggingMessageParams) {
 	g.proto.mu.Unlock()
 	for _, rd := range rounds {
 		c, err := g.caller(rd.rs, nil)
-		if err != nil || !g.seesServer(&c, server) {
+		if err != nil || !g.seesServer(&c, server) || !from.Idle && !g.sessionOf(rd.rs, from.Agents[0]) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(rd.ctx, time.Second)
