@@ -32,6 +32,15 @@ func (c *Catalog) SetRelayer(fn Relayer) {
 	c.relayMu.Unlock()
 }
 
+// peerClient is the agent client behind p: the session of a 2025-11-25
+// agent's requests, or the request itself.
+func peerClient(p any) any {
+	if pc, ok := p.(interface{ PeerClient() any }); ok {
+		return pc.PeerClient()
+	}
+	return p
+}
+
 // ERelayUnattributed: a source asked the agent's client for something, but
 // Airlock cannot tell whose request the source is handling.
 const ERelayUnattributed = "relay_unattributed"
@@ -39,9 +48,13 @@ const ERelayUnattributed = "relay_unattributed"
 // relay forwards a source's sampling or elicitation request to the agent
 // whose request the source is handling. A source is shared by every agent
 // and MCP does not say which request a server-to-client request belongs
-// to, so Airlock relays only when exactly one agent request is in flight
-// at that source; otherwise it refuses rather than guess (a guess could
-// show one agent's user another agent's question).
+// to, so Airlock relays only when the requests in flight at that source
+// all come from one agent client (one session); otherwise it refuses
+// rather than guess (a guess could show one agent's user another agent's
+// question).
+//
+// PeerClient, when a Peer has it, names the client behind it: requests of
+// one session share it.
 func (d *source) relay(ctx context.Context, kind string, params any) (mcp.Result, error) {
 	d.cat.relayMu.Lock()
 	relayer := d.cat.relayer
@@ -51,15 +64,16 @@ func (d *source) relay(ctx context.Context, kind string, params any) (mcp.Result
 	}
 	d.mu.Lock()
 	var owner *core.Request
-	n := 0
+	clients := map[any]bool{}
 	for r := range d.inflight {
 		if r.Peer != nil {
-			owner, n = r, n+1
+			owner, clients[peerClient(r.Peer)] = r, true
 		}
 	}
+	n := len(clients)
 	d.mu.Unlock()
 	if n != 1 {
-		msg := fmt.Sprintf("Airlock cannot tell which agent's request this %s belongs to (%d requests to %s in flight)", kind, n, d.cfg.ID)
+		msg := fmt.Sprintf("Airlock cannot tell which agent's request this %s belongs to: requests of more than one agent session are in flight at %s", kind, d.cfg.ID)
 		if n == 0 {
 			msg = fmt.Sprintf("%s asked for %s while no agent request of it was in flight; Airlock relays only during an agent's call", d.cfg.ID, kind)
 		}

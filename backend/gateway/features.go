@@ -35,6 +35,10 @@ func (p peer) relatedContext(ctx context.Context) (context.Context, context.Canc
 
 var _ catalog.Peer = peer{}
 
+// PeerClient is the agent session behind the request: a server's request
+// during any of its calls goes to the same client.
+func (p peer) PeerClient() any { return p.ss }
+
 func (p peer) caps() *mcp.ClientCapabilities {
 	if ip := p.ss.InitializeParams(); ip != nil && ip.Capabilities != nil {
 		return ip.Capabilities

@@ -1013,4 +1013,22 @@ func TestCompletionSubscriptionsAndRelays(t *testing.T) {
 	if msg := fmt.Sprint(err) + text(t, res); !strings.Contains(msg, "does not support sampling") {
 		t.Errorf("sampling for a client without it: %s", msg)
 	}
+
+	// Another call of the same session in flight at that server leaves no
+	// doubt whose the request is (found by a new-user test: any second
+	// request made sampling fail); one of another session does.
+	hung, stopHang := context.WithCancel(ctx)
+	hangDone := make(chan struct{})
+	go func() { sess.CallTool(hung, &mcp.CallToolParams{Name: "test__hang"}); close(hangDone) }()
+	testutil.Eventually(t, 10*time.Second, func() bool { return slices.Contains(e.test.Started(), "hang") }, "the hanging call never started")
+	res, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: "test__ask_model", Arguments: map[string]any{"question": "again?"}})
+	if err != nil || text(t, res) != "the model said: 42" {
+		t.Errorf("sampling with another call of the same session in flight = %v %s", err, text(t, res))
+	}
+	res, err = plain.CallTool(ctx, &mcp.CallToolParams{Name: "test__ask_model", Arguments: map[string]any{"question": "whose?"}})
+	if msg := fmt.Sprint(err) + text(t, res); !strings.Contains(msg, catalog.ERelayUnattributed) {
+		t.Errorf("sampling with another session's call in flight: %s, want %s", msg, catalog.ERelayUnattributed)
+	}
+	stopHang()
+	<-hangDone
 }
