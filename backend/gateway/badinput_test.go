@@ -693,3 +693,35 @@ func TestLogsReachOnlyTheirAgent(t *testing.T) {
 	expect("tester", "idle 2")
 	expect("other", "idle 2")
 }
+
+// A subscription does not outlive the access it was made with: once the
+// agent may no longer read the resource (a grant revoked), its updates
+// stop (found by a new-user test: they kept coming).
+func TestSubscriptionEndsWithAccess(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	updated := make(chan string, 10)
+	sess := e.connect(t, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		updated <- req.Params.URI
+	}})
+	ctx := context.Background()
+	for _, uri := range []string{"test://doc/readme", "test://item/7"} {
+		if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	touch := func(uri string) {
+		if _, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "test__touch", Arguments: map[string]any{"uri": uri}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	touch("test://doc/readme")
+	if got := receive(t, updated, "resources/updated"); got != "test://doc/readme" {
+		t.Fatalf("updated %s, want test://doc/readme", got)
+	}
+	e.access.hide("test", "test://doc/readme")
+	touch("test://doc/readme")
+	touch("test://item/7") // still readable: its update comes after the other's would have
+	if got := receive(t, updated, "resources/updated"); got != "test://item/7" {
+		t.Errorf("after the grant was taken away the agent heard of %s", got)
+	}
+}

@@ -233,11 +233,22 @@ func (g *Gateway) forwardUpdated(server string, p *mcp.ResourceUpdatedNotificati
 	}
 	g.mu.Unlock()
 	for _, s := range to {
+		if !g.mayRead(s, server, p.URI) {
+			continue
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		s.server.ResourceUpdated(ctx, p)
 		cancel()
 	}
 	g.updatedStateless(server, p)
+}
+
+// mayRead reports whether the agent of session s may still read the
+// resource it subscribed to: a subscription does not outlive the access
+// it was made with (a revoked grant, a suspended agent).
+func (g *Gateway) mayRead(s *session, server, uri string) bool {
+	c, err := g.caller(s, nil)
+	return err == nil && g.lister.Check(&c, core.Target{Kind: core.KindResourceRead, Server: server, Name: uri}) == nil
 }
 
 // serverOptions are the options of every MCP server the gateway serves

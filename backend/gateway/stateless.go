@@ -337,7 +337,7 @@ func (g *Gateway) updatedStateless(server string, p *mcp.ResourceUpdatedNotifica
 		cr.mu.Lock()
 		n := cr.subs[[2]string{server, p.URI}]
 		cr.mu.Unlock()
-		if n > 0 {
+		if n > 0 && g.mayRead(cr.sess, server, p.URI) {
 			// The SDK sends it to the streams of cr that asked for this URI.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			cr.sess.server.ResourceUpdated(ctx, p)
