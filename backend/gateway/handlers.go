@@ -214,17 +214,42 @@ func (g *Gateway) readResource(ctx context.Context, s *session, req mcp.Request)
 // of a 2026-07-28 agent, on the HTTP request answering for it now.
 func progressFunc(ctx context.Context, ss *mcp.ServerSession, tok any) func(progress, total float64, msg string) {
 	if pc := pendingOf(ctx); pc != nil {
-		return pc.progress
+		return rising(pc.progress)
 	}
 	if ss == nil {
 		return nil
 	}
-	return func(progress, total float64, msg string) {
+	return rising(func(progress, total float64, msg string) {
 		// Bounded, so that a stalled client cannot hold up the source's
 		// other notifications.
 		nctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		ss.NotifyProgress(nctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: progress, Total: total, Message: msg})
+	})
+}
+
+// rising keeps a call's progress increasing, as MCP requires, across the
+// two that report it: Airlock while the call waits for a person (seconds
+// waited), then the server (its own count, from 0 or 1 again). A value
+// that would not increase is shifted above the last one sent, and its
+// total with it.
+func rising(send func(progress, total float64, msg string)) func(progress, total float64, msg string) {
+	var mu sync.Mutex
+	var last, offset float64
+	sent := false
+	return func(progress, total float64, msg string) {
+		mu.Lock()
+		p := progress + offset
+		if sent && p <= last {
+			offset += last - p + 1
+			p = progress + offset
+		}
+		if total > 0 {
+			total += offset
+		}
+		last, sent = p, true
+		send(p, total, msg) // under the lock: sent in the order computed
+		mu.Unlock()
 	}
 }
 
