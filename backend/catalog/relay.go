@@ -353,7 +353,9 @@ func unavailable(server string) error {
 		WithHint("see the Servers screen")
 }
 
-// elicitSchemaFix works around a limit of the Go SDK (v1.8.0): its client
+// serverRequests handles two of a source's requests before the SDK does:
+// roots/list is refused (Airlock offers no roots), and it works around a
+// limit of the Go SDK (v1.8.0) for elicitation/create: its client
 // and server refuse SEP-1330's titled multi-select, an array whose items
 // are {"type": "string", "anyOf": [{"const", "title"}, ...]}, with "items
 // must specify enum for untitled enums", although the specification and the
@@ -361,8 +363,16 @@ func unavailable(server string) error {
 // string, so nothing changes in meaning) pass. Airlock rewrites them so that
 // such a request reaches the agent as it would without Airlock (the MCP
 // conformance suite's elicitation-sep1330-enums scenario tests it).
-func elicitSchemaFix(next mcp.MethodHandler) mcp.MethodHandler {
+func serverRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "roots/list" {
+			// Airlock offers no roots (see connect): one agent's folders
+			// would become every agent's. A server that asks anyway is
+			// told so, rather than given an empty list it may read as
+			// "no folders".
+			return nil, &jsonrpc.Error{Code: -32000,
+				Message: "Airlock does not relay roots: this server is shared by every agent connected to Airlock, and roots belong to one; give the server its folders in its configuration"}
+		}
 		if method == "elicitation/create" {
 			if p, ok := req.GetParams().(*mcp.ElicitParams); ok && p != nil {
 				p.RequestedSchema = fixTitledMulti(p.RequestedSchema)

@@ -169,7 +169,10 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: AirlockServerName, Version: d.cat.version}, &mcp.ClientOptions{
 		// Sampling and elicitation are relayed to the agent whose request
 		// the source is handling. Roots are not offered: a source is shared
-		// by every agent, and roots belong to one.
+		// by every agent, and roots belong to one (a server such as
+		// server-filesystem would take one agent's folders as everyone's).
+		// A server that asks anyway is refused with the reason
+		// (serverRequests, the client's receiving middleware).
 		Capabilities: &mcp.ClientCapabilities{
 			Sampling:    &mcp.SamplingCapabilities{},
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
@@ -201,7 +204,7 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 			d.cat.routeLog(d.cfg.ID, req.Params, d.logSource())
 		},
 	})
-	client.AddReceivingMiddleware(elicitSchemaFix)
+	client.AddReceivingMiddleware(serverRequests)
 	connectCtx, cancel := context.WithTimeout(d.ctx, opts.ConnectTimeout)
 	defer cancel()
 	// The SSE client keeps using the Connect context for its stream, so it

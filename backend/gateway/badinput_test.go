@@ -725,3 +725,39 @@ func TestSubscriptionEndsWithAccess(t *testing.T) {
 		t.Errorf("after the grant was taken away the agent heard of %s", got)
 	}
 }
+
+// Roots are not relayed (README): Airlock tells its servers it has none,
+// a server asking anyway is refused with the reason rather than given an
+// empty list it may read as "no folders" (found by a new-user test), and
+// the agent's roots never reach it.
+func TestRootsAreNotRelayed(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "rooted", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.ListRoots(ctx, nil)
+		if err != nil {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "error: " + err.Error()}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%d roots", len(res.Roots))}}}, nil, nil
+	})
+	e.cat.AddInProcess("rooted", srv, false)
+	e.waitRunning(t, "rooted")
+	c := mcp.NewClient(&mcp.Implementation{Name: "rooty", Version: "1"}, nil)
+	c.AddRoots(&mcp.Root{URI: "file:///home/me/secret-project"})
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: e.http.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{testToken, http.DefaultTransport}},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "rooted__roots"})
+	if err != nil || !strings.Contains(text(t, res), "does not relay roots") {
+		t.Errorf("roots/list from a server = %v %q, want the refusal with its reason", err, text(t, res))
+	}
+	for ss := range srv.Sessions() {
+		if caps := ss.InitializeParams().Capabilities; caps != nil && caps.RootsV2 != nil {
+			t.Errorf("Airlock told its server it has roots: %+v", caps.RootsV2)
+		}
+	}
+}
