@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -442,6 +443,9 @@ func (c *Catalog) Route(_ context.Context, r *core.Request) error {
 	case core.KindToolCall:
 		t, ok := s.Tool(r.Exposed)
 		if !ok {
+			if err := c.notRunning(r.Exposed); err != nil {
+				return err
+			}
 			return (&core.Error{Code: EUnknownTool, Message: fmt.Sprintf("no server offers a tool named %q", r.Exposed)}).
 				WithHint("call tools/list (or help) for the tools you can use; names are <server>__<tool>")
 		}
@@ -469,6 +473,32 @@ func (c *Catalog) Route(_ context.Context, r *core.Request) error {
 		return core.Errorf(core.EInvalid, "Airlock does not route %q requests", r.Kind)
 	}
 	return nil
+}
+
+// notRunning explains a call to a tool of a configured server that is not
+// running now (restarting after a crash, failed, stopped): its tools are
+// out of the lists meanwhile, and "no server offers it" would send the
+// agent looking for another name.
+func (c *Catalog) notRunning(exposed string) error {
+	id, _, ok := strings.Cut(exposed, "__")
+	if !ok {
+		return nil
+	}
+	d := c.get(id)
+	if d == nil {
+		return nil
+	}
+	st := d.status()
+	hint := "see the Servers screen"
+	switch st.State {
+	case core.StateRunning:
+		return nil
+	case core.StateStarting, core.StateRestarting:
+		hint = "it is starting again by itself; call again in a moment"
+	case core.StateFailed:
+		hint = "it crashed too often; restart it on the Servers screen or with airlock servers restart " + id
+	}
+	return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q is %s, so %q cannot be called now", id, st.State, exposed)}).WithHint(hint)
 }
 
 // Dispatch runs r on the source that serves it. It implements the

@@ -896,6 +896,12 @@ func TestDownstreamCrashRestartAndFail(t *testing.T) {
 	if core.ErrorCode(err) != core.EUnavailable {
 		t.Errorf("call to failed server: %v, want code %s", err, core.EUnavailable)
 	}
+	// So is an agent's call of one of its tools, although no list shows
+	// them now (found by a new-user test: "no server offers a tool").
+	res, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: "crasher__anything"})
+	if err != nil || !res.IsError || !strings.Contains(text(t, res), `server "crasher" is failed`) || !strings.Contains(text(t, res), "["+core.EUnavailable+"]") {
+		t.Errorf("an agent's call to a failed server's tool = %v %q, want %s saying the server failed", err, text(t, res), core.EUnavailable)
+	}
 }
 
 func writeScript(t *testing.T, body string) string {
