@@ -201,7 +201,7 @@ func (c *Catalog) rebuild() {
 		}
 		for _, p := range ls.prompts {
 			cp := *p
-			cp.Name = exposed(cfg, p.Name)
+			cp.Name = exposedName(cfg, p.Name)
 			if owner, taken := promptOwner[cp.Name]; taken {
 				collide(id, "prompt", owner, p.Name)
 				continue
@@ -218,7 +218,7 @@ func (c *Catalog) rebuild() {
 				continue
 			}
 			cr := *r
-			cr.Name = exposed(cfg, r.Name)
+			cr.Name = exposedName(cfg, r.Name)
 			s.resources[r.URI] = len(s.Resources)
 			s.Resources = append(s.Resources, Resource{Server: id, Def: &cr})
 		}
@@ -229,7 +229,7 @@ func (c *Catalog) rebuild() {
 				continue
 			}
 			ct := *t
-			ct.Name = exposed(cfg, t.Name)
+			ct.Name = exposedName(cfg, t.Name)
 			s.Templates = append(s.Templates, Template{Server: id, Def: &ct, tmpl: tmpl})
 		}
 	}
@@ -263,6 +263,17 @@ func collisionWarning(kind, owner string, names []string) string {
 // exposed is the name agents see for a source's tool, prompt or resource.
 func exposed(cfg core.ServerConfig, name string) string {
 	if cfg.NoPrefix && validName(name) {
+		return name
+	}
+	return ExposedName(cfg.ID, name)
+}
+
+// exposedName is the name agents see for a source's prompt, resource or
+// resource template. MCP restricts only tool names: a --no-prefix server's
+// prompts and resources keep theirs, whatever they are (code.review,
+// architecture.md).
+func exposedName(cfg core.ServerConfig, name string) string {
+	if cfg.NoPrefix && name != "" && len(name) <= 1024 {
 		return name
 	}
 	return ExposedName(cfg.ID, name)

@@ -761,3 +761,32 @@ func TestRootsAreNotRelayed(t *testing.T) {
 		}
 	}
 }
+
+// A --no-prefix server's prompts and resources keep their own names even
+// where a tool's could not (found by a new-user test: code.review and
+// architecture.md were renamed); the prompt is fetched by that name.
+func TestNoPrefixKeepsPromptAndResourceNames(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, nil)
+	srv.AddPrompt(&mcp.Prompt{Name: "code.review"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "review this"}}}}, nil
+	})
+	srv.AddResource(&mcp.Resource{Name: "architecture.md", URI: "docs://architecture.md"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "docs://architecture.md", Text: "boxes"}}}, nil
+	})
+	e.cat.AddInProcess("docs", srv, true)
+	e.waitRunning(t, "docs")
+	sess := e.connect(t, nil)
+	ctx := context.Background()
+	prompts, err := sess.ListPrompts(ctx, nil)
+	if err != nil || !slices.ContainsFunc(prompts.Prompts, func(p *mcp.Prompt) bool { return p.Name == "code.review" }) {
+		t.Fatalf("prompts/list = %v %+v, want code.review", err, prompts)
+	}
+	if p, err := sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "code.review"}); err != nil || len(p.Messages) != 1 {
+		t.Errorf("prompts/get code.review = %v %+v", err, p)
+	}
+	res, err := sess.ListResources(ctx, nil)
+	if err != nil || !slices.ContainsFunc(res.Resources, func(r *mcp.Resource) bool { return r.Name == "architecture.md" }) {
+		t.Errorf("resources/list = %v %+v, want architecture.md by its name", err, res)
+	}
+}
