@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -789,4 +790,60 @@ func TestNoPrefixKeepsPromptAndResourceNames(t *testing.T) {
 	if err != nil || !slices.ContainsFunc(res.Resources, func(r *mcp.Resource) bool { return r.Name == "architecture.md" }) {
 		t.Errorf("resources/list = %v %+v, want architecture.md by its name", err, res)
 	}
+}
+
+// A legacy SSE session belongs to the credential that opened its stream,
+// as a Streamable HTTP session does: a POST to its endpoint with another
+// token is refused and audited, and nothing runs (found in a review: it
+// ran as the session's agent). Its calls are recorded with its id.
+func TestSSESessionBelongsToOpener(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	req, _ := http.NewRequest("GET", e.http.URL+"/sse", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var endpoint string
+	for endpoint == "" && sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
+			endpoint = strings.TrimSpace(data)
+		}
+	}
+	_, sid, _ := strings.Cut(endpoint, "sessionid=")
+	if sid == "" {
+		t.Fatalf("no session id in the endpoint event %q", endpoint)
+	}
+	post := func(token, body string) int {
+		r, _ := http.NewRequest("POST", e.http.URL+endpoint, strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+token)
+		r.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	post(testToken, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sse","version":"1"}}}`)
+	post(testToken, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if code := post(otherToken, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test__echo","arguments":{"message":"hijack"}}}`); code != http.StatusForbidden {
+		t.Errorf("another token's POST to the session: HTTP %d, want 403", code)
+	}
+	// The owner's own call runs, and is recorded with the session's id;
+	// the hijack attempt never ran.
+	if code := post(testToken, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test__whoami"}}`); code != http.StatusAccepted {
+		t.Errorf("the owner's POST: HTTP %d", code)
+	}
+	e.audited(t, core.ActivityFilter{Tool: "whoami"}, func(r []core.AuditRecord) bool { return len(r) == 1 && r[0].Session == sid },
+		"the SSE session's call recorded with its id")
+	if slices.Contains(e.test.Started(), "echo") {
+		t.Error("the other token's call ran in the session")
+	}
+	e.audited(t, core.ActivityFilter{Kind: "session"}, func(r []core.AuditRecord) bool {
+		return len(r) == 1 && r[0].ErrorCode == core.EForbidden && r[0].Session == sid
+	}, "the attempt audited")
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -274,6 +275,10 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 				// the client goes away, its calls end with it. (The SDK
 				// closes the session only once those calls have returned.)
 				context.AfterFunc(r.Context(), s.end)
+				// Its POSTs name it by the sessionid of the endpoint the
+				// stream announces: learn it, so that a POST with another
+				// credential is refused as for Streamable HTTP.
+				w = &sseEndpoint{ResponseWriter: w, found: func(id string) { s.sseID.Store(id) }}
 			}
 			ctx = context.WithValue(ctx, serverKey, s.server)
 		}
@@ -290,6 +295,37 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
+
+// sseEndpoint passes a legacy SSE stream through and reports the session
+// id in the endpoint event the SDK writes first
+// ("data: /sse?sessionid=ID").
+type sseEndpoint struct {
+	http.ResponseWriter
+	found func(id string)
+	done  bool
+}
+
+func (e *sseEndpoint) Write(p []byte) (int, error) {
+	if !e.done {
+		if _, rest, ok := bytes.Cut(p, []byte("sessionid=")); ok {
+			end := bytes.IndexAny(rest, "&\r\n")
+			if end < 0 {
+				end = len(rest)
+			}
+			e.done = true
+			e.found(string(rest[:end]))
+		}
+	}
+	return e.ResponseWriter.Write(p)
+}
+
+func (e *sseEndpoint) Flush() {
+	if f, ok := e.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (e *sseEndpoint) Unwrap() http.ResponseWriter { return e.ResponseWriter }
 
 // refusedInside reports whether a request whose credential may not be
 // used now (err: a suspended agent's token) goes on to be refused inside,
@@ -429,6 +465,9 @@ type session struct {
 	// a DELETE): its requests still running are cancelled with it.
 	ctx context.Context
 	end context.CancelFunc
+	// sseID is a legacy SSE session's id, the sessionid of the endpoint
+	// its client POSTs to (sseEndpoint).
+	sseID atomic.Value
 
 	mu      sync.Mutex // serialises announce
 	listed  [3]uint64  // hashes of the tools, prompts and resources it was last shown
@@ -437,6 +476,9 @@ type session struct {
 }
 
 func (s *session) id() string {
+	if id, _ := s.sseID.Load().(string); id != "" {
+		return id // a legacy SSE session: the SDK gives it no ID
+	}
 	if ss := s.ss.Load(); ss != nil {
 		return ss.ID()
 	}
@@ -487,7 +529,7 @@ func (g *Gateway) opened(s *session, ss *mcp.ServerSession) {
 	if !s.ss.CompareAndSwap(nil, ss) {
 		return
 	}
-	sid := ss.ID()
+	sid := s.id()
 	g.mu.Lock()
 	g.bySID[sid] = s
 	g.mu.Unlock()
