@@ -358,7 +358,11 @@ func (p *Pipeline) approve(ctx context.Context, f *flow) {
 	out, err := p.s.Approver.Hold(ctx, f.req, v, f.rec.ID)
 	f.rec.Approver, f.rec.WaitMs = out.By, out.WaitedMs
 	if errors.Is(err, context.Canceled) {
-		err = &core.Error{Code: ECancelled, Message: "the agent cancelled the request while it waited for approval"}
+		who := "the agent"
+		if f.req.Kind == core.KindSampling || f.req.Kind == core.KindElicitation {
+			who = "the server (or the agent whose call it was handling)" // a relayed request
+		}
+		err = &core.Error{Code: ECancelled, Message: who + " cancelled the request while it waited for approval"}
 	}
 	if err != nil {
 		f.refuse(core.DecisionError, err)
