@@ -585,8 +585,12 @@ func (c *Catalog) callError(ctx context.Context, r *core.Request, err error) err
 	case errors.As(err, &wire) && wire.Code != codeRejectedByTransport:
 		return &DownstreamError{Server: r.Server, Target: r.Name, Wire: wire}
 	}
-	return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q cannot be reached: %v", r.Server, err)}).
-		WithHint("Airlock reconnects by itself; see the Servers screen")
+	tail := ""
+	if d := c.get(r.Server); d != nil {
+		tail = d.lastStderr() // a crash usually says why there
+	}
+	return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q cannot be reached: %v%s", r.Server, err, tail)}).
+		WithHint("Airlock restarts it by itself; see the Servers screen")
 }
 
 // DownstreamError is a source's own JSON-RPC error answer. For tool calls
