@@ -590,7 +590,7 @@ func (c *Catalog) callError(ctx context.Context, r *core.Request, err error) err
 		tail = d.lastStderr() // a crash usually says why there
 	}
 	return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q cannot be reached: %v%s", r.Server, err, tail)}).
-		WithHint("Airlock restarts it by itself; see the Servers screen")
+		WithHint("Airlock restarts or reconnects it by itself; see the Servers screen")
 }
 
 // DownstreamError is a source's own JSON-RPC error answer. For tool calls
