@@ -590,6 +590,12 @@ func TestLargeRequests(t *testing.T) {
 	if status != http.StatusRequestEntityTooLarge {
 		t.Errorf("a request over %d bytes: HTTP %d, want 413", gateway.MaxRequestBytes, status)
 	}
+	// Through an MCP client, the refusal says why (the SDK's own 413 was
+	// "Request Entity Too Large" and nothing more).
+	_, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": strings.Repeat("y", gateway.MaxRequestBytes)}})
+	if err == nil || !strings.Contains(err.Error(), "["+gateway.ERequestTooLarge+"]") {
+		t.Errorf("an over-large call through the client: %v, want %s", err, gateway.ERequestTooLarge)
+	}
 	if _, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "still here"}}); err != nil {
 		t.Errorf("the session after a refused request: %v", err)
 	}

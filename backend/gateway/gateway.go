@@ -6,9 +6,11 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -253,6 +255,14 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 				return
 			}
 		}
+		if r.Method == http.MethodPost && r.ContentLength > MaxRequestBytes {
+			// Refused before the SDK reads it, as a JSON-RPC error with a
+			// reason (the SDK's own 413 is a line of plain text).
+			writeRefusal(w, r, http.StatusRequestEntityTooLarge, (&core.Error{Code: ERequestTooLarge,
+				Message: fmt.Sprintf("the request is %d bytes; Airlock takes requests up to %d bytes (16 MiB)", r.ContentLength, MaxRequestBytes)}).
+				WithHint("send less at once (a file in parts, a shorter argument)"))
+			return
+		}
 		if r.Method == http.MethodPost {
 			g.busy.begin()
 			defer g.busy.end()
@@ -435,12 +445,26 @@ func requestID(r *http.Request) json.RawMessage {
 	var msg struct {
 		ID json.RawMessage `json:"id"`
 	}
+	if r.ContentLength > MaxRequestBytes {
+		// Too large to read: the id is near the start in every client's
+		// requests ({"jsonrpc":"2.0","id":7,"method":…}).
+		head, _ := io.ReadAll(io.LimitReader(r.Body, 4096))
+		if m := leadingID.FindSubmatch(head); m != nil {
+			return json.RawMessage(m[1])
+		}
+		return nil
+	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes))
 	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 || string(msg.ID) == "null" {
 		return nil
 	}
 	return msg.ID
 }
+
+var leadingID = regexp.MustCompile(`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?[0-9]{1,20})`)
+
+// ERequestTooLarge: a request over MaxRequestBytes.
+const ERequestTooLarge = "request_too_large"
 
 // rpcErr is the JSON-RPC error of a refused protocol request.
 func rpcErr(err error) error { return pipeline.RPCError(err) }
