@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -226,6 +227,11 @@ func (c *Catalog) rebuild() {
 			tmpl, err := uritemplate.New(t.URITemplate)
 			if err != nil {
 				warn(id, "resource template %q is skipped: %v", t.URITemplate, err)
+				continue
+			}
+			if i := slices.IndexFunc(s.Templates, func(o Template) bool { return o.Def.URITemplate == t.URITemplate }); i >= 0 {
+				// The first server that lists a template serves its URIs.
+				collide(id, "resource template", s.Templates[i].Server, t.URITemplate)
 				continue
 			}
 			ct := *t

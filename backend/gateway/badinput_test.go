@@ -853,3 +853,27 @@ func TestSSESessionBelongsToOpener(t *testing.T) {
 		return len(r) == 1 && r[0].ErrorCode == core.EForbidden && r[0].Session == sid
 	}, "the attempt audited")
 }
+
+// Two servers listing the same resource template: the first serves its
+// URIs, and the other's status says its template is hidden (as for a
+// resource URI; found by a new-user test: only resources were reported).
+func TestTemplateCollisionReported(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	for _, id := range []string{"first", "second"} {
+		srv := mcp.NewServer(&mcp.Implementation{Name: id, Version: "1"}, nil)
+		srv.AddResourceTemplate(&mcp.ResourceTemplate{Name: "item", URITemplate: "shared://item/{id}"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: id}}}, nil
+		})
+		e.cat.AddInProcess(id, srv, false)
+		e.waitRunning(t, id)
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		st, _ := e.cat.ServerStatus("second")
+		return slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.Contains(w, "shared://item/{id}") && strings.Contains(w, "first") })
+	}, "the second server's status does not say its template is hidden")
+	sess := e.connect(t, nil)
+	r, err := sess.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "shared://item/7"})
+	if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "first" {
+		t.Errorf("read through the shared template = %v %+v, want the first server's", err, r)
+	}
+}
