@@ -137,7 +137,16 @@ describe('every screen through a real airlock serve', () => {
     const rows = page.getByTestId('approval-row');
     await expect.poll(() => rows.count()).toBe(2);
     expect(await rows.first().getByTestId('approval-row-client').textContent()).toBe('claude-code 2.1.0');
+    // Each row shows its arguments on one line.
+    expect(await rows.first().getByTestId('approval-row-args').textContent()).toContain('"path":');
     await shots(page, 'real-approvals');
+    // "Decline all…" asks once more; Cancel leaves both waiting.
+    await page.getByRole('button', { name: 'Decline all…' }).click();
+    await page.getByRole('alertdialog', { name: 'Decline all waiting calls' }).waitFor();
+    await shots(page, 'real-approvals-decline-all');
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await page.getByRole('alertdialog').waitFor({ state: 'detached' });
+    await expect.poll(() => rows.count()).toBe(2);
 
     // Decide both from the dialog, by keyboard: Review, then Enter approves once armed.
     await page.getByRole('button', { name: 'Review (2)' }).click();
