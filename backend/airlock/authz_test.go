@@ -519,3 +519,25 @@ func TestRefusedConnectionSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// A session opened with an agent token ends when the token is rotated:
+// the old token is refused at the door at once, and an event stream it
+// opened before must not go on hearing of the agent's lists, resources
+// and logs (found in a security review: it did).
+func TestRotatedTokenEndsItsSessions(t *testing.T) {
+	tm := newTeam(t)
+	sess := tm.connectWith(t, tm.alice.Token, "", nil)
+	if _, err := sess.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- sess.Wait() }()
+	if _, err := tm.in.API.Agents.RotateToken(tm.alice.Agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session opened with the rotated token is still open")
+	}
+}

@@ -208,6 +208,7 @@ func (s *Service) projectIDs(refs []string) ([]string, error) {
 func (s *Service) addToken(t TokenRecord) {
 	s.tokMu.Lock()
 	s.tokens[t.Hash] = t
+	s.tokenIDs[t.ID] = true
 	s.tokMu.Unlock()
 }
 

@@ -63,8 +63,9 @@ type Service struct {
 	// an invalidation ran is not kept (it may hold the old state).
 	gen atomic.Uint64
 
-	tokMu  sync.RWMutex
-	tokens map[[32]byte]TokenRecord
+	tokMu    sync.RWMutex
+	tokens   map[[32]byte]TokenRecord
+	tokenIDs map[string]bool // the ids of the tokens in tokens
 
 	sessMu     sync.RWMutex
 	sessions   map[string]*liveSession   // by session id
@@ -290,11 +291,13 @@ func (s *Service) loadTokens() error {
 		return fmt.Errorf("load agent tokens: %w", err)
 	}
 	m := make(map[[32]byte]TokenRecord, len(recs))
+	ids := make(map[string]bool, len(recs))
 	for _, r := range recs {
 		m[r.Hash] = r
+		ids[r.ID] = true
 	}
 	s.tokMu.Lock()
-	s.tokens = m
+	s.tokens, s.tokenIDs = m, ids
 	s.tokMu.Unlock()
 	return nil
 }
@@ -389,4 +392,12 @@ func (s *Service) AdoptLegacyToken(tok string) error {
 	s.mu.Unlock()
 	s.Invalidate(DefaultAgentID)
 	return err
+}
+
+// tokenLive reports whether the agent token with id still exists (it was
+// not rotated or deleted since a connection presented it).
+func (s *Service) tokenLive(id string) bool {
+	s.tokMu.RLock()
+	defer s.tokMu.RUnlock()
+	return s.tokenIDs[id]
 }

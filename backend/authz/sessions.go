@@ -562,6 +562,12 @@ func (s *Service) Resolve(mcpSessionID string, conn Identity, sessionToken strin
 		}
 		agentID, authSession, purpose, project = ls.rec.AgentID, ls.rec.ID, ls.rec.Purpose, ls.rec.ProjectID
 	case conn.AgentID != "":
+		if conn.Via == ViaAgentToken && conn.TokenID != "" && !s.tokenLive(conn.TokenID) {
+			// Rotated or deleted since this connection presented it: an
+			// event stream opened with it must not go on hearing.
+			return caller, core.Errorf(core.EUnauthorized, "the agent token this connection was opened with was rotated or deleted").
+				WithHint("connect again with the agent's current token")
+		}
 		agentID, authSession, purpose, project = conn.AgentID, conn.AuthSession, conn.Purpose, conn.ProjectID
 		if authSession != "" {
 			ls, err := s.sessionByID(authSession)

@@ -272,7 +272,21 @@ func (g *Gateway) Sync() {
 // announce computes what s may see now and, when notify is set, sends
 // list_changed for each list that differs from what it was last told.
 func (g *Gateway) announce(s *session, notify bool) {
-	c, ok := g.listCaller(s)
+	c, err := g.caller(s, nil)
+	ok := err == nil
+	if core.ErrorCode(err) == core.EUnauthorized && s.conn.Key != "" {
+		// The credential the session was opened with is gone (a rotated
+		// token, a deleted agent): its event stream must not go on
+		// hearing, so the session ends.
+		if ss := s.ss.Load(); ss != nil {
+			go ss.Close()
+		} else if s.server != nil { // a sessionless credential's listen streams
+			for ss := range s.server.Sessions() {
+				go ss.Close()
+			}
+		}
+		return
+	}
 	snap := g.cat.Snapshot()
 	var hashes [3]uint64
 	servers := map[string]bool{}
