@@ -180,9 +180,22 @@ func TestManagementHappyPath(t *testing.T) {
 	if _, err := tm.svc.UpdateAgent("mgr", authz.AgentUpdate{Parent: strp("wrk")}); err != nil {
 		t.Errorf("mgr under wrk once wrk left mgr: %v", err)
 	}
+	// A session opened for the project works there while the agent is
+	// assigned, and no more once it is not (found in a security review:
+	// it kept working there).
+	inAlpha, err := tm.svc.Authenticate("wrk", tm.wrk.Passkey, "alpha", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tm.svc.Resolve("", authz.Identity{}, inAlpha.Token); err != nil {
+		t.Errorf("a session in its project: %v", err)
+	}
 	// Unassigning ends nothing but the assignment.
 	if a, err := tm.svc.Unassign("wrk", "alpha"); err != nil || len(a.Projects) != 0 {
 		t.Errorf("unassign: %+v %v", a, err)
+	}
+	if _, err := tm.svc.Resolve("", authz.Identity{}, inAlpha.Token); core.ErrorCode(err) != authz.EAgentNotAssigned {
+		t.Errorf("a session in a project the agent left: %v, want %s", err, authz.EAgentNotAssigned)
 	}
 	if _, err := tm.svc.Authenticate("wrk", tm.wrk.Passkey, "alpha", ""); core.ErrorCode(err) != authz.EAgentNotAssigned {
 		t.Errorf("authenticate into a project after unassign: %v", err)

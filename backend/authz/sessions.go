@@ -600,9 +600,14 @@ func (s *Service) Resolve(mcpSessionID string, conn Identity, sessionToken strin
 	if purpose != core.PurposeTask && purpose != core.PurposeChat {
 		return caller, core.Errorf(core.EInvalid, "Invalid purpose: %s. Valid values: task, chat", purpose)
 	}
-	if project != "" && authSession == "" {
+	if project != "" {
 		id, ok := e.projects[project]
-		if !ok {
+		switch {
+		case !ok && authSession != "":
+			// A session opened for a project the agent has since left
+			// works there no more.
+			return caller, notAssigned(e.agent, project)
+		case !ok:
 			if _, err := s.findProject(project); err != nil {
 				return caller, core.Errorf(EProjectNotFound, "Project not found: %s", project)
 			}
