@@ -823,6 +823,34 @@ func TestSSESessionBelongsToOpener(t *testing.T) {
 	if sid == "" {
 		t.Fatalf("no session id in the endpoint event %q", endpoint)
 	}
+	// A GET naming a session id opens a new session of its own, owned by
+	// its credential (found in a security review: one with no owner).
+	foreign, _ := http.NewRequest("GET", e.http.URL+"/sse?sessionid=whatever", nil)
+	foreign.Header.Set("Authorization", "Bearer "+otherToken)
+	foreign.Header.Set("Accept", "text/event-stream")
+	fresp, err := http.DefaultClient.Do(foreign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsc := bufio.NewScanner(fresp.Body)
+	var otherEndpoint string
+	for otherEndpoint == "" && fsc.Scan() {
+		if data, ok := strings.CutPrefix(fsc.Text(), "data:"); ok {
+			otherEndpoint = strings.TrimSpace(data)
+		}
+	}
+	fresp.Body.Close()
+	if otherEndpoint == "" || strings.Contains(otherEndpoint, "whatever") || strings.Contains(otherEndpoint, sid) {
+		t.Errorf("a GET with a session id got the endpoint %q", otherEndpoint)
+	}
+	r, _ := http.NewRequest("POST", e.http.URL+otherEndpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+	r.Header.Set("Authorization", "Bearer "+testToken)
+	r.Header.Set("Content-Type", "application/json")
+	if res, err := http.DefaultClient.Do(r); err != nil || res.StatusCode != http.StatusForbidden {
+		t.Errorf("a POST with another token to the session that GET opened: %v %v, want 403", err, res.Status)
+	} else {
+		res.Body.Close()
+	}
 	post := func(token, body string) int {
 		r, _ := http.NewRequest("POST", e.http.URL+endpoint, strings.NewReader(body))
 		r.Header.Set("Authorization", "Bearer "+token)
@@ -850,8 +878,8 @@ func TestSSESessionBelongsToOpener(t *testing.T) {
 		t.Error("the other token's call ran in the session")
 	}
 	e.audited(t, core.ActivityFilter{Kind: "session"}, func(r []core.AuditRecord) bool {
-		return len(r) == 1 && r[0].ErrorCode == core.EForbidden && r[0].Session == sid
-	}, "the attempt audited")
+		return len(r) == 2 && slices.ContainsFunc(r, func(rec core.AuditRecord) bool { return rec.ErrorCode == core.EForbidden && rec.Session == sid })
+	}, "the attempts audited")
 }
 
 // Two servers listing the same resource template: the first serves its

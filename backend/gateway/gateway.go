@@ -274,7 +274,9 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		ctx := r.Context()
 		opening := false
 		if sse {
-			opening = r.Method == http.MethodGet && r.URL.Query().Get("sessionid") == ""
+			// Every GET opens a new session (the SDK ignores a sessionid
+			// on it): each must be made here, with its owner.
+			opening = r.Method == http.MethodGet
 		} else {
 			opening = r.Method == http.MethodPost && sid == ""
 		}
