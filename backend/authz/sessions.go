@@ -326,8 +326,12 @@ func (s *Service) Authenticate(agentRef, passkey, projectRef, purpose string) (S
 	}
 	if err != nil {
 		if core.ErrorCode(err) == core.ENotFound {
+			// The same answer, after the same work, as a wrong passkey:
+			// authenticate must not tell who exists (found in a security
+			// review: agent names could be listed without a credential).
+			SecretMatches(HashSecret(agentRef), passkey)
 			s.limiter.fail(key, now)
-			return Session{}, core.Errorf(EAgentNotFound, "Agent not found: %s", agentRef)
+			return Session{}, core.Errorf(core.EUnauthorized, errCredentials).WithHint(errCredentialsHintPasskey)
 		}
 		return Session{}, err
 	}

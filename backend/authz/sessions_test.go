@@ -245,7 +245,8 @@ func TestBadCredentials(t *testing.T) {
 		agent, passkey, project, purpose string
 		code, msg                        string
 	}{
-		{"unknown agent", "ghost", "alp_x", "", "", authz.EAgentNotFound, "Agent not found: ghost"},
+		// As a wrong passkey: authenticate does not tell who exists.
+		{"unknown agent", "ghost", "alp_x", "", "", core.EUnauthorized, "Invalid agent_id or passkey"},
 		{"wrong passkey", "wrk", tm.mgr.Passkey, "", "", core.EUnauthorized, "Invalid agent_id or passkey"},
 		{"empty passkey", "wrk", "", "", "", core.EUnauthorized, "Invalid agent_id or passkey"},
 		{"owner without passkey", "owner", "", "", "", core.EUnauthorized, "Invalid agent_id or passkey"},
