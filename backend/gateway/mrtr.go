@@ -46,6 +46,7 @@ type pendingCall struct {
 	g      *Gateway
 	owner  string // Connection.Key of the credential that started it
 	method string
+	target string // the tool, prompt or resource it calls
 	caps   *mcp.ClientCapabilities // from the first request's _meta
 	cancel context.CancelFunc
 	ctx    context.Context // the call's: ends when it is done or cancelled
@@ -103,9 +104,22 @@ func (g *Gateway) roundTrip(ctx context.Context, rs *session, method string, req
 	return g.await(pc, rd)
 }
 
+// targetOf is the tool, prompt or resource a request names.
+func targetOf(req mcp.Request) string {
+	switch p := req.GetParams().(type) {
+	case *mcp.CallToolParamsRaw:
+		return p.Name
+	case *mcp.GetPromptParams:
+		return p.Name
+	case *mcp.ReadResourceParams:
+		return p.URI
+	}
+	return ""
+}
+
 // startCall runs a new call apart from its HTTP request.
 func (g *Gateway) startCall(ctx context.Context, rs *session, method string, req mcp.Request) *pendingCall {
-	pc := &pendingCall{g: g, owner: rs.conn.Key, method: method, done: make(chan struct{}),
+	pc := &pendingCall{g: g, owner: rs.conn.Key, method: method, target: targetOf(req), done: make(chan struct{}),
 		wake: make(chan struct{}, 1), asks: map[string]*ask{}, caps: &mcp.ClientCapabilities{}}
 	if ip := rs.ss.Load().InitializeParams(); ip != nil && ip.Capabilities != nil {
 		pc.caps = ip.Capabilities
@@ -172,14 +186,9 @@ func retryOf(req mcp.Request) (state string, answers mcp.InputResponseMap, progr
 // more (a suspended agent) is refused and audited; the last also cancels
 // the call, since nobody may answer it now. A state is good for one retry.
 func (g *Gateway) resumeCall(rs *session, method string, req mcp.Request, state string) (*pendingCall, mcp.Result, error) {
-	r := &core.Request{Kind: method}
-	switch p := req.GetParams().(type) {
-	case *mcp.CallToolParamsRaw:
-		r.Exposed, r.Args = p.Name, p.Arguments
-	case *mcp.GetPromptParams:
-		r.Exposed = p.Name
-	case *mcp.ReadResourceParams:
-		r.Exposed = p.URI
+	r := &core.Request{Kind: method, Exposed: targetOf(req)}
+	if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+		r.Args = p.Arguments
 	}
 	c, cerr := g.caller(rs, r.Args)
 	r.Caller = c
@@ -187,7 +196,7 @@ func (g *Gateway) resumeCall(rs *session, method string, req mcp.Request, state 
 	p.mu.Lock()
 	pc := p.pending[state]
 	switch {
-	case pc == nil || pc.method != method:
+	case pc == nil || pc.method != method || pc.target != r.Exposed:
 		p.mu.Unlock()
 		res, err := g.refuse(r, (&core.Error{Code: EStateUnknown, Message: "Airlock knows no call waiting for this requestState: it was never given, was used already, or expired"}).
 			WithHint("send the request again without inputResponses and requestState"))

@@ -422,6 +422,13 @@ func TestNewRevisionIdentityPerRequest(t *testing.T) {
 			t.Errorf("audit of a refused answer = %+v, want forbidden, for test__ask_user, not by tester", r)
 		}
 	}
+	// The state continues that call of that tool only (found in a security
+	// review: another tool's name was taken, and audited as that tool).
+	other2, err := tester.CallTool(ctx, &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "x"},
+		InputResponses: mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}}, RequestState: first.RequestState})
+	if err != nil || errorCode(other2) != "unknown_request_state" {
+		t.Errorf("tester's requestState on another tool: %v %q, want unknown_request_state", err, text(t, other2))
+	}
 	res := ask(tester, first.RequestState, mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}})
 	if text(t, res) != "the user answered accept: Ada" {
 		t.Fatalf("the owner's answer = %+v, want the call's result", res)
