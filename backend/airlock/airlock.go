@@ -269,7 +269,9 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 			instance.StatusBuiltin: func() any { return in.builtin.Get() },
 		}}.Handler(),
 		Debug: debugHandler(in.authz)}
-	in.srv = &http.Server{Handler: routes.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// Idle keep-alive connections close after a while; streams (SSE, long
+	// calls) are not idle and are not cut.
+	in.srv = &http.Server{Handler: routes.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
 	// A second launch runs on this machine: give it a loopback address.
 	focusAddr := in.Addr
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {

@@ -231,6 +231,18 @@ func TestHTTPSecurity(t *testing.T) {
 			t.Errorf("%s: status %d, want %d", c.name, got, c.want)
 		}
 	}
+	// No other page may frame the signed-in UI, which approves calls
+	// (found in a security review).
+	req, _ := http.NewRequest("GET", base+"/", nil)
+	req.Header.Set("Cookie", cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("X-Frame-Options") != "DENY" || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+		t.Errorf("the UI may be framed: X-Frame-Options %q, CSP %q", resp.Header.Get("X-Frame-Options"), resp.Header.Get("Content-Security-Policy"))
+	}
 }
 
 func TestBridgeOverStdio(t *testing.T) {

@@ -241,8 +241,10 @@ func (a *Agents) Snippets(token, purpose string) ([]Snippet, error) {
 	default:
 		return nil, core.Errorf(core.EInvalid, "purpose is task or chat, not %q", purpose)
 	}
-	// The small airlock-bridge when it is there; else `airlock bridge`.
-	bin, args := a.d.Info.Bridge, []string{"--url", url, "--token", token}
+	// The small airlock-bridge when it is there; else `airlock bridge`. The
+	// token goes in the environment: on the command line other users of
+	// the machine could read it in the process list.
+	bin, args := a.d.Info.Bridge, []string{"--url", url}
 	if bin == "" {
 		bin = a.d.Info.Binary
 		if bin == "" {
@@ -259,10 +261,11 @@ func (a *Agents) Snippets(token, purpose string) ([]Snippet, error) {
   "mcpServers": {
     "airlock": {
       "command": %q,
-      "args": %s
+      "args": %s,
+      "env": { "AIRLOCK_TOKEN": %q }
     }
   }
-}`, bin, argsJSON)},
+}`, bin, argsJSON, token)},
 		{Client: "Cursor", Where: "~/.cursor/mcp.json",
 			Text: fmt.Sprintf(`{
   "mcpServers": {

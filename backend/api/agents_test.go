@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -167,4 +169,40 @@ func TestAgentChangesAreAnnounced(t *testing.T) {
 		t.Errorf("a refused change emitted %s", ev.Name)
 	default:
 	}
+}
+
+// The Claude Desktop snippet passes the token in the bridge's environment,
+// not on its command line, where other users could read it in the process
+// list (found in a security review).
+func TestBridgeSnippetKeepsTheTokenOffTheCommandLine(t *testing.T) {
+	in := start(t)
+	a, err := in.API.Agents.Create(authz.AgentInput{Name: "desk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snippets, err := in.API.Agents.Snippets(a.Token, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range snippets {
+		if s.Client != "Claude Desktop" {
+			continue
+		}
+		var cfg struct {
+			MCPServers map[string]struct {
+				Command string            `json:"command"`
+				Args    []string          `json:"args"`
+				Env     map[string]string `json:"env"`
+			} `json:"mcpServers"`
+		}
+		if err := json.Unmarshal([]byte(s.Text), &cfg); err != nil {
+			t.Fatalf("the snippet is not JSON: %v\n%s", err, s.Text)
+		}
+		srv := cfg.MCPServers["airlock"]
+		if srv.Env["AIRLOCK_TOKEN"] != a.Token || slices.Contains(srv.Args, a.Token) || srv.Command == "" {
+			t.Errorf("Claude Desktop snippet = %+v, want the token in env only", srv)
+		}
+		return
+	}
+	t.Error("no Claude Desktop snippet")
 }

@@ -325,6 +325,12 @@ const loginPage = `<!doctype html><meta charset="utf-8"><title>Airlock</title>
 func (s *Security) UIHandler(dist fs.FS) http.Handler {
 	files := http.FileServerFS(dist)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The signed-in UI approves calls: no other page may frame it (a
+		// page on another port of 127.0.0.1 counts as the same site).
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Content-Security-Policy", "frame-ancestors 'none'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Referrer-Policy", "no-referrer")
 		if tok := r.URL.Query().Get("token"); tok != "" {
 			if !s.uiTokenOK(tok) {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -447,16 +447,17 @@ func requestID(r *http.Request) json.RawMessage {
 	var msg struct {
 		ID json.RawMessage `json:"id"`
 	}
-	if r.ContentLength > MaxRequestBytes {
-		// Too large to read: the id is near the start in every client's
-		// requests ({"jsonrpc":"2.0","id":7,"method":…}).
-		head, _ := io.ReadAll(io.LimitReader(r.Body, 4096))
-		if m := leadingID.FindSubmatch(head); m != nil {
+	// A refused request is read no further than needed: a small one whole,
+	// of a large one the start, where every client puts the id
+	// ({"jsonrpc":"2.0","id":7,"method":…}).
+	const whole = 64 << 10
+	body, _ := io.ReadAll(io.LimitReader(r.Body, whole+1))
+	if len(body) > whole {
+		if m := leadingID.FindSubmatch(body[:4096]); m != nil {
 			return json.RawMessage(m[1])
 		}
 		return nil
 	}
-	body, _ := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes))
 	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 || string(msg.ID) == "null" {
 		return nil
 	}
