@@ -490,15 +490,7 @@ func TestRefusedConnectionSaysWhy(t *testing.T) {
 	} {
 		// Only a credential problem is 401 with a challenge, which
 		// OAuth-capable clients take as "sign in".
-		req, _ := http.NewRequest("POST", tm.in.Info.MCPURL+tc.query, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
-		req.Header.Set("Authorization", "Bearer "+tc.token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp := mcpInitialize(t, tm.in.Info.MCPURL+tc.query, tc.token)
 		if challenge := resp.Header.Get("WWW-Authenticate") != ""; resp.StatusCode != tc.status || challenge != (tc.status == http.StatusUnauthorized) {
 			t.Errorf("%s: HTTP %d, WWW-Authenticate %v; want %d, a challenge only with 401", tc.name, resp.StatusCode, challenge, tc.status)
 		}

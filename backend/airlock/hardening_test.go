@@ -229,19 +229,7 @@ func TestHungUpClientLeavesQueue(t *testing.T) {
 			r.Body.Close()
 		}
 	}()
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		p, _ := in.API.Approvals.Pending()
-		return len(p) == 1
-	}, "the call never waited for approval")
-	hangUp()
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		p, _ := in.API.Approvals.Pending()
-		return len(p) == 0
-	}, "the call of a client that hung up stayed in the approval queue")
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		recs, _ := in.API.Activity.List(core.ActivityFilter{Tool: "echo"})
-		return len(recs) == 1 && recs[0].ErrorCode == pipeline.ECancelled
-	}, "the abandoned call is not recorded as cancelled")
+	abandonWaitingCall(t, in, hangUp, "a client that hung up")
 }
 
 // A legacy SSE client's POSTs end at once, so only its event stream says
@@ -263,20 +251,7 @@ func TestGoneSSEClientLeavesQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	go sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "still there?"}})
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		p, _ := in.API.Approvals.Pending()
-		return len(p) == 1
-	}, "the call never waited for approval")
-	goAway()
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		p, _ := in.API.Approvals.Pending()
-		return len(p) == 0
-	}, "the call of an SSE client that went away stayed in the approval queue")
-	var recs []core.AuditRecord
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		recs, _ = in.API.Activity.List(core.ActivityFilter{Tool: "echo"})
-		return len(recs) == 1 && recs[0].ErrorCode == pipeline.ECancelled
-	}, "the abandoned call is not recorded as cancelled: %+v", &recs)
+	abandonWaitingCall(t, in, goAway, "an SSE client")
 }
 
 // A stdio client of the bridge that goes away (killed: its pipes close)
@@ -305,25 +280,32 @@ func TestGoneBridgeClientLeavesQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	go sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "anyone?"}})
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		p, _ := in.API.Approvals.Pending()
-		return len(p) == 1
-	}, "the call never waited for approval")
 	// The client is killed: both ends of its pipes close.
-	stdoutR.Close()
-	stdinW.Close()
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		p, _ := in.API.Approvals.Pending()
-		return len(p) == 0
-	}, "the call of a bridge client that went away stayed in the approval queue")
-	var recs []core.AuditRecord
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		recs, _ = in.API.Activity.List(core.ActivityFilter{Tool: "echo"})
-		return len(recs) == 1 && recs[0].ErrorCode == pipeline.ECancelled
-	}, "the abandoned call is not recorded as cancelled: %+v", &recs)
+	abandonWaitingCall(t, in, func() { stdoutR.Close(); stdinW.Close() }, "a bridge client")
 	select {
 	case <-errc:
 	case <-time.After(10 * time.Second):
 		t.Error("the bridge did not end when its client went away")
 	}
+}
+
+// abandonWaitingCall waits until one call waits for approval, runs goAway
+// (the client going away), and checks that the call then leaves the queue
+// and is recorded as cancelled.
+func abandonWaitingCall(t *testing.T, in *airlock.Instance, goAway func(), client string) {
+	t.Helper()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		p, _ := in.API.Approvals.Pending()
+		return len(p) == 1
+	}, "the call never waited for approval")
+	goAway()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		p, _ := in.API.Approvals.Pending()
+		return len(p) == 0
+	}, "the call of %s that went away stayed in the approval queue", client)
+	var recs []core.AuditRecord
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		recs, _ = in.API.Activity.List(core.ActivityFilter{Tool: "echo"})
+		return len(recs) == 1 && recs[0].ErrorCode == pipeline.ECancelled
+	}, "the abandoned call is not recorded as cancelled: %+v", &recs)
 }

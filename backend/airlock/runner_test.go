@@ -405,8 +405,15 @@ func ptrInt(n int) *int { return &n }
 // mcpStatus is the HTTP status of an MCP initialize with token.
 func mcpStatus(t *testing.T, in *airlock.Instance, token string) int {
 	t.Helper()
+	return mcpInitialize(t, in.Info.MCPURL, token).StatusCode
+}
+
+// mcpInitialize sends an MCP initialize with token to url and returns the
+// response (its body closed).
+func mcpInitialize(t *testing.T, url, token string) *http.Response {
+	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	req, _ := http.NewRequest(http.MethodPost, in.Info.MCPURL, strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -415,7 +422,7 @@ func mcpStatus(t *testing.T, in *airlock.Instance, token string) int {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	return resp.StatusCode
+	return resp
 }
 
 // With auto-run on, moving a task of an AI agent with a profile to in

@@ -804,54 +804,26 @@ func TestNoPrefixKeepsPromptAndResourceNames(t *testing.T) {
 // ran as the session's agent). Its calls are recorded with its id.
 func TestSSESessionBelongsToOpener(t *testing.T) {
 	e := newEnv(t, catalog.Options{})
-	req, _ := http.NewRequest("GET", e.http.URL+"/sse", nil)
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	var endpoint string
-	for endpoint == "" && sc.Scan() {
-		if data, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
-			endpoint = strings.TrimSpace(data)
+	// open starts an SSE stream with token at path and returns the endpoint
+	// its first event names.
+	open := func(token, path string) string {
+		req, _ := http.NewRequest("GET", e.http.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	_, sid, _ := strings.Cut(endpoint, "sessionid=")
-	if sid == "" {
-		t.Fatalf("no session id in the endpoint event %q", endpoint)
-	}
-	// A GET naming a session id opens a new session of its own, owned by
-	// its credential (found in a security review: one with no owner).
-	foreign, _ := http.NewRequest("GET", e.http.URL+"/sse?sessionid=whatever", nil)
-	foreign.Header.Set("Authorization", "Bearer "+otherToken)
-	foreign.Header.Set("Accept", "text/event-stream")
-	fresp, err := http.DefaultClient.Do(foreign)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsc := bufio.NewScanner(fresp.Body)
-	var otherEndpoint string
-	for otherEndpoint == "" && fsc.Scan() {
-		if data, ok := strings.CutPrefix(fsc.Text(), "data:"); ok {
-			otherEndpoint = strings.TrimSpace(data)
+		t.Cleanup(func() { resp.Body.Close() })
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
+				return strings.TrimSpace(data)
+			}
 		}
+		return ""
 	}
-	fresp.Body.Close()
-	if otherEndpoint == "" || strings.Contains(otherEndpoint, "whatever") || strings.Contains(otherEndpoint, sid) {
-		t.Errorf("a GET with a session id got the endpoint %q", otherEndpoint)
-	}
-	r, _ := http.NewRequest("POST", e.http.URL+otherEndpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
-	r.Header.Set("Authorization", "Bearer "+testToken)
-	r.Header.Set("Content-Type", "application/json")
-	if res, err := http.DefaultClient.Do(r); err != nil || res.StatusCode != http.StatusForbidden {
-		t.Errorf("a POST with another token to the session that GET opened: %v %v, want 403", err, res.Status)
-	} else {
-		res.Body.Close()
-	}
-	post := func(token, body string) int {
+	post := func(endpoint, token, body string) int {
 		r, _ := http.NewRequest("POST", e.http.URL+endpoint, strings.NewReader(body))
 		r.Header.Set("Authorization", "Bearer "+token)
 		r.Header.Set("Content-Type", "application/json")
@@ -862,14 +834,29 @@ func TestSSESessionBelongsToOpener(t *testing.T) {
 		res.Body.Close()
 		return res.StatusCode
 	}
-	post(testToken, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sse","version":"1"}}}`)
-	post(testToken, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	if code := post(otherToken, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test__echo","arguments":{"message":"hijack"}}}`); code != http.StatusForbidden {
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sse","version":"1"}}}`
+	endpoint := open(testToken, "/sse")
+	_, sid, _ := strings.Cut(endpoint, "sessionid=")
+	if sid == "" {
+		t.Fatalf("no session id in the endpoint event %q", endpoint)
+	}
+	// A GET naming a session id opens a new session of its own, owned by
+	// its credential (found in a security review: one with no owner).
+	otherEndpoint := open(otherToken, "/sse?sessionid=whatever")
+	if otherEndpoint == "" || strings.Contains(otherEndpoint, "whatever") || strings.Contains(otherEndpoint, sid) {
+		t.Errorf("a GET with a session id got the endpoint %q", otherEndpoint)
+	}
+	if code := post(otherEndpoint, testToken, initialize); code != http.StatusForbidden {
+		t.Errorf("a POST with another token to the session that GET opened: HTTP %d, want 403", code)
+	}
+	post(endpoint, testToken, initialize)
+	post(endpoint, testToken, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if code := post(endpoint, otherToken, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test__echo","arguments":{"message":"hijack"}}}`); code != http.StatusForbidden {
 		t.Errorf("another token's POST to the session: HTTP %d, want 403", code)
 	}
 	// The owner's own call runs, and is recorded with the session's id;
 	// the hijack attempt never ran.
-	if code := post(testToken, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test__whoami"}}`); code != http.StatusAccepted {
+	if code := post(endpoint, testToken, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test__whoami"}}`); code != http.StatusAccepted {
 		t.Errorf("the owner's POST: HTTP %d", code)
 	}
 	e.audited(t, core.ActivityFilter{Tool: "whoami"}, func(r []core.AuditRecord) bool { return len(r) == 1 && r[0].Session == sid },

@@ -46,7 +46,7 @@ type pendingCall struct {
 	g      *Gateway
 	owner  string // Connection.Key of the credential that started it
 	method string
-	target string // the tool, prompt or resource it calls
+	target string                  // the tool, prompt or resource it calls
 	caps   *mcp.ClientCapabilities // from the first request's _meta
 	cancel context.CancelFunc
 	ctx    context.Context // the call's: ends when it is done or cancelled
