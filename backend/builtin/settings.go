@@ -367,6 +367,8 @@ var listAdditions = []struct{ deny, ask []string }{
 		"git filter-branch",
 		"git config {remote.*.push,remote.*.mirror,remote.*.receivepack,remote.*.uploadpack,core.gitproxy}",
 		"{python,python2,python3,python3.*} -m {timeit,trace,cProfile,profile,pdb,code}",
+		"deno {eval,-e}",
+		"{awk,gawk,mawk,nawk} *@*(*",
 		"{lua,luajit,lua5.*} -e",
 		"{Rscript,R} -e",
 		"php {-R,-B,-E,-F}",
