@@ -974,3 +974,28 @@ func TestOwnerAsksAboutATask(t *testing.T) {
 		t.Errorf("asking about an unassigned task: %v, want invalid", err)
 	}
 }
+
+// get_my_tasks in a session that named no project lists the tasks of the
+// agent's project, as every task tool takes it: not those of a project the
+// agent has left (found by a new-user test: it listed them, while
+// get_next_action said all was done and update_task_status could not find
+// them).
+func TestMyTasksFollowTheAgentsProject(t *testing.T) {
+	c := newCrew(t)
+	manager := c.session(t, "manager-dev", "task")
+	c.createTask(t, manager, "left behind", c.id("worker-frontend-02"))
+	if _, err := c.in.API.Agents.CreateProject("proj-002", "elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	worker := c.connect(t, c.agents["worker-frontend-02"].Token, "?purpose=task", nil)
+	if r := ok(t, worker, "get_my_tasks", nil); r.body["total_count"] != float64(1) {
+		t.Fatalf("get_my_tasks in the agent's project = %v, want the one task", r.body)
+	}
+	projects := []string{"proj-002"}
+	if _, err := c.in.API.Agents.Update(c.id("worker-frontend-02"), authz.AgentUpdate{Projects: &projects}); err != nil {
+		t.Fatal(err)
+	}
+	if r := ok(t, worker, "get_my_tasks", nil); r.body["total_count"] != float64(0) {
+		t.Errorf("get_my_tasks after the agent left the project = %v, want none", r.body)
+	}
+}

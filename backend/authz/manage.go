@@ -3,6 +3,7 @@ package authz
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/airlock-dev/airlock/backend/core"
@@ -218,6 +219,9 @@ func (s *Service) addToken(t TokenRecord) {
 func (s *Service) UpdateAgent(ref string, up AgentUpdate) (Agent, error) {
 	s.mu.Lock()
 	a, err := s.updateAgentLocked(ref, up)
+	if err == nil {
+		s.endSessionsOutsideLocked(a)
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return Agent{}, err
@@ -607,6 +611,33 @@ func (s *Service) Unassign(agentRef, projectRef string) (Agent, error) {
 	return s.changeProjects(agentRef, projectRef, false)
 }
 
+// endSessionsOutsideLocked ends agent a's sessions opened for a project it
+// is no longer assigned to, as logout would: the connections they were
+// bound to fall back to what they carry, so the agent can still call help,
+// logout and authenticate (into a project it is in). s.mu is held.
+func (s *Service) endSessionsOutsideLocked(a Agent) {
+	now := s.now()
+	var ended []string
+	s.sessMu.Lock()
+	for id, ls := range s.sessions {
+		if ls.rec.AgentID == a.ID && ls.rec.ProjectID != "" && !contains(a.Projects, ls.rec.ProjectID) && !ls.revoked.Load() {
+			ls.revoked.Store(true)
+			ended = append(ended, id)
+		}
+	}
+	for _, st := range s.mcp {
+		if slices.Contains(ended, st.bound) {
+			st.bound = ""
+		}
+	}
+	s.sessMu.Unlock()
+	for _, id := range ended {
+		if err := s.store.RevokeSession(id, now); err != nil {
+			s.log.Error("end a session of a project the agent left", "session", id, "err", err)
+		}
+	}
+}
+
 func (s *Service) changeProjects(agentRef, projectRef string, add bool) (Agent, error) {
 	s.mu.Lock()
 	a, err := s.findAgent(agentRef)
@@ -630,6 +661,9 @@ func (s *Service) changeProjects(agentRef, projectRef string, add bool) (Agent, 
 		}
 		a.Projects = ids
 		a, err = s.saveAgentLocked(a)
+	}
+	if err == nil {
+		s.endSessionsOutsideLocked(a)
 	}
 	s.mu.Unlock()
 	if err != nil {

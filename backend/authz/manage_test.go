@@ -187,6 +187,16 @@ func TestManagementHappyPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bound, err := tm.svc.Authenticate("wrk", tm.wrk.Passkey, "alpha", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tm.svc.Resolve("m-left", authz.Identity{}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := tm.svc.Bind("m-left", bound.Record.ID); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := tm.svc.Resolve("", authz.Identity{}, inAlpha.Token); err != nil {
 		t.Errorf("a session in its project: %v", err)
 	}
@@ -194,8 +204,15 @@ func TestManagementHappyPath(t *testing.T) {
 	if a, err := tm.svc.Unassign("wrk", "alpha"); err != nil || len(a.Projects) != 0 {
 		t.Errorf("unassign: %+v %v", a, err)
 	}
-	if _, err := tm.svc.Resolve("", authz.Identity{}, inAlpha.Token); core.ErrorCode(err) != authz.EAgentNotAssigned {
-		t.Errorf("a session in a project the agent left: %v, want %s", err, authz.EAgentNotAssigned)
+	// Leaving the project ended the session, as logout does (found by a
+	// new-user test: a bound session could not even log out).
+	if _, err := tm.svc.Resolve("", authz.Identity{}, inAlpha.Token); core.ErrorCode(err) != core.EUnauthorized {
+		t.Errorf("a session in a project the agent left: %v, want it ended (%s)", err, core.EUnauthorized)
+	}
+	// The connection it was bound to falls back to what it carries (here
+	// nothing): help, logout and authenticate work there again.
+	if c, err := tm.svc.Resolve("m-left", authz.Identity{}, ""); err != nil || c.Authenticated() {
+		t.Errorf("the connection of an ended session: %+v %v, want unauthenticated and no error", c, err)
 	}
 	if _, err := tm.svc.Authenticate("wrk", tm.wrk.Passkey, "alpha", ""); core.ErrorCode(err) != authz.EAgentNotAssigned {
 		t.Errorf("authenticate into a project after unassign: %v", err)

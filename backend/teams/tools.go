@@ -350,7 +350,13 @@ func (h *tools) getMyTasks(_ context.Context, c core.Caller, raw json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	f := TaskFilter{ProjectID: c.ProjectID, AssigneeID: c.AgentID, Limit: n}
+	// The session's project, or the agent's only one, as every task tool
+	// takes it: not the tasks of a project the agent has left.
+	project, err := h.projectOf(c)
+	if err != nil {
+		return nil, err
+	}
+	f := TaskFilter{ProjectID: project, AssigneeID: c.AgentID, Limit: n}
 	if in.Status != "" {
 		if err := validStatus(in.Status); err != nil {
 			return nil, err
