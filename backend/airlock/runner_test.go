@@ -468,3 +468,36 @@ steps:
 		t.Errorf("executions = %+v, want one completed run", execs)
 	}
 }
+
+// A start that is refused leaves the task where it was, and a done or
+// cancelled task is refused at once, not run into a failure (found by a
+// new-user test: a refused start moved the task to to-do, and a done
+// task's run failed on invalid_status_transition).
+func TestRefusedStartLeavesTheTask(t *testing.T) {
+	rs := newRuns(t)
+	backlog := rs.task(t, teams.StatusBacklog)
+	if _, err := rs.in.API.Runs.Start(backlog); core.ErrorCode(err) != runner.ENoProfile {
+		t.Fatalf("start without a run profile: %v, want %s", err, runner.ENoProfile)
+	}
+	if d, err := rs.in.API.Board.Detail(backlog); err != nil || d.Task.Status != teams.StatusBacklog {
+		t.Errorf("a refused start moved the task: %v %s", err, d.Task.Status)
+	}
+	if _, err := rs.in.API.Runs.SetProfile(rs.worker.Agent.ID, runner.Profile{Template: runner.TemplateScripted, ExtraArgs: []string{rs.script(t, "steps: []\n")}, WorkDir: rs.work}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range [][]string{{teams.StatusInProgress, teams.StatusDone}, {teams.StatusCancelled}} {
+		id := rs.task(t, teams.StatusTodo)
+		for _, st := range path {
+			if _, err := rs.in.API.Board.Move(id, st, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		status := path[len(path)-1]
+		if _, err := rs.in.API.Runs.Start(id); core.ErrorCode(err) != core.EInvalid || !strings.Contains(core.ErrorMessage(err), "a run works on an open task") {
+			t.Errorf("start of a %s task: %v, want it refused", status, err)
+		}
+		if runs, _ := rs.in.API.Runs.List(id); len(runs) != 0 {
+			t.Errorf("a %s task got runs: %+v", status, runs)
+		}
+	}
+}

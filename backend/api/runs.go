@@ -59,6 +59,11 @@ func (r *Runs) Start(taskID string) (runner.Run, error) {
 			return runner.Run{}, err
 		}
 		if t.Status == teams.StatusBacklog {
+			// Refused starts leave the task where it was (found by a
+			// new-user test: it moved to to-do anyway).
+			if err := r.d.Runner.Check(taskID); err != nil {
+				return runner.Run{}, err
+			}
 			if _, err := r.d.Teams.SetStatus(authz.OwnerID, "", t.ID, teams.StatusTodo, ""); err != nil {
 				return runner.Run{}, err
 			}

@@ -280,6 +280,13 @@ func (r *Runner) Start(taskID string) (Run, error) {
 	return r.start(taskID, TriggerManual, 0)
 }
 
+// Check makes every check Start makes, and starts nothing.
+func (r *Runner) Check(taskID string) error {
+	_, release, err := r.prepare(taskID)
+	release()
+	return err
+}
+
 func (r *Runner) start(taskID, trigger string, attempt int) (Run, error) {
 	pl, release, err := r.prepare(taskID)
 	if err != nil {
@@ -296,6 +303,12 @@ func (r *Runner) prepare(taskID string) (plan, func(), error) {
 	t, err := r.o.Tasks.Task(taskID)
 	if err != nil {
 		return plan{}, none, err
+	}
+	if t.Status == "done" || t.Status == "cancelled" {
+		// Its agent could not take it in progress: refused now, not as a
+		// failed run (found by a new-user test).
+		return plan{}, none, core.Errorf(core.EInvalid, "task %s is %s; a run works on an open task", t.ID, t.Status).
+			WithHint("move it back to to-do on the board first, if there is work left")
 	}
 	if t.AssigneeID == "" {
 		return plan{}, none, core.Errorf(core.EInvalid, "task %s is not assigned to anyone", t.ID).
