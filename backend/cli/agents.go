@@ -317,7 +317,10 @@ func agentsUpdate(svc *authz.Service, checkTool func(server, tool string) error,
 var agentsRemoveCmd = command{name: "agents rm", usage: `agents rm NAME...
 
 Delete agents with their tokens and sessions. Their audit records stay;
-the tasks assigned to them stay on the board, unassigned (each is listed).`}
+the tasks assigned to them stay on the board, unassigned (each is listed).
+Their runs and run logs are deleted, and their finished tasks no longer
+name them (as assignee or in the history). To keep all of that, suspend
+the agent instead: airlock agents suspend NAME.`}
 
 func agentsRemove(svc *authz.Service, tasks *store.Teams, args []string, stdout io.Writer) error {
 	c, fs := flagSet(agentsRemoveCmd.name, agentsRemoveCmd.usage)
