@@ -321,7 +321,7 @@ func (s *Service) Authenticate(agentRef, passkey, projectRef, purpose string) (S
 		key = a.ID
 	}
 	if w := s.limiter.wait(key, now); w > 0 {
-		return Session{}, core.Errorf(ETooManyAttempts, "Too many failed authentication attempts; try again in %s", w.Round(time.Second)).
+		return Session{}, core.Errorf(ETooManyAttempts, "Too many failed authentication attempts; try again in %s", (w + time.Second - 1).Truncate(time.Second)).
 			WithHint("check agent_id and passkey before trying again")
 	}
 	if err != nil {
