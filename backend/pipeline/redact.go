@@ -26,6 +26,21 @@ var secretKeyWords = []string{"passwd", "password", "passphrase", "passkey", "se
 // ASCII keys almost every key is (it is the slowest part of a request's
 // record otherwise). Other keys go to the expression, whose case folding
 // knows Unicode (a Kelvin sign is a k).
+// countKey reports whether a key names a count of tokens rather than a
+// token (maxTokens, max_tokens, tokenCount, prompt_tokens): with a number
+// as its value it is kept (found by a new-user test: a sampling request's
+// maxTokens was hidden). A string or a list under such a key is still
+// redacted.
+func countKey(key []byte) bool {
+	lower := bytes.ToLower(key)
+	for _, w := range []string{"tokens", "count", "max", "min", "num", "total", "limit"} {
+		if bytes.Contains(lower, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
 func isSecretKey(key []byte) bool {
 	var buf [64]byte
 	if len(key) > len(buf) {
@@ -210,7 +225,11 @@ func (s *scanner) object() bool {
 		}
 		s.pos++
 		s.space()
-		if !s.value(isSecretKey(key)) {
+		secret := isSecretKey(key)
+		if secret && s.pos < len(s.data) && (s.data[s.pos] == '-' || s.data[s.pos] >= '0' && s.data[s.pos] <= '9') && countKey(key) {
+			secret = false // a count: {"maxTokens": 100}
+		}
+		if !s.value(secret) {
 			return false
 		}
 		s.space()

@@ -21,6 +21,10 @@ func TestRedactArguments(t *testing.T) {
 		{"secret key", `{"message":"hi","api_key":"abc"}`, `{"message":"hi","api_key":"[redacted]"}`},
 		{"secret key, any case and inside a longer name", `{"X-Auth-Header":"abc","myPassword":1}`, `{"X-Auth-Header":"[redacted]","myPassword":"[redacted]"}`},
 		{"secret key with an array value", `{"tokens":["a","b"]}`, `{"tokens":"[redacted]"}`},
+		// A count of tokens is no token (found by a new-user test); a
+		// string under the same name still is.
+		{"token counts", `{"maxTokens":100,"usage":{"prompt_tokens":12,"total_tokens":30},"token":7}`, `{"maxTokens":100,"usage":{"prompt_tokens":12,"total_tokens":30},"token":"[redacted]"}`},
+		{"a string under a count-like name", `{"maxTokens":"abc"}`, `{"maxTokens":"[redacted]"}`},
 		{"secret key over a credential-shaped value: redacted once", `{"pAssword":[{"x":"sk-0000000000000000"}]}`, `{"pAssword":"[redacted]"}`},
 		{"secret key with an object value: its members are checked", `{"auth":{"user":"bob","password":"pw"}}`, `{"auth":{"user":"bob","password":"[redacted]"}}`},
 		{"credential-shaped value under an innocent key", `{"note":"sk-abcdefghijklmnopqrstuvwx"}`, `{"note":"[redacted]"}`},
