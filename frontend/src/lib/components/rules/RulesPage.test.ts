@@ -165,19 +165,31 @@ describe('RulesPage (ToolPermissionSettings)', () => {
     }));
   });
 
-  it('marks the value field, not the path, of a condition whose regex is invalid (found by a new-user test)', async () => {
+  it("marks the value field, not the path, of a condition whose regex Airlock refuses (found by a new-user test)", async () => {
+    // Airlock checks the regex (Go's RE2), not the browser: (?i) is fine
+    // there, look-ahead is not.
+    vi.mocked(fakeApi.rules.create).mockRejectedValueOnce(
+      new ApiError('invalid', 'invalid regex "(?=x)foo": error parsing regexp: invalid or unsupported Perl syntax: `(?=`'),
+    );
     await renderPage();
     await userEvent.click(screen.getByRole('button', { name: 'New rule' }));
     const form = within(screen.getByRole('form', { name: 'Create rule' }));
     await userEvent.click(form.getByRole('button', { name: '+ Add condition' }));
     await userEvent.type(form.getByLabelText('Condition 1 JSON path'), '$.message');
     await userEvent.selectOptions(form.getByLabelText('Condition 1 test'), 'regex');
-    await userEvent.type(form.getByLabelText('Condition 1 value'), '([[a-z'); // [[ types one [
+    await userEvent.type(form.getByLabelText('Condition 1 value'), '(?=x)foo');
     await userEvent.click(form.getByRole('button', { name: 'Create rule' }));
-    expect(form.getByText('This is not a valid regular expression.')).toBeTruthy();
+    await waitFor(() => expect(form.getByText(/Airlock cannot use this regular expression .*invalid or unsupported Perl syntax/)).toBeTruthy());
     expect(form.getByLabelText('Condition 1 value').getAttribute('aria-invalid')).toBe('true');
     expect(form.getByLabelText('Condition 1 JSON path').getAttribute('aria-invalid')).toBe('false');
-    expect(fakeApi.rules.create).not.toHaveBeenCalled();
+    // A regex the browser would refuse but Go takes goes to Airlock.
+    await userEvent.clear(form.getByLabelText('Condition 1 value'));
+    await userEvent.type(form.getByLabelText('Condition 1 value'), '(?i)^hello');
+    vi.mocked(fakeApi.rules.create).mockResolvedValueOnce(rule({ id: 'rx' }));
+    await userEvent.click(form.getByRole('button', { name: 'Create rule' }));
+    await waitFor(() => expect(fakeApi.rules.create).toHaveBeenLastCalledWith(expect.objectContaining({
+      conditions: [{ path: '$.message', op: 'regex', value: '(?i)^hello' }],
+    })));
   });
 
   it('a sampling rule has no name fields: it matches by the server that asks', async () => {
@@ -301,7 +313,8 @@ describe('RulesPage (ToolPermissionSettings)', () => {
 
   it('deletes only after confirmation', async () => {
     const rows = await renderPage();
-    await userEvent.click(within(rows[0]).getByRole('button', { name: 'Delete' }));
+    // Every row's buttons say which rule they act on.
+    await userEvent.click(within(rows[0]).getByRole('button', { name: 'Delete rule #1' }));
     expect(fakeApi.rules.delete).not.toHaveBeenCalled();
     await userEvent.click(within(rows[0]).getByRole('button', { name: 'Delete' }));
     await waitFor(() => expect(fakeApi.rules.delete).toHaveBeenCalledWith('r-read'));
@@ -310,13 +323,13 @@ describe('RulesPage (ToolPermissionSettings)', () => {
   it('moving a rule asks the backend to move it one place, then reloads', async () => {
     const rows = await renderPage();
     const loads = vi.mocked(fakeApi.rules.list).mock.calls.length;
-    await userEvent.click(within(rows[1]).getByRole('button', { name: 'Move up' }));
+    await userEvent.click(within(rows[1]).getByRole('button', { name: /^Move rule #\d+ up$/ }));
     await waitFor(() => expect(fakeApi.rules.move).toHaveBeenCalledWith('r-scoped', -1));
     await waitFor(() => expect(vi.mocked(fakeApi.rules.list).mock.calls.length).toBeGreaterThan(loads));
-    await userEvent.click(within(rows[1]).getByRole('button', { name: 'Move down' }));
+    await userEvent.click(within(rows[1]).getByRole('button', { name: /^Move rule #\d+ down$/ }));
     await waitFor(() => expect(fakeApi.rules.move).toHaveBeenCalledWith('r-scoped', 1));
     // A rule moves among the rules of its kind: the last tool rule cannot go down into the prompts.
-    expect((within(rows[3]).getByRole('button', { name: 'Move down' }) as HTMLButtonElement).disabled).toBe(true);
-    expect((within(rows[4]).getByRole('button', { name: 'Move up' }) as HTMLButtonElement).disabled).toBe(true);
+    expect((within(rows[3]).getByRole('button', { name: /^Move rule #\d+ down$/ }) as HTMLButtonElement).disabled).toBe(true);
+    expect((within(rows[4]).getByRole('button', { name: /^Move rule #\d+ up$/ }) as HTMLButtonElement).disabled).toBe(true);
   });
 });
