@@ -124,6 +124,8 @@ describe('RulesPage (ToolPermissionSettings)', () => {
     await renderPage();
     await userEvent.click(screen.getByRole('button', { name: 'New rule' }));
     const form = screen.getByRole('form', { name: 'Create rule' });
+    // The form takes the focus (it was left on the page; found by a new-user test).
+    expect(document.activeElement).toBe(within(form).getByLabelText('Server id'));
     const prio = within(form).getByLabelText('Priority');
     await userEvent.clear(prio);
     await userEvent.type(prio, '1.5');

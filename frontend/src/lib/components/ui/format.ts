@@ -28,6 +28,13 @@ export function clockTime(iso: string): string {
   return Number.isNaN(d.getTime()) ? '' : d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
 }
 
+/** A date and a 24-hour time ("Nov 26, 2026 17:51:09"), as the screens show one moment. */
+export function fullTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  return `${d.toLocaleDateString([], { year: 'numeric', month: 'short', day: 'numeric' })} ${clockTime(iso)}`;
+}
+
 export function latency(us: number): string {
   if (us < 1000) return `${us} µs`;
   if (us < 1_000_000) return `${(us / 1000).toFixed(us < 10_000 ? 1 : 0)} ms`;
