@@ -632,22 +632,32 @@ func sessionTokenArg(args json.RawMessage) string {
 // of running later. (A legacy SSE client's POSTs end at once; its session
 // ends when its event stream does.)
 func (g *Gateway) requestContext(ctx context.Context, s *session, req mcp.Request) (context.Context, context.CancelFunc) {
+	var post context.Context
+	if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+		if p, ok := g.posts.Load(extra.Header.Get(postHeader)); ok {
+			post = p.(context.Context)
+		}
+	}
+	if s.ctx == nil && post == nil {
+		// Nothing to tie it to (a sessionless call, whose own context
+		// ends it): the context is the caller's, unwrapped, so that its
+		// cancellation is seen by everything at the same moment.
+		return ctx, func() {}
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	stop := cancel
+	stops := []func() bool{}
 	if s.ctx != nil { // a sessionless request's session is the request
-		stopSession := context.AfterFunc(s.ctx, cancel)
-		stop = func() { stopSession(); cancel() }
+		stops = append(stops, context.AfterFunc(s.ctx, cancel))
 	}
-	extra := req.GetExtra()
-	if extra == nil || extra.Header == nil {
-		return ctx, stop
+	if post != nil {
+		stops = append(stops, context.AfterFunc(post, cancel))
 	}
-	post, ok := g.posts.Load(extra.Header.Get(postHeader))
-	if !ok {
-		return ctx, stop
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
 	}
-	stopPost := context.AfterFunc(post.(context.Context), cancel)
-	return ctx, func() { stopPost(); stop() }
 }
 
 // closeGrace is how long Close waits for the requests being answered.
