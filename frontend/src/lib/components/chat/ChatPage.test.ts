@@ -89,6 +89,21 @@ describe('ChatPage', () => {
     expect(link.getAttribute('title')).toBe('tsk_9dab');
   });
 
+  it('shows web addresses in messages as links that leave the app, and nothing else as one', async () => {
+    vi.mocked(fakeApi.chat.messages).mockResolvedValue({
+      conversation: conversation('c_api', 'API design', ['ag_mgr', 'ag_bob']),
+      messages: [message(2, 'c_api', 'ag_bob', 'PR is up (https://example.com/pr/7). Not a link: javascript:alert(1) or file:///etc/passwd')],
+      total: 1,
+    });
+    await renderPage({ conversation: 'c_api' });
+    const link = await screen.findByRole('link', { name: 'https://example.com/pr/7' });
+    expect(link.getAttribute('href')).toBe('https://example.com/pr/7');
+    expect(link.getAttribute('target')).toBe('_blank');
+    expect(link.getAttribute('rel')).toBe('noopener noreferrer');
+    expect(within(screen.getByTestId('message-content')).getAllByRole('link')).toHaveLength(1);
+    expect(contents()).toEqual(['PR is up (https://example.com/pr/7). Not a link: javascript:alert(1) or file:///etc/passwd']);
+  });
+
   it('writes as the owner: Enter sends, Shift+Enter is a new line', async () => {
     vi.mocked(fakeApi.chat.send).mockImplementation(async (id, content) => message(9, id, 'ag_owner', content));
     await renderPage({ conversation: 'c_api' });

@@ -27,3 +27,20 @@ describe('relTime', () => {
     }
   });
 });
+
+describe('linkParts', () => {
+  it('links http(s) addresses only, leaving sentence punctuation and unmatched brackets outside', async () => {
+    const { linkParts } = await import('./format');
+    expect(linkParts('see https://a.dev/x?y=1, then (http://b.org/p). Done')).toEqual([
+      { text: 'see ' },
+      { text: 'https://a.dev/x?y=1', href: 'https://a.dev/x?y=1' },
+      { text: ', then (' },
+      { text: 'http://b.org/p', href: 'http://b.org/p' },
+      { text: '). Done' },
+    ]);
+    expect(linkParts('https://en.wikipedia.org/wiki/Go_(language)')).toEqual([{ text: 'https://en.wikipedia.org/wiki/Go_(language)', href: 'https://en.wikipedia.org/wiki/Go_(language)' }]);
+    expect(linkParts('javascript:alert(1) file:///etc/passwd data:text/html,x')).toEqual([{ text: 'javascript:alert(1) file:///etc/passwd data:text/html,x' }]);
+    expect(linkParts('http://')).toEqual([{ text: 'http://' }]);
+    expect(linkParts('')).toEqual([]);
+  });
+});

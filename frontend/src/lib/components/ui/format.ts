@@ -63,3 +63,41 @@ export function commandLine(command: string, args: readonly string[] = []): stri
   const quote = (a: string) => (a !== '' && /^[A-Za-z0-9_\-./=:@%+,]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
   return [command, ...args].map(quote).join(' ');
 }
+
+/** A piece of text as shown: plain, or a web address to open. */
+export type TextPart = { text: string; href?: string };
+
+/**
+ * Splits text at the http(s) addresses in it, so a message can show them as
+ * links. Only http and https: an agent's message must not offer a
+ * `javascript:` or `file:` link. Punctuation that ends a sentence, and a
+ * closing bracket with no opening one in the address, stay text.
+ */
+export function linkParts(text: string): TextPart[] {
+  const parts: TextPart[] = [];
+  const re = /\bhttps?:\/\/[^\s<>"'`]+/gi;
+  let last = 0;
+  for (const m of text.matchAll(re)) {
+    let url = m[0];
+    for (;;) {
+      const end = url.at(-1) ?? '';
+      if ('.,;:!?'.includes(end)) url = url.slice(0, -1);
+      else if (end === ')' && url.split('(').length < url.split(')').length) url = url.slice(0, -1);
+      else if (end === ']' && url.split('[').length < url.split(']').length) url = url.slice(0, -1);
+      else break;
+    }
+    let ok = false;
+    try {
+      ok = ['http:', 'https:'].includes(new URL(url).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok) continue;
+    const at = m.index ?? 0;
+    if (at > last) parts.push({ text: text.slice(last, at) });
+    parts.push({ text: url, href: url });
+    last = at + url.length;
+  }
+  if (last < text.length) parts.push({ text: text.slice(last) });
+  return parts;
+}
