@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { render, screen, waitFor } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
 import { emit, fakeApi, resetFakeApi, subscribedEvents, triggerUnauthorized } from './lib/testing/fakeApi';
 import type { Approval } from './lib/api';
 import App from './App.svelte';
@@ -37,6 +38,28 @@ describe('App shell', () => {
     vi.mocked(fakeApi.approvals.pending).mockResolvedValue([approval('a9', 'slow')]);
     render(App);
     expect((await screen.findByTestId('approval-tool')).textContent).toBe('slow');
+  });
+
+  it('puts the keyboard on "Review N waiting" when Escape closes a dialog that popped up over nothing, and back where it was otherwise', async () => {
+    render(App);
+    await screen.findByRole('heading', { name: 'Activity' });
+    (document.activeElement as HTMLElement | null)?.blur();
+    emit('approval:requested', approval('a1', 'echo'));
+    await screen.findByTestId('approval-tool');
+    await userEvent.keyboard('{Escape}');
+    const back = await screen.findByRole('button', { name: 'Review 1 waiting' });
+    await waitFor(() => expect(document.activeElement).toBe(back));
+    await userEvent.keyboard('{Enter}');
+    await screen.findByTestId('approval-tool');
+
+    // Typing somewhere when it popped up: Escape gives that place its focus back.
+    await userEvent.keyboard('{Escape}');
+    const search = screen.getAllByRole('textbox')[0];
+    search.focus();
+    emit('approval:requested', approval('a2', 'get-sum'));
+    await waitFor(() => expect(screen.queryByTestId('approval-tool')).not.toBeNull());
+    await userEvent.keyboard('{Escape}');
+    await waitFor(() => expect(document.activeElement).toBe(search));
   });
 
   it('shows on every screen that the audit log cannot be written, and why', async () => {
