@@ -153,6 +153,24 @@ describe('BoardPage', () => {
     expect(fakeApi.board.move).toHaveBeenCalledWith('t_ready', 'blocked', 'waiting for review');
   });
 
+  it('blocks a task from the keyboard: the reason dialog has the focus, then the card gets it back (found by a new-user test)', async () => {
+    vi.mocked(fakeApi.board.move).mockResolvedValue({ ...ready, status: 'blocked', blockedReason: 'waiting on infra' });
+    renderPage();
+    await waitFor(() => expect(cardsIn('todo')).toContain('t_ready'));
+    cardEl('t_ready').focus();
+    await userEvent.keyboard('m{ArrowDown}{ArrowDown}{Enter}');
+    const dialog = await screen.findByRole('dialog', { name: 'Block “Write the docs”' });
+    const field = within(dialog).getByLabelText('Why is it blocked?');
+    await waitFor(() => expect(document.activeElement).toBe(field));
+    await userEvent.keyboard('waiting on infra');
+    expect((field as HTMLInputElement).value).toBe('waiting on infra');
+    expect(screen.queryByTestId('task-detail')).toBeNull(); // the space did not open the task behind
+    await userEvent.keyboard('{Enter}');
+    expect(fakeApi.board.move).toHaveBeenCalledWith('t_ready', 'blocked', 'waiting on infra');
+    await waitFor(() => expect(cardsIn('blocked')).toContain('t_ready'));
+    await waitFor(() => expect(document.activeElement).toBe(cardEl('t_ready')));
+  });
+
   it('creates a task with its assignee, parent and dependencies', async () => {
     vi.mocked(fakeApi.board.create).mockResolvedValue(card('t_new', 'Translate', 'backlog'));
     vi.mocked(fakeApi.board.detail).mockResolvedValue(detail(card('t_new', 'Translate', 'backlog')));
