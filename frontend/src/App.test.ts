@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { render, screen, waitFor } from '@testing-library/svelte';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { emit, fakeApi, resetFakeApi, subscribedEvents, triggerUnauthorized } from './lib/testing/fakeApi';
 import type { Approval } from './lib/api';
@@ -60,6 +60,32 @@ describe('App shell', () => {
     await waitFor(() => expect(screen.queryByTestId('approval-tool')).not.toBeNull());
     await userEvent.keyboard('{Escape}');
     await waitFor(() => expect(document.activeElement).toBe(search));
+  });
+
+  it('says what became of the call on screen when it ends without the person: the next one, or a notice when none is left (found by a new-user test)', async () => {
+    render(App);
+    await screen.findByRole('heading', { name: 'Activity' });
+    emit('approval:requested', { ...approval('a1', 'echo'), agent: 'alice' });
+    emit('approval:requested', approval('a2', 'get-sum'));
+    await screen.findByTestId('approval-tool');
+    emit('approval:resolved', { ...approval('a1', 'echo'), agent: 'alice', status: 'cancelled' });
+    expect((await screen.findByTestId('approval-withdrawn')).textContent).toContain('The call echo from alice was cancelled: the agent stopped waiting for it. This is the next one');
+    emit('approval:resolved', { ...approval('a2', 'get-sum'), status: 'timeout' });
+    const notice = await screen.findByTestId('approval-notice');
+    expect(screen.queryByTestId('approval-tool')).toBeNull();
+    expect(notice.getAttribute('role')).toBe('alert');
+    expect(notice.textContent).toContain('The call get-sum from cursor timed out waiting for you and was declined');
+    await userEvent.click(within(notice).getByRole('button', { name: 'Dismiss' }));
+    expect(screen.queryByTestId('approval-notice')).toBeNull();
+
+    // A call this window decides itself leaves no notice.
+    vi.mocked(fakeApi.approvals.decline).mockResolvedValue(undefined);
+    emit('approval:requested', approval('a3', 'echo'));
+    await screen.findByTestId('approval-tool');
+    await userEvent.keyboard('{Escape}');
+    emit('approval:resolved', { ...approval('a3', 'echo'), status: 'timeout' });
+    await waitFor(() => expect(screen.queryByRole('button', { name: 'Review 1 waiting' })).toBeNull());
+    expect(screen.queryByTestId('approval-notice')).toBeNull(); // nobody was reading it
   });
 
   it('shows on every screen that the audit log cannot be written, and why', async () => {

@@ -8,6 +8,29 @@ export function verbOf(kind: string): string {
   return kind === 'prompts/get' ? 'get the prompt' : kind === 'resources/read' ? 'read' : 'call';
 }
 
+/**
+ * What became of a call the dialog showed that ended without this window
+ * deciding it, in words ("The call echo from alice timed out …").
+ */
+export function goneText(a: Approval): string {
+  const what = `The call ${a.tool} from ${a.agent || 'an agent'}`;
+  const by = a.decidedBy ? ` by ${a.decidedBy}` : ' elsewhere';
+  switch (a.status) {
+    case 'timeout':
+      return `${what} timed out waiting for you and was declined; the agent was told so.`;
+    case 'cancelled':
+      return `${what} was cancelled: the agent stopped waiting for it.`;
+    case 'expired':
+      return `${what} ended: Airlock stopped while it waited.`;
+    case 'approved':
+      return `${what} was approved${by}.`;
+    case 'declined':
+      return `${what} was declined${by}.`;
+    default:
+      return `${what} is no longer waiting (${a.status || 'ended'}).`;
+  }
+}
+
 /** The queue of calls waiting for a person, and the dialog that decides them. */
 export class ApprovalsStore {
   /** Pending approvals, oldest first. */
@@ -22,6 +45,10 @@ export class ApprovalsStore {
     typeof Notification === 'undefined' ? 'unsupported' : Notification.permission,
   );
   settings = $state<Settings | null>(null);
+  /** The last call the open dialog showed that ended without this window (goneText says how); cleared when a call arrives or on dismiss. */
+  gone = $state<Approval | null>(null);
+  /** A word for the person after the dialog closed (what became of the call; the rule just added), until dismissed or the next call. */
+  notice = $state<{ tone: 'info' | 'warn'; text: string; href: string; link: string } | null>(null);
 
   current: Approval | undefined = $derived(this.pending.find((a) => a.id === this.currentId));
   /** 0-based position of the dialog's approval in the queue. */
@@ -71,13 +98,15 @@ export class ApprovalsStore {
   connect(): () => void {
     const offs = [
       on('approval:requested', (a) => this.requested(a)),
-      on('approval:resolved', (a) => this.resolved(a.id)),
+      on('approval:resolved', (a) => this.resolved(a.id, a)),
       onResync(() => void this.load()),
     ];
     return () => offs.forEach((off) => off());
   }
 
   requested(a: Approval): void {
+    this.gone = null;
+    this.notice = null;
     this.duringLoad?.requested.push(a);
     this.seen.add(a.id);
     if (this.pending.some((x) => x.id === a.id)) return;
@@ -89,11 +118,17 @@ export class ApprovalsStore {
     this.notify(a);
   }
 
-  /** Removes a decided approval; the dialog moves on to the next one. */
-  resolved(id: string): void {
+  /**
+   * Removes a decided approval; the dialog moves on to the next one. ended
+   * is the call as it ended, when an event said so (not this window's own
+   * decision): if the dialog was showing it, gone keeps it.
+   */
+  resolved(id: string, ended?: Approval): void {
     this.duringLoad?.resolved.add(id);
     const i = this.pending.findIndex((a) => a.id === id);
     if (i < 0) return;
+    this.gone = ended && this.dialogOpen && this.currentId === id ? { ...this.pending[i], ...ended } : null;
+    if (this.gone && this.pending.length === 1) this.notice = { tone: 'warn', text: goneText(this.gone), href: '#/activity', link: 'Activity' };
     const next = this.pending.filter((a) => a.id !== id);
     if (this.currentId === id) {
       this.currentId = next[Math.min(i, next.length - 1)]?.id ?? null;
@@ -103,12 +138,17 @@ export class ApprovalsStore {
   }
 
   open(id?: string): void {
+    this.notice = null;
     this.currentId = id ?? (this.current ? this.currentId : (this.pending[0]?.id ?? null));
     this.dialogOpen = this.currentId != null;
   }
 
   close(): void {
     this.dialogOpen = false;
+  }
+
+  dismissNotice(): void {
+    this.notice = null;
   }
 
   step(delta: number): void {
@@ -120,17 +160,27 @@ export class ApprovalsStore {
 
   async approve(id: string): Promise<void> {
     await api.approvals.approve(id);
+    this.notice = null;
     this.resolved(id);
   }
 
   async decline(id: string, reason: string): Promise<void> {
     await api.approvals.decline(id, reason);
+    this.notice = null;
     this.resolved(id);
   }
 
-  async approveAndAddRule(id: string, breadth: RuleBreadth, expiry: RuleExpiry, scope: RuleScope): Promise<void> {
+  /** Approves the call and adds the rule; rule is how the person chose it, in words, for the notice that confirms it. */
+  async approveAndAddRule(id: string, breadth: RuleBreadth, expiry: RuleExpiry, scope: RuleScope, rule = ''): Promise<void> {
     await api.approvals.approveAndAddRule(id, breadth, expiry, scope);
+    const a = this.pending.find((p) => p.id === id);
     this.resolved(id);
+    this.notice = {
+      tone: 'info',
+      text: `Approved ${a?.tool ?? 'the call'}, and added a rule${rule ? `: ${rule}` : ''}. Calls it matches now go through without asking.`,
+      href: '#/rules',
+      link: 'Rules',
+    };
   }
 
   async loadSettings(): Promise<void> {

@@ -57,5 +57,11 @@ describe('ApprovalsPage', () => {
     await userEvent.click(screen.getByRole('button', { name: 'Cancel' }));
     expect(screen.queryByRole('alertdialog')).toBeNull();
     expect(fakeApi.approvals.decline).not.toHaveBeenCalled();
+    // The keyboard goes back to the button that asked (found by a new-user test: it fell to the page).
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Decline all…' })));
+    await userEvent.keyboard('{Enter}');
+    await userEvent.keyboard('{Escape}');
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Decline all…' })));
   });
 });

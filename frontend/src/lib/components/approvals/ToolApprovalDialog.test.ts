@@ -51,7 +51,7 @@ describe('ToolApprovalDialog', () => {
     expect(warning.dataset.risk).toBe('destructive');
     expect(warning.textContent).toContain('This tool may overwrite files.');
     expect(screen.getByTestId('approval-reason').textContent).toContain('rule #3 [rule-7] (priority 0, server filesystem, pattern write_*) asks');
-    expect(screen.getByText(/times out in 2:0[45]/)).toBeTruthy();
+    expect(screen.getByText(/declined in 2:0[45] unless you decide/)).toBeTruthy();
   });
 
   it.each([
@@ -172,6 +172,8 @@ describe('ToolApprovalDialog', () => {
     await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
     expect(fakeApi.approvals.approveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool', 'none', 'everyone');
     await waitFor(() => expect(screen.getByTestId('approval-tool')).toBeTruthy());
+    // It says what was added (found by a new-user test: the dialog moved on without a word).
+    expect((await screen.findByTestId('approval-rule-added')).textContent).toMatch(/Approved \S+, and added a rule: this tool \(\S+\), any arguments, for every agent, it never expires\./);
     expect(screen.queryByLabelText('For every agent')).toBeNull();
     await armed();
     await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
@@ -188,7 +190,7 @@ describe('ToolApprovalDialog', () => {
       expect(screen.getByTestId('approval-tool').textContent).toBe('move_file');
     });
     off();
-    expect(screen.getByTestId('approval-withdrawn').textContent).toContain('withdrawn');
+    expect(screen.getByTestId('approval-withdrawn').textContent).toContain('was cancelled: the agent stopped waiting for it. This is the next one');
     await userEvent.click(screen.getByRole('button', { name: 'Approve' }));
     expect(fakeApi.approvals.approve).not.toHaveBeenCalled();
     await armed();

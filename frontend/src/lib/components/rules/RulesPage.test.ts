@@ -334,4 +334,45 @@ describe('RulesPage (ToolPermissionSettings)', () => {
     expect((within(rows[3]).getByRole('button', { name: /^Move rule #\d+ down$/ }) as HTMLButtonElement).disabled).toBe(true);
     expect((within(rows[4]).getByRole('button', { name: /^Move rule #\d+ up$/ }) as HTMLButtonElement).disabled).toBe(true);
   });
+  it('keeps the keyboard on the rule it acts on: move, edit, cancel, delete and its Escape (found by a new-user test: focus fell to the page)', async () => {
+    const moved = [rules[1], rules[0], ...rules.slice(2)];
+    const rows = await renderPage();
+    const row = () => screen.getAllByTestId('rule-row').find((r) => r.dataset.ruleId === 'r-scoped')!;
+    vi.mocked(fakeApi.rules.list).mockResolvedValue(moved);
+    within(rows[1]).getByRole('button', { name: 'Move rule #2 up' }).focus();
+    await userEvent.keyboard('{Enter}');
+    await waitFor(() => expect(row().dataset.position).toBe('1'));
+    // First of its kind now: "up" is disabled, so the keyboard is on "down".
+    await waitFor(() => expect(document.activeElement).toBe(within(row()).getByRole('button', { name: 'Move rule #1 down' })));
+
+    await userEvent.click(within(row()).getByRole('button', { name: 'Edit rule #1' }));
+    await userEvent.click(screen.getByRole('button', { name: 'Cancel' }));
+    await waitFor(() => expect(document.activeElement).toBe(within(row()).getByRole('button', { name: 'Edit rule #1' })));
+
+    within(row()).getByRole('button', { name: 'Delete rule #1' }).focus();
+    await userEvent.keyboard('{Enter}');
+    expect(document.activeElement?.textContent).toBe('Delete');
+    await userEvent.keyboard('{Escape}');
+    await waitFor(() => expect(document.activeElement).toBe(within(row()).getByRole('button', { name: 'Delete rule #1' })));
+    expect(fakeApi.rules.delete).not.toHaveBeenCalled();
+
+    vi.mocked(fakeApi.rules.list).mockResolvedValue(moved.filter((r) => r.id !== 'r-scoped'));
+    await userEvent.keyboard('{Enter}{Enter}');
+    await waitFor(() => expect(fakeApi.rules.delete).toHaveBeenCalledWith('r-scoped'));
+    // The rule that took its place has the keyboard.
+    await waitFor(() => expect(document.activeElement).toBe(within(screen.getAllByTestId('rule-row')[0]).getByRole('button', { name: 'Edit rule #1' })));
+  });
+
+  it('a refused field takes the keyboard, and its error is announced and tied to it', async () => {
+    await renderPage();
+    await userEvent.click(screen.getByRole('button', { name: 'New rule' }));
+    const form = screen.getByRole('form', { name: 'Create rule' });
+    await userEvent.type(within(form).getByLabelText(/Tool pattern/), 'read_?');
+    await userEvent.click(within(form).getByRole('button', { name: 'Create rule' }));
+    const pattern = within(form).getByLabelText(/Tool pattern/);
+    await waitFor(() => expect(document.activeElement).toBe(pattern));
+    const err = within(form).getByRole('alert');
+    expect(err.textContent).toMatch(/Only \* is a wildcard/);
+    expect(pattern.getAttribute('aria-describedby')).toBe(err.id);
+  });
 });
