@@ -277,20 +277,20 @@ func (s Settings) On(id string) bool { return !slices.Contains(s.Off, id) }
 func checkRoot(dir string) (string, error) {
 	switch {
 	case dir == "":
-		return "", core.Errorf(core.EInvalid, "roots: an empty folder name")
+		return "", core.Errorf(core.EInvalid, "no folder given")
 	case strings.ContainsRune(dir, 0):
-		return "", core.Errorf(core.EInvalid, "roots: %q contains a NUL byte", dir)
+		return "", core.Errorf(core.EInvalid, "folder %q contains a NUL byte", dir)
 	case !filepath.IsAbs(dir):
-		return "", core.Errorf(core.EInvalid, "roots: %q is not an absolute path", dir)
+		return "", core.Errorf(core.EInvalid, "folder %q is not an absolute path", dir).WithHint("give the whole path from /, e.g. /home/me/project")
 	}
 	clean := filepath.Clean(dir)
 	if clean == filepath.VolumeName(clean)+string(filepath.Separator) {
-		return "", core.Errorf(core.EInvalid, "roots: %s is the root of the file system; allowing it would give agents the whole machine", clean).
+		return "", core.Errorf(core.EInvalid, "folder %s is the root of the file system; allowing it would give agents the whole machine", clean).
 			WithHint("allow the project folders agents work in")
 	}
 	for _, pseudo := range []string{"/proc", "/sys", "/dev"} {
 		if clean == pseudo || strings.HasPrefix(clean, pseudo+"/") {
-			return "", core.Errorf(core.EInvalid, "roots: %s is inside %s, a kernel pseudo file system whose links lead anywhere", clean, pseudo)
+			return "", core.Errorf(core.EInvalid, "folder %s is inside %s, a kernel pseudo file system whose links lead anywhere", clean, pseudo)
 		}
 	}
 	return clean, nil

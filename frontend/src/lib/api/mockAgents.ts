@@ -197,7 +197,7 @@ export function agentMethods(emit: (name: string, payload: unknown) => void, emp
       return builtinChanged();
     },
     'Builtin.AllowPath': (dir: string) => {
-      if (!dir.startsWith('/')) throw new ApiError('invalid', `roots: "${dir}" is not an absolute path`);
+      if (!dir.startsWith('/')) throw new ApiError('invalid', `folder "${dir}" is not an absolute path`, 'give the whole path from /, e.g. /home/me/project');
       if (dir === '/') throw new ApiError('invalid', 'roots: / is the root of the file system; allowing it would give agents the whole machine', 'allow the project folders agents work in');
       settings.roots = [...new Set([...settings.roots, dir])];
       return builtinChanged();

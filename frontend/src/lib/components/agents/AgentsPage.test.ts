@@ -168,6 +168,8 @@ describe('AgentsPage', () => {
 
     expect((await screen.findByTestId('new-token')).textContent!.startsWith(TOKEN.slice(0, 10))).toBe(true);
     expect(screen.getByRole('note').textContent).toContain("You won't see them again");
+    // The secrets replaced the form that had the focus: the keyboard starts at "Copy it now" (it fell to the page; found by a new-user test).
+    expect(document.activeElement).toBe(screen.getByRole('note'));
     await screen.findByTestId('connect-snippet');
     for (const tab of ['Claude Code', 'Cursor']) {
       await user.click(screen.getByRole('tab', { name: tab }));

@@ -35,7 +35,7 @@ describe('BuiltinPage', () => {
   });
 
   it('shows a refused folder under the field, keeping what was typed', async () => {
-    vi.mocked(fakeApi.builtin.allowPath).mockRejectedValue(new ApiError('invalid', 'roots: / is the root of the file system; allowing it would give agents the whole machine', 'allow the project folders agents work in'));
+    vi.mocked(fakeApi.builtin.allowPath).mockRejectedValue(new ApiError('invalid', 'folder / is the root of the file system; allowing it would give agents the whole machine', 'allow the project folders agents work in'));
     renderPage();
     const input = (await screen.findByLabelText('Folder to allow (absolute path)')) as HTMLInputElement;
     await userEvent.type(input, '/{Enter}');
