@@ -172,8 +172,8 @@ export class ApprovalsStore {
 
   /** Approves the call and adds the rule; rule is how the person chose it, in words, for the notice that confirms it. */
   async approveAndAddRule(id: string, breadth: RuleBreadth, expiry: RuleExpiry, scope: RuleScope, rule = ''): Promise<void> {
+    const a = this.pending.find((p) => p.id === id); // the event that it was decided may come first
     await api.approvals.approveAndAddRule(id, breadth, expiry, scope);
-    const a = this.pending.find((p) => p.id === id);
     this.resolved(id);
     this.notice = {
       tone: 'info',
