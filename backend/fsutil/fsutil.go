@@ -60,6 +60,31 @@ func WriteFileAtomic(path string, data []byte) error {
 	return SyncDir(dir)
 }
 
+// CheckWritable reports whether WriteFileAtomic could replace path now: a
+// file can be made in its directory, and the file itself, when it exists,
+// may be written (a read-only data directory, an immutable file). It
+// writes nothing that stays.
+func CheckWritable(path string) error {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil // WriteFileAtomic makes it
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	g, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return g.Close()
+}
+
 // SyncDir fsyncs a directory, so that a rename or a new file in it survives
 // a power loss. Systems that cannot sync a directory are not an error.
 func SyncDir(dir string) error {

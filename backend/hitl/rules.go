@@ -467,20 +467,31 @@ func (r *Rules) parseRulesFile(data []byte) ([]Rule, error) {
 	return rules, nil
 }
 
-// change runs a store mutation, then reloads and notifies.
+// change runs a store mutation, then reloads, mirrors the rules into the
+// rules file and notifies. A change that cannot reach the rules file is
+// refused and undone: the file is what Airlock applies at the next start
+// and after an edit, so a rule only in the database would be lost then,
+// without a word.
 func (r *Rules) change(mutate func() error) error {
 	r.mu.Lock()
 	if err := r.fileBlocksChangeLocked(); err != nil {
 		r.mu.Unlock()
 		return err
 	}
+	if err := r.fileWritableLocked(); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	before := r.engine.Rules()
 	if err := mutate(); err != nil {
 		r.mu.Unlock()
 		return err
 	}
 	err := r.reloadLocked()
 	if err == nil {
-		r.writeFileLocked()
+		if werr := r.writeFileLocked(); werr != nil {
+			err = r.undoLocked(before, werr)
+		}
 	}
 	r.mu.Unlock()
 	if err != nil {
@@ -488,6 +499,41 @@ func (r *Rules) change(mutate func() error) error {
 	}
 	r.notify()
 	return nil
+}
+
+// fileWritableLocked refuses a change the rules file could not take: the
+// running Airlock's file (FilePath) or, for the CLI, the file the running
+// Airlock will mirror the change into (GuardFile).
+func (r *Rules) fileWritableLocked() error {
+	path := r.opts.FilePath
+	if path == "" {
+		path = r.opts.GuardFile
+	}
+	if path == "" {
+		return nil
+	}
+	if err := fsutil.CheckWritable(path); err != nil {
+		return r.unwritable(err)
+	}
+	return nil
+}
+
+func (r *Rules) unwritable(err error) error {
+	return (&core.Error{Code: core.EUnavailable,
+		Message: fmt.Sprintf("the rules were not changed: %v", err)}).
+		WithHint("Airlock keeps every rule in rules.json too and applies that file at start; make the data directory and the file writable, then try again")
+}
+
+// undoLocked puts the rules before a change back after the rules file
+// could not take it, and says so.
+func (r *Rules) undoLocked(before []Rule, werr error) error {
+	if err := r.store.ImportRules(before, true); err != nil {
+		return fmt.Errorf("%w (and undoing the change in the database failed: %v)", r.unwritable(werr), err)
+	}
+	if err := r.reloadLocked(); err != nil {
+		return fmt.Errorf("%w (and reloading the rules failed: %v)", r.unwritable(werr), err)
+	}
+	return r.unwritable(werr)
 }
 
 // FileProblem says why the rules file (FilePath or GuardFile) holds an
@@ -590,7 +636,7 @@ func (r *Rules) Reload() (bool, error) {
 	}
 	err = r.reloadLocked()
 	if err == nil {
-		r.writeFileLocked()
+		_ = r.writeFileLocked() // logged: the change is another process's, already made
 	}
 	r.mu.Unlock()
 	if err != nil {
@@ -645,7 +691,7 @@ func (r *Rules) syncFileAtStart() {
 	// why, never overwrite it. An empty file is nobody's edit.
 	edited := rerr == nil && len(bytes.TrimSpace(data)) > 0 && hashOf(data) != h
 	if !edited {
-		r.writeFileLocked()
+		_ = r.writeFileLocked() // logged; the rules in force are the store's
 	}
 	r.mu.Unlock()
 	if edited {
@@ -715,26 +761,28 @@ func (r *Rules) ApplyFile() {
 
 // writeFileLocked mirrors the rules in force into the rules file, unless
 // it holds exactly that already. The write is atomic (temp file + rename).
-func (r *Rules) writeFileLocked() {
+// Callers that cannot refuse (a change another process made) log the error.
+func (r *Rules) writeFileLocked() error {
 	if r.opts.FilePath == "" {
-		return
+		return nil
 	}
 	data, err := exportRules(r.engine.Rules())
 	if err != nil {
-		return
+		return err
 	}
 	h := hashOf(data)
 	if h == r.fileHash {
-		return
+		return nil
 	}
 	if err := fsutil.WriteFileAtomic(r.opts.FilePath, data); err != nil {
 		r.opts.Logger.Warn("write rules file", "err", err)
-		return
+		return err
 	}
 	r.fileHash = h
 	if err := r.store.SetRulesFileHash(h); err != nil {
 		r.opts.Logger.Warn("store rules file hash", "err", err)
 	}
+	return nil
 }
 
 func hashOf(b []byte) string {

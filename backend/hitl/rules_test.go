@@ -540,3 +540,47 @@ func TestLintAndExposedNames(t *testing.T) {
 		t.Errorf("Lint of an invalid rule: %v, want %s", err, core.EInvalid)
 	}
 }
+
+// A change the rules file cannot take is refused, in the running Airlock
+// (FilePath) and in the CLI (GuardFile): the file is applied at the next
+// start and after an edit, so a rule only in the database was lost then
+// without a word (found by a bad-input test: "rules add" printed an id and
+// exited 0 with a read-only data directory).
+func TestChangeRefusedWhenTheRulesFileCannotBeWritten(t *testing.T) {
+	for _, mode := range []string{"FilePath", "GuardFile"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, hitl.RulesFileName)
+			db := openDB(t, filepath.Join(dir, "airlock.db"))
+			opts := hitl.RulesOptions{FilePath: file}
+			if mode == "GuardFile" {
+				opts = hitl.RulesOptions{GuardFile: file}
+			}
+			r := newRules(t, db, opts)
+			kept := mustCreate(t, r, hitl.RuleInput{ServerID: sp("everything"), ToolName: sp("echo"), AutoApprove: true})
+			before := len(r.List())
+			// Something that cannot be replaced by a file stands where the
+			// rules file goes (as root, permission bits would not stop the write).
+			os.Remove(file)
+			if err := os.Mkdir(file, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(file, "x"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := r.Create(hitl.RuleInput{ServerID: sp("everything"), ToolName: sp("get-sum"), AutoApprove: true})
+			if core.ErrorCode(err) != core.EUnavailable || !strings.Contains(err.Error(), "the rules were not changed") {
+				t.Fatalf("Create = %v, want unavailable: the rules were not changed", err)
+			}
+			if err := r.Delete(kept.ID); core.ErrorCode(err) != core.EUnavailable {
+				t.Fatalf("Delete = %v, want unavailable", err)
+			}
+			if _, ok := r.Engine().Rule(kept.ID); !ok || len(r.List()) != before {
+				t.Errorf("after the refused changes: %d rules (want %d), %s kept: %v", len(r.List()), before, kept.ID, ok)
+			}
+			if v, _ := store.NewRules(db).ListRules(); len(v) != before {
+				t.Errorf("the database holds %d rules, want %d", len(v), before)
+			}
+		})
+	}
+}
