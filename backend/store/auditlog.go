@@ -43,6 +43,10 @@ type AuditLog struct {
 	pending map[int64]*core.AuditRecord
 	order   []int64
 	buf     []byte // the encoding buffer, reused
+	// torn is set when a write failed part way (a full disk): the next
+	// write starts with a newline, so that its first record does not
+	// continue the torn line (replay skips a damaged line whole).
+	torn bool
 
 	flushMu sync.Mutex
 	kick    chan struct{}
@@ -186,6 +190,9 @@ func (l *AuditLog) Begin(rec *core.AuditRecord) error {
 	}
 	rec.ID = l.nextID
 	if err := l.writeLocked([]*core.AuditRecord{rec}); err != nil {
+		// Not begun: the id goes to the next record, and a Finish of
+		// this one must fail rather than write a record under it.
+		rec.ID = 0
 		return err
 	}
 	l.nextID++
@@ -221,6 +228,9 @@ func (l *AuditLog) Append(recs []*core.AuditRecord) error {
 		r.ID = first + int64(i)
 	}
 	if err := l.writeLocked(recs); err != nil {
+		for _, r := range recs {
+			r.ID = 0
+		}
 		return err
 	}
 	l.nextID += int64(len(recs))
@@ -231,6 +241,9 @@ func (l *AuditLog) Append(recs []*core.AuditRecord) error {
 // newest versions for the database. On error nothing is queued.
 func (l *AuditLog) writeLocked(recs []*core.AuditRecord) error {
 	buf := l.buf[:0]
+	if l.torn {
+		buf = append(buf, '\n')
+	}
 	for _, r := range recs {
 		buf = appendRecord(buf, r)
 	}
@@ -241,13 +254,11 @@ func (l *AuditLog) writeLocked(recs []*core.AuditRecord) error {
 	l.size += int64(n)
 	if err != nil {
 		if n > 0 {
-			// A torn line: make sure the next record starts on a line of
-			// its own (replay skips the damaged one).
-			m, _ := l.f.Write([]byte{'\n'})
-			l.size += int64(m)
+			l.torn = true
 		}
 		return fmt.Errorf("write audit journal: %w", err)
 	}
+	l.torn = false
 	for _, r := range recs {
 		if l.pending[r.ID] == nil {
 			l.order = append(l.order, r.ID)
@@ -333,7 +344,7 @@ func (l *AuditLog) rotateLocked() error {
 		return fmt.Errorf("rotate audit journal: %w", err)
 	}
 	l.f.Close()
-	l.f, l.size = f, int64(len(buf))
+	l.f, l.size, l.torn = f, int64(len(buf)), false
 	return nil
 }
 
