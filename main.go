@@ -253,9 +253,15 @@ func printEndpoints(w io.Writer, in *airlock.Instance) {
 	}
 	fmt.Fprintf(w, "Airlock UI: %s\n", in.UIURL())
 	fmt.Fprintf(w, "MCP endpoint: %s\n", in.Info.MCPURL)
-	fmt.Fprintf(w, "Agent token: %s\n", in.Info.AgentToken)
+	if in.SharedTokenLive() {
+		fmt.Fprintf(w, "Agent token: %s\n", in.Info.AgentToken)
+	} else {
+		fmt.Fprintln(w, "Agent token: none (the agent \"default\" it belonged to was deleted; 'airlock agents add NAME' gives a client its own)")
+	}
 	fmt.Fprintf(w, "Data dir: %s\n", in.Info.DataDir)
-	fmt.Fprintf(w, "Connect Claude Code: claude mcp add --transport http airlock %s --header \"Authorization: Bearer %s\"\n", in.Info.MCPURL, in.Info.AgentToken)
+	if in.SharedTokenLive() {
+		fmt.Fprintf(w, "Connect Claude Code: claude mcp add --transport http airlock %s --header \"Authorization: Bearer %s\"\n", in.Info.MCPURL, in.Info.AgentToken)
+	}
 }
 
 // warnConfig says on the console what the Servers and Rules screens say:

@@ -345,6 +345,13 @@ func (in *Instance) Close() {
 	in.closers = nil
 }
 
+// SharedTokenLive reports whether the shared agent token (Info.AgentToken)
+// still has its agent, "default": deleting that agent ends the token.
+func (in *Instance) SharedTokenLive() bool {
+	_, err := in.authz.Agent(authz.DefaultAgentID)
+	return core.ErrorCode(err) != core.ENotFound
+}
+
 // ConfigError is why the servers file is not in effect ("" when it is).
 func (in *Instance) ConfigError() string { return in.cfg.State().Error }
 

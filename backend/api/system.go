@@ -6,6 +6,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/tokenfile"
 
 	"github.com/airlock-dev/airlock/backend/activity"
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
 )
 
@@ -14,6 +15,8 @@ type Info struct {
 	Version    string `json:"version"`
 	MCPURL     string `json:"mcpUrl"`
 	SSEURL     string `json:"sseUrl"`
+	// AgentToken is the shared agent token (the agent "default"'s), ""
+	// when that agent was deleted: the token then works for nobody.
 	AgentToken string `json:"agentToken"`
 	DataDir    string `json:"dataDir"`
 	ConfigPath string `json:"configPath"`
@@ -34,6 +37,11 @@ func (s *System) Info() (Info, error) {
 	info := s.d.Info
 	if tok, err := tokenfile.AgentToken(info.DataDir, false); err == nil {
 		info.AgentToken = tok
+	}
+	if s.d.Authz != nil {
+		if _, err := s.d.Authz.Agent(authz.DefaultAgentID); core.ErrorCode(err) == core.ENotFound {
+			info.AgentToken = ""
+		}
 	}
 	return info, nil
 }

@@ -349,6 +349,9 @@ func agentsRemove(svc *authz.Service, tasks *store.Teams, args []string, stdout 
 			return err
 		}
 		fmt.Fprintf(stdout, "removed %s (%s)\n", a.Name, a.ID)
+		if a.ID == authz.DefaultAgentID {
+			fmt.Fprintln(stdout, "  the shared agent token ('airlock token', the Connect panel) was this agent's: it works for nobody now; give each client an agent of its own")
+		}
 		if len(open) > 0 {
 			fmt.Fprintf(stdout, "  %d open task(s) it was assigned are unassigned now:\n", len(open))
 			for _, t := range open {

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/airlock-dev/airlock/backend/authz"
@@ -34,6 +36,9 @@ func TokenCmd(dataDir string, args []string, stdout io.Writer) error {
 	if dataDir == "" {
 		return core.Errorf(core.EInvalid, "no data directory").WithHint("pass --data-dir or set $" + config.DataDirEnv)
 	}
+	if err := sharedTokenHasAgent(dataDir); err != nil {
+		return err
+	}
 	var tok string
 	if *rotate {
 		tok, err = tokenfile.RotateToken(dataDir)
@@ -48,6 +53,30 @@ func TokenCmd(dataDir string, args []string, stdout io.Writer) error {
 	}
 	_, err = fmt.Fprintln(stdout, tok)
 	return err
+}
+
+// sharedTokenHasAgent refuses to hand out the shared token once the agent
+// "default" it belongs to was deleted: it works for nobody then.
+func sharedTokenHasAgent(dataDir string) error {
+	if _, err := os.Stat(filepath.Join(dataDir, store.FileName)); errors.Is(err, os.ErrNotExist) {
+		return nil // a new data directory: Airlock makes the agent "default"
+	}
+	db, err := store.Open(filepath.Join(dataDir, store.FileName))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc, err := authz.New(store.NewAgents(db), authz.Options{})
+	if err != nil {
+		return err
+	}
+	if _, err := svc.Agent(authz.DefaultAgentID); core.ErrorCode(err) == core.ENotFound {
+		return core.Errorf(core.ENotFound, "the shared agent token belonged to the agent \"default\", which was deleted: it works for nobody now").
+			WithHint("give each client an agent of its own: 'airlock agents add NAME' prints its token")
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // adoptToken makes tok the token of the agent "default" in the database,

@@ -43,4 +43,28 @@ describe('ConnectAgent', () => {
     await waitFor(async () => expect(await navigator.clipboard.readText()).toBe(TOKEN));
     expect(document.body.innerHTML).not.toContain(TOKEN);
   });
+
+  it('gives stdio clients the token in the environment, never on the command line', async () => {
+    vi.mocked(fakeApi.system.info).mockResolvedValue({
+      version: '1.0.0', mcpUrl: 'http://127.0.0.1:7801/mcp', sseUrl: '', agentToken: TOKEN, dataDir: '/d', configPath: '/d/servers.json', binary: '/opt/airlock', bridge: '/opt/airlock-bridge',
+    } as Info);
+    const { context } = testStores();
+    render(ConnectAgent, { context, props: { onclose: () => {} } });
+    await screen.findByTestId('agent-token');
+    await userEvent.click(screen.getByRole('tab', { name: 'stdio clients' }));
+    await userEvent.click(screen.getByRole('button', { name: 'Show' }));
+    const cfg = JSON.parse(screen.getByTestId('connect-snippet').textContent!);
+    expect(cfg.mcpServers.airlock).toEqual({ command: '/opt/airlock-bridge', args: ['--url', 'http://127.0.0.1:7801/mcp'], env: { AIRLOCK_TOKEN: TOKEN } });
+  });
+
+  it('says there is no shared token once the agent "default" was deleted, instead of showing a dead one', async () => {
+    vi.mocked(fakeApi.system.info).mockResolvedValue({
+      version: '1.0.0', mcpUrl: 'http://127.0.0.1:7801/mcp', sseUrl: '', agentToken: '', dataDir: '/d', configPath: '/d/servers.json',
+    } as Info);
+    const { context } = testStores();
+    render(ConnectAgent, { context, props: { onclose: () => {} } });
+    expect((await screen.findByTestId('no-shared-token')).textContent).toContain('which was deleted');
+    expect(screen.queryByTestId('connect-snippet')).toBeNull();
+    expect(screen.getByRole('link', { name: 'Create an agent' }).getAttribute('href')).toBe('#/agents');
+  });
 });
