@@ -12,9 +12,9 @@ import (
 
 // Info tells the UI where agents connect.
 type Info struct {
-	Version    string `json:"version"`
-	MCPURL     string `json:"mcpUrl"`
-	SSEURL     string `json:"sseUrl"`
+	Version string `json:"version"`
+	MCPURL  string `json:"mcpUrl"`
+	SSEURL  string `json:"sseUrl"`
 	// AgentToken is the shared agent token (the agent "default"'s), ""
 	// when that agent was deleted: the token then works for nobody.
 	AgentToken string `json:"agentToken"`
