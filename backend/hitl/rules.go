@@ -442,6 +442,11 @@ func (r *Rules) parseRulesFile(data []byte) ([]Rule, error) {
 		if rule.ID == "" {
 			rule.ID = newID()
 		}
+		// A person editing the file may write a tool as agents see it
+		// (server__tool), as the CLI and the UI take it; kept whole, the
+		// rule would never match.
+		split, _ := r.splitExposed(RuleInput{ServerID: rule.ServerID, ToolName: rule.ToolName, ToolPattern: rule.ToolPattern})
+		rule.ServerID, rule.ToolName, rule.ToolPattern = split.ServerID, split.ToolName, split.ToolPattern
 		// A person editing the file may name an agent; calls carry its id.
 		// An agent nobody knows is kept as written (it may have been
 		// deleted): the rule matches nothing, as before.

@@ -584,3 +584,30 @@ func TestChangeRefusedWhenTheRulesFileCannotBeWritten(t *testing.T) {
 		})
 	}
 }
+
+// A rules file naming a tool as agents see it (server__tool) is understood
+// as the CLI and the UI understand it; kept whole, the rule never matched
+// and nothing said so (found by a bad-input test).
+func TestRulesFileTakesTheNameAgentsSee(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, hitl.RulesFileName)
+	db := withoutDefaults(t, openDB(t, filepath.Join(dir, "airlock.db")))
+	if err := os.WriteFile(file, []byte(`{"version":1,"rules":[{"toolName":"everything__echo","autoApprove":true},{"toolPattern":"fs__read_*","autoApprove":true}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := newRules(t, db, hitl.RulesOptions{FilePath: file, Debounce: 10 * time.Millisecond,
+		KnownServers: func() []string { return []string{"everything", "fs"} }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Watch(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, "the file to be applied", func() bool { return len(r.List()) == 2 })
+	echo := core.Request{Kind: core.KindToolCall, Server: "everything", Name: "echo"}
+	if d := r.Engine().Decide(&echo); d.Outcome != core.Allow {
+		t.Errorf("everything/echo = %s (%s), want allow by the file's rule", d.Outcome, d.Reason)
+	}
+	read := core.Request{Kind: core.KindToolCall, Server: "fs", Name: "read_file"}
+	if d := r.Engine().Decide(&read); d.Outcome != core.Allow {
+		t.Errorf("fs/read_file = %s (%s), want allow by the file's pattern rule", d.Outcome, d.Reason)
+	}
+}
