@@ -142,6 +142,9 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Logger != nil {
+		in.cfg.SetLogger(o.Logger)
+	}
 	go in.cfg.Watch(ctx)
 
 	// The audit log is closed after the catalog (closers run last to

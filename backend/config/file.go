@@ -253,6 +253,12 @@ func decodeEntry(id string, raw json.RawMessage) (core.ServerConfig, error) {
 		case "trustNewTools":
 			target, what = &cfg.TrustNewTools, "true or false"
 		default:
+			// Fields of other tools are kept (Extra); one that is a known
+			// field misspelt would be dropped without a word, and the server
+			// start without its arguments or environment.
+			if near := nearField(k); near != "" {
+				return core.ServerConfig{}, core.Errorf(core.EInvalid, "unknown field %q: did you mean %q?", k, near)
+			}
 			if cfg.Extra == nil {
 				cfg.Extra = map[string]json.RawMessage{}
 			}
@@ -270,6 +276,55 @@ func decodeEntry(id string, raw json.RawMessage) (core.ServerConfig, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// entryFields are the fields of an entry Airlock reads (decodeEntry).
+var entryFields = []string{"command", "args", "env", "url", "type", "headers", "disabled", "noPrefix", "trustNewTools"}
+
+// nearField returns the entry field k is most likely a misspelling of: the
+// same but for case, or one edit away (two for the longer names). "" when
+// k is not near any.
+func nearField(k string) string {
+	lk := strings.ToLower(k)
+	for _, f := range entryFields {
+		lf := strings.ToLower(f)
+		limit := 1
+		if len(lf) >= 7 {
+			limit = 2
+		}
+		if lk == lf || editDistance(lk, lf) <= limit {
+			return f
+		}
+	}
+	return ""
+}
+
+// editDistance is the Damerau–Levenshtein (optimal string alignment)
+// distance of two short strings: insertions, deletions, substitutions and
+// swaps of neighbours each count one.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
 }
 
 // encodeEntry writes one entry with a stable key order: the known fields in

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -74,6 +75,7 @@ const (
 type Store struct {
 	path string
 	sink core.EventSink
+	log  *slog.Logger // warns of an edit that is not applied; nil discards (SetLogger)
 
 	mu      sync.Mutex
 	servers map[string]core.ServerConfig
@@ -130,11 +132,19 @@ func New(path string, sink core.EventSink) (*Store, error) {
 	}
 	doc, err := parseStrict(data)
 	if err != nil {
-		s.state.Error = describe(path, err)
+		s.state.Error = fmt.Sprintf("%s is invalid: %s", path, core.ErrorMessage(err))
 		return s, nil
 	}
 	s.adopt(doc, h)
 	return s, nil
+}
+
+// SetLogger makes the store warn on log when an edit of the file is not
+// applied while Airlock runs (the console of `airlock serve`).
+func (s *Store) SetLogger(log *slog.Logger) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log = log
 }
 
 // read returns the file's bytes and their hash (hashMissing if absent).
@@ -154,7 +164,8 @@ func hashOf(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// describe turns a parse error into the message State().Error shows.
+// describe turns a parse error of an edit made while Airlock runs into the
+// message State().Error shows.
 func describe(path string, err error) string {
 	return fmt.Sprintf("%s is invalid, the last good servers stay in effect: %s", path, core.ErrorMessage(err))
 }

@@ -354,6 +354,10 @@ func TestBrokenFileAtStartup(t *testing.T) {
 		{"truncated", "{\"mcpServers\": {\n", "line 2, column 1: unexpected end"},
 		{"servers not an object", `{"mcpServers": []}`, "must be an object"},
 		{"empty file", "  \n", "the file is empty"},
+		// Found by a bad-input test: a typo dropped the arguments without a word.
+		{"misspelt field", `{"mcpServers": {"a": {"command": "x", "arg": ["y"]}}}`, `server "a": unknown field "arg": did you mean "args"?`},
+		{"field in another case", `{"mcpServers": {"a": {"command": "x", "Env": {}}}}`, `unknown field "Env": did you mean "env"?`},
+		{"swapped letters", `{"mcpServers": {"a": {"command": "x", "evn": {}}}}`, `did you mean "env"?`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

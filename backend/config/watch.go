@@ -69,8 +69,11 @@ func (s *Store) reload() {
 		s.notifyUnlock()
 		return
 	}
-	// The servers did not change: only the event sink hears about the error.
+	// The servers did not change: the event sink and the log hear about the error.
 	st := s.state
+	if s.log != nil {
+		s.log.Warn("the servers file is not applied; the servers in effect stay", "err", st.Error)
+	}
 	s.notifyMu.Lock()
 	s.mu.Unlock()
 	defer s.notifyMu.Unlock()

@@ -33,8 +33,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"runtime/debug"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -254,6 +256,19 @@ func (f *flow) refuse(decision string, err error) {
 	}
 }
 
+// auditHint says what would let Airlock record requests again, from why
+// the journal write failed.
+func auditHint(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "free disk space in Airlock's data directory; the Activity screen shows the error"
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+		return "make Airlock's data directory and its journal folder writable again; the Activity screen shows the error"
+	default:
+		return "check Airlock's data directory (disk space, permissions); the Activity screen shows the error"
+	}
+}
+
 func (p *Pipeline) journal(_ context.Context, f *flow) {
 	if p.s.Audit == nil {
 		f.refuse(core.DecisionError, core.Errorf(EAuditUnavailable, "Airlock cannot record this request (no audit log), so it refuses it"))
@@ -263,7 +278,7 @@ func (p *Pipeline) journal(_ context.Context, f *flow) {
 		p.log.Error("audit record could not be made durable; refusing the request", "err", err)
 		f.refuse(core.DecisionError, (&core.Error{Code: EAuditUnavailable,
 			Message: "Airlock cannot record this request, so it refuses it: " + core.ErrorMessage(err)}).
-			WithHint("free disk space in Airlock's data directory; the Activity screen shows the error"))
+			WithHint(auditHint(err)))
 		if p.s.OnAuditError != nil {
 			p.s.OnAuditError(err)
 		}
