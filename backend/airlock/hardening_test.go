@@ -197,6 +197,52 @@ func TestRecoveryCoversEveryWaitingCall(t *testing.T) {
 	}
 }
 
+// After a crash, a call that a person approved and that was running when
+// Airlock died is recorded as approved by them and interrupted, not as an
+// error nobody decided (found by a bad-input test: the audit lost who let
+// the command through).
+func TestRecoveryKeepsWhoApprovedAnInterruptedCall(t *testing.T) {
+	dir := t.TempDir()
+	db, err := store.Open(filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit, err := store.OpenAuditLog(db, filepath.Join(dir, store.JournalFileName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	approvedRec := &core.AuditRecord{Time: now, Kind: core.KindToolCall, Agent: "agent", Server: "shell-exec", Tool: "shell_exec", Status: core.StatusRunning}
+	plainRec := &core.AuditRecord{Time: now, Kind: core.KindToolCall, Agent: "agent", Server: "everything", Tool: "echo", Status: core.StatusRunning}
+	for _, r := range []*core.AuditRecord{approvedRec, plainRec} {
+		if err := audit.Begin(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	decided := now.Add(3 * time.Second)
+	a := hitl.Approval{ID: "ap1", AuditID: approvedRec.ID, Kind: core.KindToolCall, Agent: "agent", Server: "shell-exec", Tool: "shell_exec",
+		Arguments: json.RawMessage(`{}`), Status: hitl.StatusApproved, DecidedBy: "ui", DecidedAt: &decided, CreatedAt: now, Deadline: now.Add(time.Minute)}
+	if err := store.NewApprovals(db).SaveApproval(a); err != nil {
+		t.Fatal(err)
+	}
+	db.Close() // a crash: the journal is replayed at the next start
+
+	in := start(t, dir)
+	got, err := in.API.Activity.Get(approvedRec.ID)
+	if err != nil {
+		t.Fatalf("record %d: %v", approvedRec.ID, err)
+	}
+	if got.Decision != core.DecisionApproved || got.Approver != "ui" || got.ErrorCode != "interrupted" || got.WaitMs != 3000 ||
+		!strings.Contains(got.Error, "approved by ui and sent on") {
+		t.Errorf("the approved, interrupted call is recorded as %s by %q (%s, waited %d ms): %s; want approved by ui, interrupted, 3000 ms",
+			got.Decision, got.Approver, got.ErrorCode, got.WaitMs, got.Error)
+	}
+	other, _ := in.API.Activity.Get(plainRec.ID)
+	if other.Decision != core.DecisionError || other.ErrorCode != "interrupted" || other.Approver != "" {
+		t.Errorf("the other interrupted call is recorded as %s by %q (%s)", other.Decision, other.Approver, other.ErrorCode)
+	}
+}
+
 // A call whose client hung up leaves the approval queue (and never runs
 // if someone approves it later).
 func TestHungUpClientLeavesQueue(t *testing.T) {

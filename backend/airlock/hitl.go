@@ -56,7 +56,7 @@ func (in *Instance) startHITL(ctx context.Context, o Options, audit *store.Audit
 	approvals := store.NewApprovals(in.db)
 	broker := hitl.NewBroker(rules, approvals, hitl.BrokerOptions{Events: in.Hub, Logger: o.Logger,
 		Timeout: o.ApprovalTimeout, ProgressInterval: o.ApprovalProgressInterval, CurrentTask: in.currentTask})
-	if err := recoverInterrupted(broker, audit); err != nil {
+	if err := recoverInterrupted(broker, approvals, audit); err != nil {
 		return hitlParts{}, err
 	}
 	if v, ok, err := in.db.Setting(api.ApprovalTimeoutKey); err == nil && ok && o.ApprovalTimeout == 0 {
@@ -72,7 +72,7 @@ func (in *Instance) startHITL(ctx context.Context, o Options, audit *store.Audit
 // approvals that were waiting are marked expired — every one of them, and
 // its own audit record says so — and any other request still running is
 // recorded as interrupted.
-func recoverInterrupted(b *hitl.Broker, audit *store.AuditLog) error {
+func recoverInterrupted(b *hitl.Broker, approvals *store.Approvals, audit *store.AuditLog) error {
 	expired, err := b.RecoverExpired()
 	if err != nil {
 		return err
@@ -105,10 +105,28 @@ func recoverInterrupted(b *hitl.Broker, audit *store.AuditLog) error {
 	if err != nil {
 		return err
 	}
+	ids := make([]int64, len(running))
+	for i := range running {
+		ids[i] = running[i].ID
+	}
+	approved, err := approvals.ApprovedFor(ids)
+	if err != nil {
+		return err
+	}
 	for i := range running {
 		rec := &running[i]
 		if a, ok := byAudit[rec.ID]; ok {
 			expiredRecord(rec, a)
+		} else if a, ok := approved[rec.ID]; ok {
+			// Approved, then sent on: what it did is unknown, who let it
+			// through is not.
+			rec.Decision, rec.Approver = core.DecisionApproved, a.DecidedBy
+			rec.RuleID, rec.RuleSetVersion = a.RuleID, a.RuleSetVersion
+			if a.DecidedAt != nil {
+				rec.WaitMs = a.DecidedAt.Sub(a.CreatedAt).Milliseconds()
+			}
+			rec.Status, rec.ErrorCode = core.StatusError, "interrupted"
+			rec.Error = "approved by " + a.DecidedBy + " and sent on; Airlock stopped before it answered, so what it did is unknown and the agent got no answer"
 		} else {
 			if rec.Decision == "" {
 				rec.Decision = core.DecisionError

@@ -159,6 +159,28 @@ func (s *Approvals) ExpirePendingApprovals(at time.Time) ([]hitl.Approval, error
 	return out, nil
 }
 
+// ApprovedFor returns, by audit record id, the approvals of those records
+// that a person (or a rule changed meanwhile) approved: after a crash, the
+// record of a call approved and then interrupted says who approved it.
+func (s *Approvals) ApprovedFor(auditIDs []int64) (map[int64]hitl.Approval, error) {
+	out := map[int64]hitl.Approval{}
+	if len(auditIDs) == 0 {
+		return out, nil
+	}
+	var rows []approvalRow
+	if err := s.db.Where("audit_id IN ? AND status = ?", auditIDs, hitl.StatusApproved).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("load approvals of audit records: %w", err)
+	}
+	for _, row := range rows {
+		a, err := row.approval()
+		if err != nil {
+			return nil, err
+		}
+		out[a.AuditID] = a
+	}
+	return out, nil
+}
+
 // ListApprovals returns the newest approvals (at most limit, default 100),
 // newest first, for the approvals history.
 func (s *Approvals) ListApprovals(limit int) ([]hitl.Approval, error) {
