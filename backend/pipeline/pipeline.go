@@ -28,9 +28,11 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -300,6 +302,25 @@ func (p *Pipeline) route(ctx context.Context, f *flow) {
 	}
 	f.rec.Server, f.rec.Tool = f.req.Server, f.req.Name
 	ClipRecord(f.rec)
+	if f.req.Kind == core.KindToolCall {
+		f.unrouted = checkToolArgs(f.req.Args)
+	}
+}
+
+// checkToolArgs refuses tool arguments that are not a JSON object (MCP's
+// CallToolRequest): a person would be asked to approve a call no server
+// can take, and the server would get it.
+func checkToolArgs(args json.RawMessage) error {
+	t := bytes.TrimSpace(args)
+	if len(t) == 0 || t[0] == '{' || bytes.Equal(t, []byte("null")) {
+		return nil
+	}
+	what := map[byte]string{'[': "an array", '"': "a string", 't': "true", 'f': "false"}[t[0]]
+	if what == "" {
+		what = "a number"
+	}
+	return (&core.Error{Code: core.EInvalid, Message: "the arguments of a tool call must be a JSON object, not " + what}).
+		WithHint(`pass them as {"name": value, ...}`)
 }
 
 func (p *Pipeline) gate(ctx context.Context, f *flow) {

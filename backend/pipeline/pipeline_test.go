@@ -396,3 +396,39 @@ func TestBuiltInToolErrorCodeIsAudited(t *testing.T) {
 		})
 	}
 }
+
+// Tool arguments that are not a JSON object are refused and recorded before
+// anyone is asked: no server can take them (found by a bad-input test: a
+// string went to approval, then to the server).
+func TestToolArgumentsMustBeAnObject(t *testing.T) {
+	for _, args := range []string{`"notobj"`, `[1]`, `42`, `true`} {
+		t.Run(args, func(t *testing.T) {
+			p := newParts()
+			p.stg.Decider = decider{tr: p.tr, v: ask}
+			pl, err := pipeline.New(p.stg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := pl.Run(context.Background(), &core.Request{Kind: core.KindToolCall, Exposed: "srv__echo", Args: json.RawMessage(args)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, _ := res.(*mcp.CallToolResult)
+			e, _ := tr.Meta["airlock/error"].(*core.Error)
+			if e == nil || e.Code != core.EInvalid || !strings.Contains(e.Message, "must be a JSON object") {
+				t.Errorf("error = %+v, want invalid: must be a JSON object", tr.Meta["airlock/error"])
+			}
+			if diff := cmp.Diff([]string{"route", "journal", "audit"}, p.tr.steps); diff != "" {
+				t.Errorf("stages run (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, args := range []string{``, `null`, ` {"a":1}`} {
+		p := newParts()
+		pl, _ := pipeline.New(p.stg)
+		res, _ := pl.Run(context.Background(), &core.Request{Kind: core.KindToolCall, Exposed: "srv__echo", Args: json.RawMessage(args)})
+		if tr, _ := res.(*mcp.CallToolResult); tr == nil || tr.IsError {
+			t.Errorf("arguments %q refused: %+v", args, res)
+		}
+	}
+}
