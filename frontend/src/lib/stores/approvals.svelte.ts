@@ -128,7 +128,7 @@ export class ApprovalsStore {
     const i = this.pending.findIndex((a) => a.id === id);
     if (i < 0) return;
     this.gone = ended && this.dialogOpen && this.currentId === id ? { ...this.pending[i], ...ended } : null;
-    if (this.gone && this.pending.length === 1) this.notice = { tone: 'warn', text: goneText(this.gone), href: '#/activity', link: 'Activity' };
+    if (this.gone && this.pending.length === 1) this.notice = { tone: 'warn', text: goneText(this.gone), href: '#/activity', link: 'See its record' };
     const next = this.pending.filter((a) => a.id !== id);
     if (this.currentId === id) {
       this.currentId = next[Math.min(i, next.length - 1)]?.id ?? null;
@@ -179,7 +179,7 @@ export class ApprovalsStore {
       tone: 'info',
       text: `Approved ${a?.tool ?? 'the call'}, and added a rule${rule ? `: ${rule}` : ''}. Calls it matches now go through without asking.`,
       href: '#/rules',
-      link: 'Rules',
+      link: 'See the new rule',
     };
   }
 
