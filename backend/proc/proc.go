@@ -12,6 +12,9 @@
 // to writers that never block the child (Capped, Tail) or to pipes the
 // caller reads.
 //
+// The group outlives Airlock in no case: a guard process in it kills it
+// when Airlock dies, even by SIGKILL (see startGuard).
+//
 // It imports only the standard library.
 package proc
 
@@ -107,10 +110,10 @@ type Process struct {
 	stdout io.ReadCloser
 	done   chan struct{}
 	exit   Exit
+	guard  *guard
 
-	// mu guards signalling against reaping: once the leader is reaped its
-	// pid (and so the group id) may be reused, so no signal may be sent
-	// after that.
+	// mu guards signalling against reaping: once the process is reaped the
+	// group has been killed, and no signal may be sent after that.
 	mu      sync.Mutex
 	reaped  bool
 	stopped bool
@@ -135,7 +138,6 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	cmd.Args[0] = s.Path
 	cmd.Dir = s.Dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = s.WaitDelay
 	if cmd.WaitDelay <= 0 {
 		cmd.WaitDelay = DefaultWaitDelay
@@ -172,7 +174,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		cmd.Stdout, p.stdout = w, r
 		childEnds = append(childEnds, w)
 	}
-	if err := cmd.Start(); err != nil {
+	fail := func(err error) (*Process, error) {
 		closeAll()
 		if p.stdin != nil {
 			p.stdin.Close()
@@ -180,7 +182,19 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		if p.stdout != nil {
 			p.stdout.Close()
 		}
-		return nil, fmt.Errorf("proc: start %s: %w", s.Path, err)
+		if p.guard != nil {
+			p.guard.end()
+		}
+		return nil, err
+	}
+	// The guard comes first and leads the group, so that no moment passes
+	// in which the child runs unguarded.
+	if p.guard, err = startGuard(); err != nil {
+		return fail(err)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: p.guard.pid}
+	if err := cmd.Start(); err != nil {
+		return fail(fmt.Errorf("proc: start %s: %w", s.Path, err))
 	}
 	closeAll()
 	p.pid = cmd.Process.Pid
@@ -226,12 +240,14 @@ func LookPath(file string, env []string) (string, error) {
 	return "", fmt.Errorf("proc: %s not found in PATH %q: %w", file, pathVar, exec.ErrNotFound)
 }
 
-// reap waits for the leader to exit, kills what is left of its group while
-// the group id is still reserved by the unreaped leader, then reaps it.
+// reap waits for the process to exit, kills what is left of its group
+// (before reaping it, where the system allows, so that no straggler holds
+// the output open and makes Wait wait for WaitDelay), then reaps it and the
+// guard.
 func (p *Process) reap() {
 	waitExited(p.pid)
 	p.mu.Lock()
-	syscall.Kill(-p.pid, syscall.SIGKILL) // stragglers; ESRCH when none are left
+	syscall.Kill(-p.guard.pid, syscall.SIGKILL) // stragglers and the guard
 	p.reaped = true
 	p.mu.Unlock()
 
@@ -253,15 +269,74 @@ func (p *Process) reap() {
 	p.mu.Unlock()
 	if !reapedLeaderFirst {
 		// Without a way to wait without reaping, the group is killed after
-		// the fact; the leader's pid cannot have been reused by a new group
-		// leader while members of its group were alive.
-		syscall.Kill(-p.pid, syscall.SIGKILL)
+		// the fact; the guard, not reaped yet, keeps its id from being
+		// reused.
+		syscall.Kill(-p.guard.pid, syscall.SIGKILL)
 	}
+	p.guard.end() // after the last signal to the group
 	p.exit = ex
 	close(p.done)
 }
 
-// PID returns the process id, which is also its process group id.
+// guard leads the process group of a child and kills the group when
+// Airlock dies, however it dies: kill -9 included, when no code of Airlock
+// runs any more.
+//
+// The guard is a shell that reads a pipe whose only writer is Airlock. The
+// kernel closes that end when Airlock exits, so the read ends and the shell
+// kills its own group: the child and everything the child started that is
+// still in the group (the children of `sh -c`, the node that npx starts).
+// The shell ignores the signals Stop sends before SIGKILL (and the usual
+// ones a command may send its group), so that it lasts as long as the
+// group; SIGKILL to the group ends it with the rest. Leading the group, it
+// also keeps the group id from being reused until it is reaped, after the
+// last signal to the group.
+//
+// Pdeathsig (Linux's PR_SET_PDEATHSIG) does not do: it reaches only the
+// direct child, so the children of `sh -c` live on, re-parented to init;
+// it fires when the OS thread that started the child exits, not the
+// process (golang/go#27505: a thread locked for each child would be
+// needed); and it exists on Linux only. A shell per child costs a fork and
+// about a megabyte, and works on every Unix.
+type guard struct {
+	cmd *exec.Cmd
+	pid int
+	w   *os.File // Airlock's end of the pipe: the guard acts when it closes
+}
+
+// guardScript is the guard's shell script: wait for the end of stdin, then
+// SIGKILL the process group.
+const guardScript = `trap '' HUP INT QUIT PIPE ALRM TERM USR1 USR2; read x; kill -s KILL 0`
+
+// startGuard starts a guard in a new process group.
+func startGuard() (*guard, error) {
+	r, w, err := os.Pipe() // close-on-exec: no other child inherits w
+	if err != nil {
+		return nil, fmt.Errorf("proc: guard pipe: %w", err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", guardScript)
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("proc: start the process group's guard: %w", err)
+	}
+	return &guard{cmd: cmd, pid: cmd.Process.Pid, w: w}, nil
+}
+
+// end kills and reaps the guard alone; its group has been killed already,
+// or holds nothing else.
+func (g *guard) end() {
+	g.w.Close()
+	g.cmd.Process.Kill()
+	g.cmd.Wait()
+}
+
+// PID returns the process id. (The process group is the guard's.)
 func (p *Process) PID() int { return p.pid }
 
 // Stdin returns the pipe to the child's standard input, or nil without
@@ -290,8 +365,8 @@ func (p *Process) Signal(sig syscall.Signal) error {
 	if p.reaped {
 		return nil
 	}
-	if err := syscall.Kill(-p.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("proc: signal group %d: %w", p.pid, err)
+	if err := syscall.Kill(-p.guard.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("proc: signal group %d: %w", p.guard.pid, err)
 	}
 	return nil
 }

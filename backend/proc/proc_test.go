@@ -6,8 +6,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -271,4 +273,47 @@ func TestStartErrors(t *testing.T) {
 			t.Errorf("Start(%+v) succeeded, want an error", s)
 		}
 	}
+}
+
+// parentEnv makes the test binary, started again by
+// TestParentDeathKillsGroup, play Airlock: start a command and run until
+// killed.
+const parentEnv = "AIRLOCK_PROC_TEST_PARENT"
+
+// TestParentDeathKillsGroup kills "Airlock" (this test binary run again in
+// a child process) with SIGKILL while a command it started runs, and
+// checks that the command and the grandchild it started die too.
+func TestParentDeathKillsGroup(t *testing.T) {
+	if os.Getenv(parentEnv) != "" {
+		// The command's output is this process's, so that the test reads
+		// the pids directly.
+		_, err := proc.Start(context.Background(), proc.Spec{Path: "sh", Env: testEnv, Stdout: os.Stdout,
+			Args: []string{"-c", "sleep 100 & echo $!; echo $$; wait"}})
+		if err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(1)
+		}
+		select {}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestParentDeathKillsGroup$")
+	cmd.Env = append(os.Environ(), parentEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pids := readPIDs(t, out, 2)
+	for _, pid := range pids {
+		if dead(pid) {
+			t.Fatalf("process %d is dead before its parent was killed", pid)
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	waitDead(t, pids...)
 }

@@ -11,8 +11,8 @@ import (
 const reapedLeaderFirst = true
 
 // waitExited blocks until the process pid has exited, without reaping it
-// (waitid with WNOWAIT), so that its process group id stays reserved until
-// the group has been killed.
+// (waitid with WNOWAIT), so that the rest of its group can be killed before
+// Wait waits for the output copies.
 func waitExited(pid int) {
 	const pPID = 1     // P_PID
 	var info [128]byte // siginfo_t
