@@ -573,8 +573,9 @@ const codeRejectedByTransport = -32005
 
 // callError says why a forwarded request failed, with a code: the source's
 // own JSON-RPC error (kept, so it can pass through to the agent as it is),
-// a timeout, a cancellation, or a source that cannot be reached (its
-// connection broke; the catalog reconnects).
+// a timeout, a cancellation, a process source that wrote something that is
+// not JSON-RPC, or a source that cannot be reached (its connection broke;
+// the catalog reconnects).
 func (c *Catalog) callError(ctx context.Context, r *core.Request, err error) error {
 	var wire *jsonrpc.Error
 	switch {
@@ -584,6 +585,12 @@ func (c *Catalog) callError(ctx context.Context, r *core.Request, err error) err
 		return ctx.Err()
 	case errors.As(err, &wire) && wire.Code != codeRejectedByTransport:
 		return &DownstreamError{Server: r.Server, Target: r.Name, Wire: wire}
+	}
+	if bad := (*badOutputError)(nil); errors.As(err, &bad) {
+		// The connection ended on it, so the server is unavailable until
+		// it restarts, but what it said is the cause, not its reachability.
+		return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q sent an invalid answer to %s: it %v", r.Server, r.Name, bad)}).
+			WithHint(badOutputHint + "; Airlock restarts the server by itself")
 	}
 	tail := ""
 	if d := c.get(r.Server); d != nil {

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -216,8 +217,14 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 	sess, err := client.Connect(sessCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		werr := wait()
+		var bad *badOutputError
 		if connectCtx.Err() != nil && d.ctx.Err() == nil {
 			return time.Time{}, fmt.Errorf("did not become ready within %s", opts.ConnectTimeout)
+		}
+		if errors.As(err, &bad) {
+			// Airlock stopped the process after it broke the handshake:
+			// its exit status would only say so.
+			return time.Time{}, fmt.Errorf("%w before it answered initialize; %s%s", bad, badOutputHint, d.lastStderr())
 		}
 		if werr != nil {
 			// Its exit status and last words say more than the EOF the
@@ -264,7 +271,11 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 		wait()
 		return ready, nil
 	case err := <-ended:
-		if werr := wait(); werr != nil {
+		werr := wait()
+		if bad := (*badOutputError)(nil); errors.As(err, &bad) {
+			return ready, fmt.Errorf("%w; %s", bad, badOutputHint)
+		}
+		if werr != nil {
 			return ready, werr
 		}
 		return ready, err
@@ -405,7 +416,7 @@ func (d *source) startProcess() (mcp.Transport, func() error, error) {
 		})
 		return werr
 	}
-	return &mcp.IOTransport{Reader: p.Stdout(), Writer: p.Stdin()}, wait, nil
+	return newStdioTransport(p.Stdout(), p.Stdin()), wait, nil
 }
 
 // lastStderr is "; stderr: LINE" with the last line the process wrote to

@@ -904,6 +904,61 @@ func TestDownstreamCrashRestartAndFail(t *testing.T) {
 	}
 }
 
+// A stdio server that writes something else than JSON-RPC on stdout is
+// reported as such, quoting the line, and not by the exit status of the
+// process Airlock stopped after it (found by a tester: "killed by signal
+// terminated", with an empty stderr tail).
+func TestDownstreamNotJSONOnStdout(t *testing.T) {
+	const hint = "a stdio server must write only JSON-RPC messages on stdout, and its logs on stderr"
+	opts := catalog.Options{BackoffMin: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond, MaxCrashes: 2, StableAfter: time.Hour,
+		StopGrace: 100 * time.Millisecond}
+
+	t.Run("at start", func(t *testing.T) {
+		long := strings.Repeat("x", 200)
+		garbage := core.ServerConfig{ID: "garbage", Command: writeScript(t, "echo 'hello this is not json "+long+"'\nsleep 1000\n")}
+		e := newEnv(t, opts)
+		e.cat.Apply([]core.ServerConfig{garbage})
+		testutil.Eventually(t, 30*time.Second, func() bool {
+			st, _ := e.cat.ServerStatus("garbage")
+			return st.State == core.StateFailed
+		}, "garbage never marked failed: %+v", e.cat.Status())
+		st, _ := e.cat.ServerStatus("garbage")
+		// The line is quoted, cut at 80 bytes.
+		quoted := fmt.Sprintf("%q…", ("hello this is not json " + long)[:80])
+		want := "wrote a line on stdout that is not MCP (JSON-RPC): " + quoted + " before it answered initialize; " + hint + " (gave up after 2 failed starts in a row)"
+		if st.LastError != want {
+			t.Errorf("status error:\n got %q\nwant %q", st.LastError, want)
+		}
+	})
+
+	t.Run("in a call", func(t *testing.T) {
+		script := reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"junk","version":"1"}}`) +
+			"read initialized\n" +
+			reply(`{"tools":[{"name":"talk","inputSchema":{"type":"object"}}]}`) +
+			"read call\necho 'Loading model... done'\nsleep 1000\n"
+		junk := core.ServerConfig{ID: "junk", Command: writeScript(t, script)}
+		// No second start: the status keeps the reason for the first.
+		opts := opts
+		opts.BackoffMin, opts.BackoffMax = time.Hour, time.Hour
+		e := newEnv(t, opts, junk)
+		_, err := e.cat.Dispatch(context.Background(), &core.Request{Kind: core.KindToolCall, Server: "junk", Name: "talk"})
+		want := `unavailable: server "junk" sent an invalid answer to talk: it wrote a line on stdout that is not MCP (JSON-RPC): "Loading model... done" (` +
+			hint + "; Airlock restarts the server by itself)"
+		if err == nil || err.Error() != want {
+			t.Errorf("call error:\n got %v\nwant %s", err, want)
+		}
+		// The server is to be restarted, its status saying why.
+		testutil.Eventually(t, 30*time.Second, func() bool {
+			st, _ := e.cat.ServerStatus("junk")
+			return st.State == core.StateRestarting
+		}, "junk never restarting: %+v", e.cat.Status())
+		st, _ := e.cat.ServerStatus("junk")
+		if want := `wrote a line on stdout that is not MCP (JSON-RPC): "Loading model... done"; ` + hint + " (retrying in"; !strings.HasPrefix(st.LastError, want) {
+			t.Errorf("status error after the call = %q, want it to start %q", st.LastError, want)
+		}
+	})
+}
+
 func writeScript(t *testing.T, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "server.sh")

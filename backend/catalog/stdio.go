@@ -1,0 +1,149 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// badOutputHint says what a server that wrote something else than JSON-RPC
+// on stdout should do instead.
+const badOutputHint = "a stdio server must write only JSON-RPC messages on stdout, and its logs on stderr"
+
+// badOutputError is what a process source wrote on stdout that is not a
+// JSON-RPC message. The SDK ends the connection on it, and Airlock then
+// stops the process: its exit status (killed by SIGTERM) says nothing of
+// why, so this error is reported instead.
+type badOutputError struct {
+	line []byte // the offending line, when it was found among the last bytes read
+	err  error  // what the SDK said
+}
+
+// quoteMax is how much of an offending line an error quotes.
+const quoteMax = 80
+
+func (e *badOutputError) Error() string {
+	if len(e.line) == 0 {
+		return "wrote something on stdout that is not MCP (JSON-RPC): " + e.err.Error()
+	}
+	line, more := e.line, ""
+	if len(line) > quoteMax {
+		line, more = line[:quoteMax], "…"
+		for len(line) > 0 && !utf8.Valid(line) {
+			line = line[:len(line)-1] // do not cut a rune in two
+		}
+	}
+	return fmt.Sprintf("wrote a line on stdout that is not MCP (JSON-RPC): %q%s", strings.ToValidUTF8(string(line), "\uFFFD"), more)
+}
+
+func (e *badOutputError) Unwrap() error { return e.err }
+
+// stdioTransport is the SDK's transport over a process's stdin and stdout,
+// which turns the SDK's failure to read what the process wrote into a
+// *badOutputError quoting the offending line.
+type stdioTransport struct {
+	tap *stdoutTap
+	w   io.WriteCloser
+}
+
+// newStdioTransport returns the transport over a process's stdout and stdin.
+func newStdioTransport(stdout io.ReadCloser, stdin io.WriteCloser) *stdioTransport {
+	return &stdioTransport{tap: &stdoutTap{r: stdout}, w: stdin}
+}
+
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := (&mcp.IOTransport{Reader: t.tap, Writer: t.w}).Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &stdioConn{Connection: c, tap: t.tap}, nil
+}
+
+type stdioConn struct {
+	mcp.Connection
+	tap *stdoutTap
+}
+
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil || !unreadable(err) {
+		return msg, err
+	}
+	return nil, &badOutputError{line: c.tap.badLine(), err: err}
+}
+
+// unreadable reports whether a read error of the SDK's stdio connection
+// means that what the process wrote could not be read as JSON-RPC, rather
+// than that its stdout ended or was closed, or that the read was cancelled.
+func unreadable(err error) bool {
+	var pathErr *fs.PathError // the pipe itself failed (Airlock closed it)
+	return !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
+		!errors.As(err, &pathErr)
+}
+
+// tapSize is how many of the last bytes read stdoutTap keeps.
+const tapSize = 4096
+
+// stdoutTap reads a process's stdout and keeps the last bytes read, so
+// that the line the SDK could not read can be quoted.
+type stdoutTap struct {
+	r   io.ReadCloser
+	mu  sync.Mutex
+	buf []byte // the last bytes read, at most tapSize
+	cut bool   // bytes before buf were dropped
+}
+
+func (t *stdoutTap) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 {
+		b := p[:n]
+		t.mu.Lock()
+		if len(b) >= tapSize {
+			t.buf, t.cut = append(t.buf[:0], b[len(b)-tapSize:]...), true
+		} else {
+			if over := len(t.buf) + len(b) - tapSize; over > 0 {
+				t.buf, t.cut = append(t.buf[:0], t.buf[over:]...), true
+			}
+			t.buf = append(t.buf, b...)
+		}
+		t.mu.Unlock()
+	}
+	return n, err
+}
+
+func (t *stdoutTap) Close() error { return t.r.Close() }
+
+// badLine returns the first line kept that is not a JSON-RPC message, or
+// nil when there is none.
+func (t *stdoutTap) badLine() []byte {
+	t.mu.Lock()
+	kept, cut := bytes.Clone(t.buf), t.cut
+	t.mu.Unlock()
+	lines := bytes.Split(kept, []byte("\n"))
+	if cut {
+		lines = lines[1:] // the end of a line whose start was dropped
+	}
+	for _, l := range lines {
+		l = bytes.TrimSpace(l)
+		switch {
+		case len(l) == 0:
+		case l[0] == '[' && json.Valid(l): // a batch
+		default:
+			if _, err := jsonrpc.DecodeMessage(l); err != nil {
+				return l
+			}
+		}
+	}
+	return nil
+}
