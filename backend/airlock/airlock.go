@@ -76,6 +76,9 @@ type Options struct {
 	AllowedHosts []string
 	// RunBoard is the task board agent runs work for (see startRunner).
 	RunBoard runner.Board
+	// Drain is how long Close lets the agents' calls already running
+	// finish (default gateway.DrainTimeout; tests shorten it).
+	Drain time.Duration
 }
 
 // Instance is a running Airlock backend.
@@ -211,7 +214,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	// to that agent's client through the same pipeline.
 	in.cat.SetRelayer(pipe.Run)
 	in.gw = gateway.New(in.cat, pipe, identifier{in.authz}, in.authz,
-		gateway.Options{Version: Version, Logger: o.Logger, Audit: recorder, Compact: in.authz})
+		gateway.Options{Version: Version, Logger: o.Logger, Audit: recorder, Compact: in.authz, Drain: o.Drain})
 	// A change of an agent, its role, grants or toggles changes what its
 	// sessions may see: they get list_changed at once (a suspended agent's
 	// list empties).
@@ -331,7 +334,11 @@ func (in *Instance) Close() {
 		in.runner.Close()
 	}
 	if in.gw != nil {
-		in.gw.Close() // ends the agents' event streams
+		// Calls already running finish and answer their agents, for the
+		// drain time at most; the agents' sessions and event streams end
+		// after them. The listener stays open meanwhile: a running call
+		// may still need its agent's answer to a request it relayed.
+		in.gw.Close()
 	}
 	if in.srv != nil {
 		// Shutdown waits for requests to finish, but event streams (the

@@ -19,6 +19,7 @@ const (
 	EDenied          = "denied"           // a policy or a person refused the call
 	EApprovalTimeout = "approval_timeout" // nobody decided in time: declined, never approved
 	EExpired         = "expired"          // an approval lost to a restart
+	EShuttingDown    = "shutting_down"    // Airlock stopped while the request ran: it may have had effects
 )
 
 // Error is an error a user or an agent sees: a code to branch on, a message

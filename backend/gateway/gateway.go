@@ -31,6 +31,12 @@ const MaxRequestBytes = 16 << 20
 // SessionIdleTimeout closes an agent session with no request for this long.
 const SessionIdleTimeout = 8 * time.Hour
 
+// DrainTimeout is how long Close lets the requests already running finish
+// and answer their agents; what is still running then is answered with
+// core.EShuttingDown. It bounds a stop, which holds the data directory
+// until it ends.
+const DrainTimeout = 10 * time.Second
+
 // Connection is who opened an HTTP connection, as the Identifier sees it.
 type Connection struct {
 	// Key identifies the credential (a hash of the token; "" when none was
@@ -83,6 +89,8 @@ type Options struct {
 	// meta-tools get_module_schema, call and batch instead of every
 	// downstream tool.
 	Compact Compactor
+	// Drain overrides DrainTimeout (tests shorten it).
+	Drain time.Duration
 }
 
 // Gateway serves agents over Streamable HTTP and legacy SSE. Every session
@@ -116,6 +124,13 @@ type Gateway struct {
 	// busy counts the POSTs being answered and the requests in the
 	// pipeline, so that Close lets them finish.
 	busy inflight
+
+	// closing is set when Close begins: new requests are refused. halt
+	// ends when the drain time is over, cancelling the requests still
+	// running with the reason haltAll gives.
+	closing atomic.Bool
+	halt    context.Context
+	haltAll context.CancelCauseFunc
 }
 
 // inflight counts work in progress and tells a waiter when none is left.
@@ -166,8 +181,12 @@ func New(cat *catalog.Catalog, pipe Runner, ids Identifier, lister Lister, opts 
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Drain <= 0 {
+		opts.Drain = DrainTimeout
+	}
 	g := &Gateway{cat: cat, pipe: pipe, ids: ids, lister: lister, opts: opts, log: opts.Logger,
 		sessions: map[*mcp.Server]*session{}, bySID: map[string]*session{}}
+	g.halt, g.haltAll = context.WithCancelCause(context.Background())
 	g.stub = mcp.NewServer(g.impl(), nil)
 	g.streamable = mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: MaxRequestBytes,
@@ -630,7 +649,9 @@ func sessionTokenArg(args json.RawMessage) string {
 // came in on, and to its session, so that a client that hangs up cancels
 // its requests: a call waiting for approval then leaves the queue instead
 // of running later. (A legacy SSE client's POSTs end at once; its session
-// ends when its event stream does.)
+// ends when its event stream does.) It also ends when Airlock stops and the
+// drain time is over, with the reason as its cause: the pipeline answers
+// the agent with it, where an agent's own cancellation goes unanswered.
 func (g *Gateway) requestContext(ctx context.Context, s *session, req mcp.Request) (context.Context, context.CancelFunc) {
 	var post context.Context
 	if extra := req.GetExtra(); extra != nil && extra.Header != nil {
@@ -638,39 +659,48 @@ func (g *Gateway) requestContext(ctx context.Context, s *session, req mcp.Reques
 			post = p.(context.Context)
 		}
 	}
-	if s.ctx == nil && post == nil {
-		// Nothing to tie it to (a sessionless call, whose own context
-		// ends it): the context is the caller's, unwrapped, so that its
-		// cancellation is seen by everything at the same moment.
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	stops := []func() bool{}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stops := []func() bool{context.AfterFunc(g.halt, func() { cancel(context.Cause(g.halt)) })}
 	if s.ctx != nil { // a sessionless request's session is the request
-		stops = append(stops, context.AfterFunc(s.ctx, cancel))
+		stops = append(stops, context.AfterFunc(s.ctx, func() { cancel(nil) }))
 	}
 	if post != nil {
-		stops = append(stops, context.AfterFunc(post, cancel))
+		stops = append(stops, context.AfterFunc(post, func() { cancel(nil) }))
 	}
 	return ctx, func() {
 		for _, stop := range stops {
 			stop()
 		}
-		cancel()
+		cancel(nil)
 	}
 }
 
-// closeGrace is how long Close waits for the requests being answered.
-const closeGrace = 3 * time.Second
+// answerGrace is how long Close waits, after the drain time, for the
+// requests it ended to send their answers.
+const answerGrace = 2 * time.Second
 
-// Close ends every agent session, so that their event streams end and an
-// HTTP shutdown waits only for requests in flight.
+// errShuttingDown is the answer to a request still running when the drain
+// time is over; errStopping refuses one that arrives while Airlock stops.
+var (
+	errShuttingDown = (&core.Error{Code: core.EShuttingDown,
+		Message: "the request was still running when Airlock stopped: it was ended unfinished and may have had effects"}).
+		WithHint("check what it did before you retry it, once Airlock runs again")
+	errStopping = (&core.Error{Code: core.EShuttingDown, Message: "Airlock is stopping and takes no new requests; this one did not run"}).
+			WithHint("retry it once Airlock runs again")
+)
+
+// Close stops the gateway in bounded time: new requests are refused,
+// requests already running get the drain time (Options.Drain) to finish
+// and answer their agents, those still running then are answered with
+// core.EShuttingDown, and every agent session ends, so that an HTTP
+// shutdown waits for nothing.
 func (g *Gateway) Close() {
-	// Requests being answered (calls that waited for an approval and were
-	// just declined because Airlock stops, say) get their answers out
-	// first, for a moment; what is still running then ends with its
-	// session.
-	g.busy.wait(closeGrace)
+	g.closing.Store(true)
+	g.busy.wait(g.opts.Drain)
+	g.haltAll(errShuttingDown)
+	// Their answers go out before the sessions, and with them the
+	// streams the answers travel on, end.
+	g.busy.wait(answerGrace)
 	g.mu.Lock()
 	all := make([]*session, 0, len(g.sessions))
 	for _, s := range g.sessions {

@@ -121,7 +121,8 @@ func (g *Gateway) listTemplates(s *session) (*mcp.ListResourceTemplatesResult, e
 
 // run resolves the caller and takes the request through the pipeline. A
 // caller that cannot be resolved (an expired session token, a suspended
-// agent) is refused, and the refusal is recorded like any other.
+// agent) is refused, and the refusal is recorded like any other; so is a
+// request that arrives while Airlock stops (Close).
 func (g *Gateway) run(ctx context.Context, s *session, req mcp.Request, r *core.Request) (mcp.Result, error) {
 	g.busy.begin()
 	defer g.busy.end()
@@ -133,6 +134,9 @@ func (g *Gateway) run(ctx context.Context, s *session, req mcp.Request, r *core.
 	// It is Airlock's credential: it must not reach a server, an approval
 	// dialog, a rule made from one, or the audit log.
 	r.Args = withoutSessionToken(r.Args)
+	if err == nil && g.closing.Load() {
+		err = errStopping
+	}
 	if err != nil {
 		return g.refuse(r, err)
 	}

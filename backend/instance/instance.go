@@ -63,7 +63,7 @@ func Acquire(dir string) (*Lock, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		return nil, (&core.Error{Code: core.EConflict, Message: "another Airlock is already running on the data directory " + dir}).
-			WithHint("use that one, or give this one its own --data-dir; one that is stopping lets go within a few seconds")
+			WithHint("use that one, or give this one its own --data-dir; one that is stopping lets go when it has stopped, within about 20 seconds (its running calls get 10 to finish)")
 	}
 	return &Lock{f: f}, nil
 }

@@ -393,7 +393,9 @@ func (p *Pipeline) approve(ctx context.Context, f *flow) {
 	}
 	out, err := p.s.Approver.Hold(ctx, f.req, v, f.rec.ID)
 	f.rec.Approver, f.rec.WaitMs = out.By, out.WaitedMs
-	if errors.Is(err, context.Canceled) {
+	if why := haltedBy(ctx); why != nil && errors.Is(err, context.Canceled) {
+		err = why
+	} else if errors.Is(err, context.Canceled) {
 		who := "the agent"
 		if f.req.Kind == core.KindSampling || f.req.Kind == core.KindElicitation {
 			who = "the server (or the agent whose call it was handling)" // a relayed request
@@ -460,7 +462,13 @@ func (p *Pipeline) approve(ctx context.Context, f *flow) {
 func (p *Pipeline) dispatch(ctx context.Context, f *flow) {
 	f.done, f.dispatched = true, true
 	res, err := p.s.Dispatch.Dispatch(ctx, f.req)
-	if err == nil && errors.Is(ctx.Err(), context.Canceled) {
+	if why := haltedBy(ctx); why != nil {
+		// Airlock ended the request (it is stopping), not the agent: the
+		// agent is still there to hear why, or the answer if it came.
+		if errors.Is(err, context.Canceled) {
+			err = why
+		}
+	} else if err == nil && errors.Is(ctx.Err(), context.Canceled) {
 		// The request was cancelled while the server worked, and the
 		// server answered anyway (an input request it made failed, say):
 		// nobody receives that answer, and the record says cancelled.
@@ -491,6 +499,20 @@ func (p *Pipeline) dispatch(ctx context.Context, f *flow) {
 			f.rec.ErrorCode = airlockCode(tr)
 		}
 	}
+}
+
+// haltedBy is the reason Airlock gave when it cancelled ctx itself (the
+// gateway ends the calls still running when it stops), or nil: not
+// cancelled, or cancelled by the agent.
+func haltedBy(ctx context.Context) *core.Error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	var e *core.Error
+	if errors.As(context.Cause(ctx), &e) {
+		return e
+	}
+	return nil
 }
 
 // airlockCode is the code of an Airlock error in a tool result's

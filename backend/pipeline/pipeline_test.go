@@ -432,3 +432,62 @@ func TestToolArgumentsMustBeAnObject(t *testing.T) {
 		}
 	}
 }
+
+// cancelledMidway is a dispatcher whose request is cancelled while the
+// server works: it answers anyway, or returns the cancellation.
+type cancelledMidway struct {
+	cancel func()
+	answer bool
+}
+
+func (d cancelledMidway) Dispatch(ctx context.Context, _ *core.Request) (mcp.Result, error) {
+	d.cancel()
+	if d.answer {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
+	}
+	return nil, ctx.Err()
+}
+
+// A request Airlock itself cancels (it is stopping) is answered and
+// recorded with the reason Airlock gave, and an answer that came anyway
+// still reaches the agent; one the agent cancelled is recorded as
+// cancelled, and an answer that came anyway is dropped.
+func TestCancelledWhileDispatched(t *testing.T) {
+	stopping := core.Errorf(core.EShuttingDown, "Airlock stopped")
+	for _, tc := range []struct {
+		name     string
+		cause    error // nil: the agent cancelled
+		answer   bool
+		wantText string // "": nobody receives the answer
+		wantCode string
+	}{
+		{"agent cancelled", nil, false, "", pipeline.ECancelled},
+		{"agent cancelled, answered anyway", nil, true, "", pipeline.ECancelled},
+		{"airlock stopping", stopping, false, "Airlock stopped [" + core.EShuttingDown + "]", core.EShuttingDown},
+		{"airlock stopping, answered anyway", stopping, true, "ran", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newParts()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			p.stg.Dispatch = cancelledMidway{cancel: func() { cancel(tc.cause) }, answer: tc.answer}
+			pl, err := pipeline.New(p.stg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := pl.Run(ctx, &core.Request{Kind: core.KindToolCall, Exposed: "srv__echo"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, _ := res.(*mcp.CallToolResult)
+			if tc.wantText == "" && tr != nil && !tr.IsError {
+				t.Errorf("result = %+v, want the answer dropped", res)
+			}
+			if tc.wantText != "" && (tr == nil || len(tr.Content) == 0 || !strings.Contains(tr.Content[0].(*mcp.TextContent).Text, tc.wantText)) {
+				t.Errorf("result = %+v, want one whose text has %q", res, tc.wantText)
+			}
+			if rec := p.audit.finished[0]; rec.ErrorCode != tc.wantCode {
+				t.Errorf("audit record code %q, want %q", rec.ErrorCode, tc.wantCode)
+			}
+		})
+	}
+}
