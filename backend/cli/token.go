@@ -61,6 +61,19 @@ func sharedTokenHasAgent(dataDir string) error {
 	if _, err := os.Stat(filepath.Join(dataDir, store.FileName)); errors.Is(err, os.ErrNotExist) {
 		return nil // a new data directory: Airlock makes the agent "default"
 	}
+	return withAgents(dataDir, func(svc *authz.Service) error {
+		if _, err := svc.Agent(authz.DefaultAgentID); core.ErrorCode(err) == core.ENotFound {
+			return core.Errorf(core.ENotFound, "the shared agent token belonged to the agent \"default\", which was deleted: it works for nobody now").
+				WithHint("give each client an agent of its own: 'airlock agents add NAME' prints its token")
+		} else if err != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+// withAgents runs fn with the agents service of the data directory.
+func withAgents(dataDir string, fn func(*authz.Service) error) error {
 	db, err := store.Open(filepath.Join(dataDir, store.FileName))
 	if err != nil {
 		return err
@@ -70,26 +83,11 @@ func sharedTokenHasAgent(dataDir string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := svc.Agent(authz.DefaultAgentID); core.ErrorCode(err) == core.ENotFound {
-		return core.Errorf(core.ENotFound, "the shared agent token belonged to the agent \"default\", which was deleted: it works for nobody now").
-			WithHint("give each client an agent of its own: 'airlock agents add NAME' prints its token")
-	} else if err != nil {
-		return err
-	}
-	return nil
+	return fn(svc)
 }
 
 // adoptToken makes tok the token of the agent "default" in the database,
 // so that the old one stops working (main then tells a running Airlock).
 func adoptToken(dataDir, tok string) error {
-	db, err := store.Open(filepath.Join(dataDir, store.FileName))
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	svc, err := authz.New(store.NewAgents(db), authz.Options{})
-	if err != nil {
-		return err
-	}
-	return svc.AdoptLegacyToken(tok)
+	return withAgents(dataDir, func(svc *authz.Service) error { return svc.AdoptLegacyToken(tok) })
 }

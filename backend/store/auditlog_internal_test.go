@@ -12,18 +12,7 @@ import (
 // Under steady load the journal is started afresh once it is over its
 // limit, keeping only what the database does not have yet.
 func TestAuditJournalRotates(t *testing.T) {
-	dir := t.TempDir()
-	db, err := Open(filepath.Join(dir, FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	path := filepath.Join(dir, JournalFileName)
-	l, err := OpenAuditLog(db, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l, path := openTestLog(t)
 	l.limit = 2000
 	for i := range 50 {
 		if err := l.Append([]*core.AuditRecord{{Time: time.Now(), Tool: "t", Reason: "r"}}); err != nil {
@@ -52,18 +41,7 @@ func TestAuditJournalRotates(t *testing.T) {
 // with a full disk: the refused request kept id 7, the next one got 7 too,
 // and a Finish would have written one over the other).
 func TestAuditBeginThatFailedKeepsNoID(t *testing.T) {
-	dir := t.TempDir()
-	db, err := Open(filepath.Join(dir, FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	path := filepath.Join(dir, JournalFileName)
-	l, err := OpenAuditLog(db, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l, path := openTestLog(t)
 	good := l.f
 	ro, err := os.Open(path) // writes to it fail
 	if err != nil {
@@ -94,16 +72,7 @@ func TestAuditBeginThatFailedKeepsNoID(t *testing.T) {
 // After a write that stopped part way (a full disk), the next record starts
 // on a line of its own: glued to the torn line, replay skipped it with it.
 func TestAuditJournalLineAfterATornWrite(t *testing.T) {
-	dir := t.TempDir()
-	db, err := Open(filepath.Join(dir, FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, JournalFileName)
-	l, err := OpenAuditLog(db, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, path := openTestLog(t)
 	// What a write cut short by ENOSPC leaves: part of a line.
 	if _, err := l.f.Write([]byte(`{"id":41,"time":"2026-`)); err != nil {
 		t.Fatal(err)
@@ -126,6 +95,23 @@ func TestAuditJournalLineAfterATornWrite(t *testing.T) {
 	if err != nil || !ok || got.Tool != "after" {
 		t.Errorf("record 1 after replay = %+v, %v, %v; want the record written after the torn line", got, ok, err)
 	}
-	l.Close()
-	db.Close()
+}
+
+// openTestLog opens an audit log with its journal in a new directory,
+// closed (then its database) when the test ends.
+func openTestLog(t *testing.T) (*AuditLog, string) {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := Open(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	path := filepath.Join(dir, JournalFileName)
+	l, err := OpenAuditLog(db, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l, path
 }
