@@ -522,8 +522,12 @@ func TestCallerResolvedPerRequest(t *testing.T) {
 	e.waitRunning(t, "work")
 	changed := make(chan struct{}, 10)
 	sess := e.connect(t, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
-	if names := toolNames(t, sess); !slices.Contains(names, "work__echo") {
-		t.Fatalf("a task session does not see work__echo: %v", names)
+	// The server's tools reach the sessions a moment after it runs (and
+	// list_changed says so): wait for them, then forget that notice.
+	testutil.Eventually(t, 10*time.Second, func() bool { return slices.Contains(toolNames(t, sess), "work__echo") },
+		"a task session does not see work__echo: %v", toolNames(t, sess))
+	for len(changed) > 0 {
+		<-changed
 	}
 	e.ids.become(sess.ID(), core.Caller{AgentID: "chatter", Purpose: core.PurposeChat})
 	e.gw.Sync()
