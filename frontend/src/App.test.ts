@@ -78,6 +78,18 @@ describe('App shell', () => {
     await userEvent.click(within(notice).getByRole('button', { name: 'Dismiss' }));
     expect(screen.queryByTestId('approval-notice')).toBeNull();
 
+    // Another screen puts the notice away: it covered that screen's buttons.
+    emit('approval:requested', approval('a4', 'echo'));
+    await screen.findByTestId('approval-tool');
+    emit('approval:resolved', { ...approval('a4', 'echo'), status: 'cancelled' });
+    await screen.findByTestId('approval-notice');
+    location.hash = '#/rules';
+    window.dispatchEvent(new HashChangeEvent('hashchange'));
+    await waitFor(() => expect(screen.queryByTestId('approval-notice')).toBeNull());
+    location.hash = '#/activity';
+    window.dispatchEvent(new HashChangeEvent('hashchange'));
+    await screen.findByRole('heading', { name: 'Activity' });
+
     // A call this window decides itself leaves no notice.
     vi.mocked(fakeApi.approvals.decline).mockResolvedValue(undefined);
     emit('approval:requested', approval('a3', 'echo'));
