@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { render, screen, within } from '@testing-library/svelte';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { fakeApi, resetFakeApi } from '../../testing/fakeApi';
 import { testStores } from '../../testing/stores';
@@ -134,6 +134,19 @@ describe('ServersPage', () => {
     await userEvent.type(screen.getByLabelText(/Arguments/), '{Enter}/home/me');
     await userEvent.click(screen.getByRole('button', { name: 'Save' }));
     expect(fakeApi.servers.update).toHaveBeenCalledWith({ id: 'fs', command: 'npx', args: ['-y', 'server-filesystem', '/home/me'], extra: { autoApprove: ['read_file'] } });
+  });
+
+  it('removes a server after a confirmation; the keyboard goes to Add server, not the page (found by a keyboard walkthrough)', async () => {
+    const fs = { config: { id: 'fs', command: 'npx' }, status: { id: 'fs', transport: 'stdio', state: 'running', restarts: 0, stderrTail: [], tools: [], since: '' } };
+    vi.mocked(fakeApi.servers.list).mockResolvedValue([fs]);
+    const { context } = testStores();
+    render(ServersPage, { context });
+    (await screen.findByRole('button', { name: 'Remove' })).focus();
+    await userEvent.keyboard('{Enter}');
+    vi.mocked(fakeApi.servers.list).mockResolvedValue([]);
+    await userEvent.keyboard('{Enter}');
+    expect(fakeApi.servers.remove).toHaveBeenCalledWith('fs');
+    await waitFor(() => expect(document.activeElement).toBe(screen.getAllByRole('button', { name: 'Add server' })[0]));
   });
 
   it('imports a config and shows what was added and skipped', async () => {
