@@ -186,11 +186,26 @@ func newEnvWith(t *testing.T, rules pipeline.Decider, approver pipeline.Approver
 	return e
 }
 
+// waitRunning waits until server id runs and its lists are in the
+// catalog's snapshot, which is rebuilt a moment after the state turns
+// running (a request in between finds no such prompt; agents then hear
+// list_changed).
 func (e *env) waitRunning(t *testing.T, id string) {
 	t.Helper()
 	testutil.Eventually(t, 60*time.Second, func() bool {
 		st, ok := e.cat.ServerStatus(id)
-		return ok && st.State == core.StateRunning
+		if !ok || st.State != core.StateRunning {
+			return false
+		}
+		if len(st.Tools) == 0 || len(st.Warnings) > 0 { // its tools may all be hidden by others'
+			return true
+		}
+		for _, ti := range e.cat.Snapshot().Tools {
+			if ti.ServerID == id {
+				return true
+			}
+		}
+		return false
 	}, "server %s never became running: %+v", id, e.cat.Status())
 }
 
