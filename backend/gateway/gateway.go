@@ -125,12 +125,8 @@ type Gateway struct {
 	// pipeline, so that Close lets them finish.
 	busy inflight
 
-	// closing is set when Close begins: new requests are refused. halt
-	// ends when the drain time is over, cancelling the requests still
-	// running with the reason haltAll gives.
+	// closing is set when Close begins: new requests are refused.
 	closing atomic.Bool
-	halt    context.Context
-	haltAll context.CancelCauseFunc
 }
 
 // inflight counts work in progress and tells a waiter when none is left.
@@ -186,7 +182,6 @@ func New(cat *catalog.Catalog, pipe Runner, ids Identifier, lister Lister, opts 
 	}
 	g := &Gateway{cat: cat, pipe: pipe, ids: ids, lister: lister, opts: opts, log: opts.Logger,
 		sessions: map[*mcp.Server]*session{}, bySID: map[string]*session{}}
-	g.halt, g.haltAll = context.WithCancelCause(context.Background())
 	g.stub = mcp.NewServer(g.impl(), nil)
 	g.streamable = mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: MaxRequestBytes,
@@ -508,9 +503,12 @@ type session struct {
 	ss      atomic.Pointer[mcp.ServerSession]
 
 	// ctx ends when the session does (a legacy SSE client that went away,
-	// a DELETE): its requests still running are cancelled with it.
-	ctx context.Context
-	end context.CancelFunc
+	// a DELETE): its requests still running are cancelled with it. halt
+	// ends it when Airlock stops and the drain time is over, with the
+	// reason as its cause, which its requests take on.
+	ctx  context.Context
+	end  context.CancelFunc
+	halt context.CancelCauseFunc
 	// sseID is a legacy SSE session's id, the sessionid of the endpoint
 	// its client POSTs to (sseEndpoint).
 	sseID atomic.Value
@@ -546,7 +544,8 @@ func (s *session) client() core.ClientInfo {
 // newSession builds the MCP server for one new session opened over conn.
 func (g *Gateway) newSession(conn Connection) *session {
 	s := &session{conn: conn, created: time.Now(), subs: map[[2]string]bool{}}
-	s.ctx, s.end = context.WithCancel(context.Background())
+	s.ctx, s.halt = context.WithCancelCause(context.Background())
+	s.end = func() { s.halt(nil) }
 	s.server = mcp.NewServer(g.impl(), g.serverOptions(g.complete(s),
 		func(ctx context.Context, uri string, on bool) error { return g.subscribe(s, on)(ctx, uri) }))
 	srv := s.server
@@ -649,9 +648,10 @@ func sessionTokenArg(args json.RawMessage) string {
 // came in on, and to its session, so that a client that hangs up cancels
 // its requests: a call waiting for approval then leaves the queue instead
 // of running later. (A legacy SSE client's POSTs end at once; its session
-// ends when its event stream does.) It also ends when Airlock stops and the
-// drain time is over, with the reason as its cause: the pipeline answers
-// the agent with it, where an agent's own cancellation goes unanswered.
+// ends when its event stream does.) When Airlock stops and the drain time
+// is over, the session's end carries the reason as its cause: the pipeline
+// answers the agent with it, where an agent's own cancellation goes
+// unanswered.
 func (g *Gateway) requestContext(ctx context.Context, s *session, req mcp.Request) (context.Context, context.CancelFunc) {
 	var post context.Context
 	if extra := req.GetExtra(); extra != nil && extra.Header != nil {
@@ -659,10 +659,18 @@ func (g *Gateway) requestContext(ctx context.Context, s *session, req mcp.Reques
 			post = p.(context.Context)
 		}
 	}
+	if s.ctx == nil && post == nil {
+		// Nothing to tie it to (a sessionless call, whose own context
+		// ends it): the context is the caller's, unwrapped, so that its
+		// cancellation is seen by everything at the same moment. (Such a
+		// call still running when a stop's drain ends is cut with its
+		// connection, unanswered.)
+		return ctx, func() {}
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	stops := []func() bool{context.AfterFunc(g.halt, func() { cancel(context.Cause(g.halt)) })}
+	stops := make([]func() bool, 0, 2)
 	if s.ctx != nil { // a sessionless request's session is the request
-		stops = append(stops, context.AfterFunc(s.ctx, func() { cancel(nil) }))
+		stops = append(stops, context.AfterFunc(s.ctx, func() { cancel(context.Cause(s.ctx)) }))
 	}
 	if post != nil {
 		stops = append(stops, context.AfterFunc(post, func() { cancel(nil) }))
@@ -697,16 +705,20 @@ var (
 func (g *Gateway) Close() {
 	g.closing.Store(true)
 	g.busy.wait(g.opts.Drain)
-	g.haltAll(errShuttingDown)
-	// Their answers go out before the sessions, and with them the
-	// streams the answers travel on, end.
-	g.busy.wait(answerGrace)
 	g.mu.Lock()
 	all := make([]*session, 0, len(g.sessions))
 	for _, s := range g.sessions {
 		all = append(all, s)
 	}
 	g.mu.Unlock()
+	for _, s := range all {
+		if s.halt != nil {
+			s.halt(errShuttingDown)
+		}
+	}
+	// Their answers go out before the sessions, and with them the
+	// streams the answers travel on, end.
+	g.busy.wait(answerGrace)
 	for _, s := range all {
 		for ss := range s.server.Sessions() {
 			ss.Close()
