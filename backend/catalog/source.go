@@ -253,8 +253,13 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 		}
 	}
 	d.resubscribe(connectCtx, sess)
+	// Its lists are in the snapshot before its state says running: a
+	// request made on seeing "running" finds its tools and prompts.
 	d.mu.Lock()
 	d.sess, d.tools, d.lists = sess, tools, ls
+	d.mu.Unlock()
+	d.cat.rebuild()
+	d.mu.Lock()
 	d.state = core.StateRunning
 	d.since = time.Now()
 	d.lastErr = ""
