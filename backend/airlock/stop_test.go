@@ -2,6 +2,7 @@ package airlock_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -140,4 +141,35 @@ func TestStopEndsCallThatNeverAnswers(t *testing.T) {
 	if len(recs) != 1 || recs[0].ErrorCode != core.EShuttingDown {
 		t.Errorf("activity of the unfinished call = %+v, want one record with code %s", recs, core.EShuttingDown)
 	}
+}
+
+// A call of a 2026-07-28 agent (sessionless, the Go SDK's default) still
+// running when the drain time is over does not hold the stop: it waited
+// for the 2-minute call timeout (found by a regression test). Its
+// connection is cut, and the stop ends within its bound.
+func TestStopDoesNotWaitForASessionlessCall(t *testing.T) {
+	const drain = time.Second
+	dir := t.TempDir()
+	everything := testutil.NewTestServer()
+	in := startWith(t, airlock.Options{DataDir: dir, Drain: drain, InProcess: map[string]*mcp.Server{"everything": everything.Server}})
+	allowAll(t, in)
+	c := mcp.NewClient(&mcp.Implementation{Name: "new-agent", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{in.Info.AgentToken}},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	waitTool(t, sess, "everything__hang")
+
+	done := callAsync(sess, &mcp.CallToolParams{Name: "everything__hang"})
+	testutil.Eventually(t, 10*time.Second, func() bool { return len(everything.Started()) == 1 }, "the call never reached the tool")
+	closed := closeAsync(in)
+	waitClosed(t, closed, drain+15*time.Second)
+	if res := result(t, done); !res.IsError {
+		t.Errorf("the cut call's result = %q, want an error", textOf(res))
+	}
+	// The data directory is free again.
+	startWith(t, airlock.Options{DataDir: dir})
 }

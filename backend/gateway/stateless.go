@@ -412,9 +412,22 @@ func (g *Gateway) closeStateless() {
 	for _, pc := range pending {
 		pc.cancel()
 	}
+	// A session's Close waits for its requests to end, and a sessionless
+	// request's context is the caller's, which the drain cannot end: the
+	// wait is bounded, and a request still running then is cut when the
+	// HTTP server closes its connection (found by a regression test: a
+	// stop waited 2 minutes for a call of a 2026-07-28 client).
+	var wg sync.WaitGroup
 	for _, cr := range p.credentials() {
 		for ss := range cr.sess.server.Sessions() {
-			ss.Close()
+			wg.Go(func() { ss.Close() })
 		}
+	}
+	closed := make(chan struct{})
+	go func() { wg.Wait(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(answerGrace):
+		g.log.Warn("sessionless requests were still running when Airlock stopped; their connections are cut")
 	}
 }
