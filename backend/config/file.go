@@ -256,7 +256,7 @@ func decodeEntry(id string, raw json.RawMessage) (core.ServerConfig, error) {
 			// Fields of other tools are kept (Extra); one that is a known
 			// field misspelt would be dropped without a word, and the server
 			// start without its arguments or environment.
-			if near := nearField(k); near != "" {
+			if near := nearField(k); near != "" && fields[near] == nil {
 				return core.ServerConfig{}, core.Errorf(core.EInvalid, "unknown field %q: did you mean %q?", k, near)
 			}
 			if cfg.Extra == nil {
@@ -282,17 +282,15 @@ func decodeEntry(id string, raw json.RawMessage) (core.ServerConfig, error) {
 var entryFields = []string{"command", "args", "env", "url", "type", "headers", "disabled", "noPrefix", "trustNewTools"}
 
 // nearField returns the entry field k is most likely a misspelling of: the
-// same but for case, or one edit away (two for the longer names). "" when
-// k is not near any.
+// same but for case, or one edit away. "" when k is not near any. (A field
+// two edits away is as often another tool's own: "comment" beside
+// "command", "prefix".) The caller ignores a suggestion the entry has
+// already: "argv" beside "args" is not its misspelling.
 func nearField(k string) string {
 	lk := strings.ToLower(k)
 	for _, f := range entryFields {
 		lf := strings.ToLower(f)
-		limit := 1
-		if len(lf) >= 7 {
-			limit = 2
-		}
-		if lk == lf || editDistance(lk, lf) <= limit {
+		if lk == lf || editDistance(lk, lf) <= 1 {
 			return f
 		}
 	}

@@ -359,6 +359,21 @@ func TestBrokenFileAtStartup(t *testing.T) {
 		{"field in another case", `{"mcpServers": {"a": {"command": "x", "Env": {}}}}`, `unknown field "Env": did you mean "env"?`},
 		{"swapped letters", `{"mcpServers": {"a": {"command": "x", "evn": {}}}}`, `did you mean "env"?`},
 	}
+	// Fields of other tools near a known name stay, as before (found by a
+	// regression test: a servers.json with "comment" beside "command" no
+	// longer loaded at all).
+	for _, content := range []string{
+		`{"mcpServers": {"a": {"command": "x", "comment": "the reference server"}}}`,
+		`{"mcpServers": {"a": {"command": "x", "args": ["y"], "argv": ["z"]}}}`,
+		`{"mcpServers": {"a": {"url": "http://h/mcp", "uri": "http://h/mcp", "prefix": "a"}}}`,
+	} {
+		path := filepath.Join(t.TempDir(), FileName)
+		writeFile(t, path, content)
+		s, _ := mustNew(t, path)
+		if st := s.State(); st.Error != "" || len(s.List()) != 1 {
+			t.Errorf("%s: error %q, %d servers; want it loaded", content, st.Error, len(s.List()))
+		}
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), FileName)
