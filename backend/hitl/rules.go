@@ -498,9 +498,18 @@ func (r *Rules) change(mutate func() error) error {
 			err = r.undoLocked(before, werr)
 		}
 	}
+	// The file holds the rules in force now: an edit reported broken
+	// before is gone (a change is refused while the file holds one).
+	cleared := err == nil && r.fileErr != nil
+	if cleared {
+		r.fileErr = nil
+	}
 	r.mu.Unlock()
 	if err != nil {
 		return err
+	}
+	if cleared {
+		r.fileErrorHooks(nil)
 	}
 	r.notify()
 	return nil
@@ -720,7 +729,15 @@ func (r *Rules) ApplyFile() {
 		return // a deleted file deletes no rules; the next change rewrites it
 	}
 	if err == nil && hashOf(data) == r.fileHash {
+		// Airlock's own version of the file (an undo, a checkout): nothing
+		// to apply, and a broken edit reported before is gone.
+		prev := r.fileErr
+		r.fileErr = nil
 		r.mu.Unlock()
+		if prev != nil {
+			r.fileErrorHooks(nil)
+			r.notify()
+		}
 		return
 	}
 	var rules []Rule
@@ -749,12 +766,7 @@ func (r *Rules) ApplyFile() {
 	r.mu.Unlock()
 
 	if fileErr != nil || prev != nil {
-		r.hookMu.Lock()
-		hooks := append([]func(error){}, r.onFileError...)
-		r.hookMu.Unlock()
-		for _, h := range hooks {
-			h(fileErr)
-		}
+		r.fileErrorHooks(fileErr)
 	}
 	if err != nil {
 		r.opts.Logger.Warn("apply rules file", "err", fileErr)
@@ -762,6 +774,17 @@ func (r *Rules) ApplyFile() {
 		return
 	}
 	r.notify()
+}
+
+// fileErrorHooks tells the OnFileError hooks the rules file's state (nil:
+// fine again).
+func (r *Rules) fileErrorHooks(err error) {
+	r.hookMu.Lock()
+	hooks := append([]func(error){}, r.onFileError...)
+	r.hookMu.Unlock()
+	for _, h := range hooks {
+		h(err)
+	}
 }
 
 // writeFileLocked mirrors the rules in force into the rules file, unless

@@ -611,3 +611,32 @@ func TestRulesFileTakesTheNameAgentsSee(t *testing.T) {
 		t.Errorf("fs/read_file = %s (%s), want allow by the file's pattern rule", d.Outcome, d.Reason)
 	}
 }
+
+// Putting Airlock's own version of the rules file back (an undo, a git
+// checkout) after a broken edit clears the error: it stayed reported, and
+// the Rules screen kept saying the file was not applied (found by a
+// regression test).
+func TestRestoredRulesFileClearsItsError(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, hitl.RulesFileName)
+	db := openDB(t, filepath.Join(dir, "airlock.db"))
+	r := newRules(t, db, hitl.RulesOptions{FilePath: file, Debounce: 10 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Watch(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	mustCreate(t, r, hitl.RuleInput{ServerID: sp("everything"), ToolName: sp("echo"), AutoApprove: true})
+	var good []byte
+	waitFor(t, "the file to be written", func() bool {
+		good, _ = os.ReadFile(file)
+		return strings.Contains(string(good), `"echo"`)
+	})
+	if err := os.WriteFile(file, []byte("{broken"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the broken edit to be reported", func() bool { return r.FileError() != nil })
+	if err := os.WriteFile(file, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the error to clear once the file is Airlock's own again", func() bool { return r.FileError() == nil })
+}
