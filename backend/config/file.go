@@ -233,7 +233,13 @@ func decodeEntry(id string, raw json.RawMessage) (core.ServerConfig, error) {
 	for k, v := range fields {
 		var target any
 		var what string
-		switch k {
+		key := k
+		if (k == "serverUrl" || k == "httpUrl") && fields["url"] == nil {
+			// Windsurf's and Gemini CLI's name for the url; an entry with
+			// a url of its own keeps it as another tool's field.
+			key = "url"
+		}
+		switch key {
 		case "command":
 			target, what = &cfg.Command, "a string"
 		case "args":

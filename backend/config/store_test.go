@@ -529,6 +529,23 @@ func TestImportWarnsOfPlaceholders(t *testing.T) {
 	}
 }
 
+// Windsurf's serverUrl and Gemini CLI's httpUrl are the url (found by a
+// regression test: such entries were skipped as having neither a command
+// nor a url).
+func TestImportTakesOtherNamesOfTheURL(t *testing.T) {
+	s, _ := mustNew(t, filepath.Join(t.TempDir(), FileName))
+	res, err := s.Import([]byte(`{"mcpServers": {"figma": {"serverUrl": "https://mcp.figma.com/sse"}, "gh": {"httpUrl": "https://api.example.com/mcp", "headers": {"X": "1"}}}}`))
+	if err != nil || len(res.Added) != 2 {
+		t.Fatalf("import = %+v, %v; want both added", res, err)
+	}
+	for id, url := range map[string]string{"figma": "https://mcp.figma.com/sse", "gh": "https://api.example.com/mcp"} {
+		got, err := s.Get(id)
+		if err != nil || got.URL != url || len(got.Extra) != 0 {
+			t.Errorf("%s = %+v, %v; want url %s and no other field", id, got, err, url)
+		}
+	}
+}
+
 func TestImportKeepsVSCodeExtras(t *testing.T) {
 	s, _ := mustNew(t, filepath.Join(t.TempDir(), FileName))
 	if _, err := s.Import([]byte(`{"servers": {"fs": {"type": "stdio", "command": "npx", "envFile": ".env", "dev": {"watch": "src/**"}}}}`)); err != nil {

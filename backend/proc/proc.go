@@ -194,7 +194,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: p.guard.pid}
 	if err := cmd.Start(); err != nil {
-		return fail(fmt.Errorf("proc: start %s: %w", s.Path, err))
+		return fail(err) // "fork/exec PATH: why" names the program already
 	}
 	closeAll()
 	p.pid = cmd.Process.Pid
