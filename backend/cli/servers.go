@@ -295,7 +295,7 @@ Entries whose id is taken or that are invalid are skipped with a reason.`}
 
 func serversImport(dataDir string, args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := importCmd.newFlags(&dataDir)
-	from := fs.String("from", "", "import from this client's config on this machine: claude, cursor or claude-code")
+	from := fs.String("from", "", "import from this client's config on this machine: claude, cursor, claude-code or vscode")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pos, _, err := importCmd.parse(fs, args, stdout)
 	if err != nil {
