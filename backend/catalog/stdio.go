@@ -39,8 +39,10 @@ func (e *badOutputError) Error() string {
 	line, more := e.line, ""
 	if len(line) > quoteMax {
 		line, more = line[:quoteMax], "…"
-		for len(line) > 0 && !utf8.Valid(line) {
-			line = line[:len(line)-1] // do not cut a rune in two
+		// Do not cut a rune in two: drop the start of one at the end (at
+		// most UTFMax-1 bytes; invalid bytes elsewhere are shown as U+FFFD).
+		for i := 0; i < utf8.UTFMax-1 && len(line) > 0 && !utf8.Valid(line[max(0, len(line)-utf8.UTFMax):]); i++ {
+			line = line[:len(line)-1]
 		}
 	}
 	return fmt.Sprintf("wrote a line on stdout that is not MCP (JSON-RPC): %q%s", strings.ToValidUTF8(string(line), "\uFFFD"), more)

@@ -1,10 +1,12 @@
 package catalog
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -63,4 +65,35 @@ func TestBadOutputErrorQuote(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Whatever a server writes on stdout, the tap and the error quoting it
+// neither panic nor quote an empty or invalid line when there was one.
+func FuzzStdoutTap(f *testing.F) {
+	f.Add([]byte("starting up\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"), 7)
+	f.Add([]byte("\xff\xfe binary junk that goes on and on and on and on and on and on and on and on and on\n"), 3)
+	f.Add([]byte(strings.Repeat("é", 60)+"\n"), 50)
+	f.Fuzz(func(t *testing.T, data []byte, chunk int) {
+		if chunk <= 0 || chunk > 9000 {
+			chunk = 1 + len(data)%4096
+		}
+		tap := &stdoutTap{r: io.NopCloser(strings.NewReader(string(data)))}
+		buf := make([]byte, chunk)
+		for {
+			if _, err := tap.Read(buf); err != nil {
+				break
+			}
+		}
+		line := tap.badLine()
+		if strings.ContainsAny(string(line), "\n") {
+			t.Fatalf("badLine %q holds a newline", line)
+		}
+		msg := (&badOutputError{line: line, err: errors.New("bad")}).Error()
+		if !utf8.ValidString(msg) {
+			t.Fatalf("error %q is not valid UTF-8", msg)
+		}
+		if len(bytes.TrimSpace(line)) > 0 && strings.Contains(msg, `: ""`) {
+			t.Fatalf("error %q quotes nothing of the line %q", msg, line)
+		}
+	})
 }
