@@ -337,7 +337,7 @@ func encodeEntry(buf *bytes.Buffer, cfg core.ServerConfig) error {
 	buf.WriteByte('{')
 	n := 0
 	field := func(name string, v any) error {
-		b, err := json.Marshal(v)
+		b, err := marshal(v)
 		if err != nil {
 			return fmt.Errorf("encode %s of server %s: %w", name, cfg.ID, err)
 		}
@@ -345,7 +345,7 @@ func encodeEntry(buf *bytes.Buffer, cfg core.ServerConfig) error {
 			buf.WriteByte(',')
 		}
 		n++
-		k, _ := json.Marshal(name)
+		k, _ := marshal(name)
 		buf.Write(k)
 		buf.WriteByte(':')
 		buf.Write(b)
@@ -385,6 +385,19 @@ func encodeEntry(buf *bytes.Buffer, cfg core.ServerConfig) error {
 	return nil
 }
 
+// marshal is json.Marshal without the HTML escaping: the file is read by
+// people, and "a && b" in an argument should not come back as
+// "a \u0026\u0026 b" once Airlock rewrites it.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 // encode writes a servers file: mcpServers first, then the other top-level
 // keys sorted, pretty-printed with two spaces and a final newline.
 func encode(servers []core.ServerConfig, other map[string]json.RawMessage) ([]byte, error) {
@@ -396,7 +409,7 @@ func encode(servers []core.ServerConfig, other map[string]json.RawMessage) ([]by
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		k, _ := json.Marshal(s.ID)
+		k, _ := marshal(s.ID)
 		buf.Write(k)
 		buf.WriteByte(':')
 		if err := encodeEntry(&buf, s); err != nil {
@@ -408,7 +421,7 @@ func encode(servers []core.ServerConfig, other map[string]json.RawMessage) ([]by
 		if k == keyMCPServers {
 			continue
 		}
-		kb, _ := json.Marshal(k)
+		kb, _ := marshal(k)
 		buf.WriteByte(',')
 		buf.Write(kb)
 		buf.WriteByte(':')
