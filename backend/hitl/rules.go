@@ -385,11 +385,16 @@ func exportRules(rules []Rule) ([]byte, error) {
 	if rules == nil {
 		rules = []Rule{}
 	}
-	b, err := json.MarshalIndent(RulesFile{Version: 1, Rules: rules}, "", "  ")
-	if err != nil {
+	// Without HTML escaping: people read and edit the file, and a regex
+	// such as ^a&b$ should not come back as ^a\u0026b$.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(RulesFile{Version: 1, Rules: rules}); err != nil {
 		return nil, fmt.Errorf("export rules: %w", err)
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil
 }
 
 // Import applies a rules file: all of it or, on any error, none of it.

@@ -640,3 +640,20 @@ func TestRestoredRulesFileClearsItsError(t *testing.T) {
 	}
 	waitFor(t, "the error to clear once the file is Airlock's own again", func() bool { return r.FileError() == nil })
 }
+
+// The rules file keeps what people write: a regex with & or < is not
+// rewritten as \u0026 or \u003c when Airlock mirrors the rules into it.
+func TestRulesFileIsWrittenAsTyped(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, hitl.RulesFileName)
+	r := newRules(t, openDB(t, filepath.Join(dir, "airlock.db")), hitl.RulesOptions{FilePath: file})
+	mustCreate(t, r, hitl.RuleInput{ServerID: sp("shell"), ToolName: sp("run"),
+		Conditions: []hitl.Condition{{Path: "$.command", Op: "regex", Value: `^make( -j[0-9]+)? && echo <done>$`}}})
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"^make( -j[0-9]+)? && echo <done>$"`) {
+		t.Errorf("rules file holds the regex escaped:\n%s", data)
+	}
+}
