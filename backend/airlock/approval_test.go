@@ -36,14 +36,7 @@ func startWith(t testing.TB, o airlock.Options) *airlock.Instance {
 func waitingCall(t *testing.T, in *airlock.Instance, sess *mcp.ClientSession, params *mcp.CallToolParams) (hitl.Approval, <-chan *mcp.CallToolResult) {
 	t.Helper()
 	before, _ := in.API.Approvals.Pending()
-	done := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		res, err := sess.CallTool(context.Background(), params)
-		if err != nil {
-			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "protocol error: " + err.Error()}}}
-		}
-		done <- res
-	}()
+	done := callAsync(sess, params)
 	var pending []hitl.Approval
 	testutil.Eventually(t, 10*time.Second, func() bool {
 		pending, _ = in.API.Approvals.Pending()
