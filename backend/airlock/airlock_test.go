@@ -67,10 +67,17 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func connect(t testing.TB, in *airlock.Instance) *mcp.ClientSession {
 	t.Helper()
+	return connectWith(t, in, "2025-11-25")
+}
+
+// connectWith connects a client of the given protocol revision with the
+// shared agent token.
+func connectWith(t testing.TB, in *airlock.Instance, protocol string) *mcp.ClientSession {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
 	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
 		Endpoint: in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{in.Info.AgentToken}},
-	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatal(err)
 	}

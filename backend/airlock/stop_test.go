@@ -2,7 +2,6 @@ package airlock_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -153,14 +152,7 @@ func TestStopDoesNotWaitForASessionlessCall(t *testing.T) {
 	everything := testutil.NewTestServer()
 	in := startWith(t, airlock.Options{DataDir: dir, Drain: drain, InProcess: map[string]*mcp.Server{"everything": everything.Server}})
 	allowAll(t, in)
-	c := mcp.NewClient(&mcp.Implementation{Name: "new-agent", Version: "1"}, nil)
-	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{in.Info.AgentToken}},
-	}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sess.Close() })
+	sess := connectWith(t, in, "2026-07-28")
 	waitTool(t, sess, "everything__hang")
 
 	done := callAsync(sess, &mcp.CallToolParams{Name: "everything__hang"})
