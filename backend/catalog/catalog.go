@@ -38,8 +38,10 @@ const AirlockServerName = "airlock"
 // Options tune how sources are kept alive. Zero values take the defaults in
 // parentheses.
 type Options struct {
+	// A server's own startTimeout and callTimeout (servers.json) take the
+	// place of these two.
 	ConnectTimeout time.Duration // start + MCP handshake + first listing (30 s)
-	CallTimeout    time.Duration // one request when the source never answers (2 min)
+	CallTimeout    time.Duration // one request when the source never answers (10 min; progress restarts it)
 	BackoffMin     time.Duration // first restart delay (200 ms)
 	BackoffMax     time.Duration // longest restart delay (30 s)
 	// MaxCrashes in a row mark a source failed; it then waits for a manual
@@ -64,7 +66,7 @@ func (o *Options) defaults() {
 		}
 	}
 	set(&o.ConnectTimeout, 30*time.Second)
-	set(&o.CallTimeout, 2*time.Minute)
+	set(&o.CallTimeout, 10*time.Minute)
 	set(&o.BackoffMin, 200*time.Millisecond)
 	set(&o.BackoffMax, 30*time.Second)
 	set(&o.StableAfter, 30*time.Second)
@@ -525,8 +527,8 @@ func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, er
 	if d.builtIn() {
 		meta = mcp.Meta{core.MetaCaller: r.Caller}
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
-	defer cancel()
+	ctx, still, stop := d.callDeadline(ctx)
+	defer stop()
 	defer d.track(r)()
 	var res mcp.Result
 	var err error
@@ -542,7 +544,10 @@ func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, er
 			tok := fmt.Sprintf("airlock-%d-%s", c.progressSeq.Add(1), rand.Text())
 			params.SetProgressToken(tok)
 			key := progressKey{r.Server, tok}
-			c.progress.Store(key, func(p *mcp.ProgressNotificationParams) { r.Progress(p.Progress, p.Total, p.Message) })
+			c.progress.Store(key, func(p *mcp.ProgressNotificationParams) {
+				still() // a server that reports progress is working on it
+				r.Progress(p.Progress, p.Total, p.Message)
+			})
 			defer c.progress.Delete(key)
 		}
 		res, err = sess.CallTool(ctx, params)
@@ -579,8 +584,13 @@ const codeRejectedByTransport = -32005
 func (c *Catalog) callError(ctx context.Context, r *core.Request, err error) error {
 	var wire *jsonrpc.Error
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return core.Errorf(core.ETimeout, "server %q did not answer %s within %s", r.Server, r.Name, c.opts.CallTimeout)
+	case errors.As(context.Cause(ctx), new(*callTimeoutError)):
+		t := context.Cause(ctx).(*callTimeoutError).after
+		e := core.Errorf(core.ETimeout, "server %q did not answer %s within %s", r.Server, r.Name, t)
+		if d := c.get(r.Server); d != nil && !d.builtIn() {
+			e = e.WithHint(fmt.Sprintf("if it needs longer, raise the server's call timeout (\"callTimeout\" in seconds in servers.json, or Edit on the Servers screen); a server that sends progress notifications is given another %s after each", t))
+		}
+		return e
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case errors.As(err, &wire) && wire.Code != codeRejectedByTransport:

@@ -339,8 +339,8 @@ func (c *Catalog) Complete(ctx context.Context, server string, p *mcp.CompletePa
 		// The source offers no completions: an empty answer, as MCP allows.
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
-	defer cancel()
+	ctx, _, stop := d.callDeadline(ctx)
+	defer stop()
 	res, err := sess.Complete(ctx, p)
 	if err != nil {
 		return nil, c.callError(ctx, &core.Request{Server: server, Name: "completion/complete"}, err)

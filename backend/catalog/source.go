@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
@@ -58,6 +59,48 @@ func newSource(c *Catalog, cfg core.ServerConfig, inproc *mcp.Server) *source {
 }
 
 func (d *source) builtIn() bool { return d.inproc != nil }
+
+// startTimeout is how long the source may take to start and list what it
+// offers: its own startTimeout, or the catalog's.
+func (d *source) startTimeout() time.Duration {
+	if d.cfg.StartTimeout > 0 {
+		return time.Duration(d.cfg.StartTimeout) * time.Second
+	}
+	return d.cat.opts.ConnectTimeout
+}
+
+const startTimeoutHint = `; if it is slow to start (a first "npx -y" downloads its package), raise its start timeout ("startTimeout" in seconds in servers.json, or Edit on the Servers screen)`
+
+// callTimeout is how long one request to the source may go unanswered:
+// its own callTimeout, or the catalog's.
+func (d *source) callTimeout() time.Duration {
+	if d.cfg.CallTimeout > 0 {
+		return time.Duration(d.cfg.CallTimeout) * time.Second
+	}
+	return d.cat.opts.CallTimeout
+}
+
+// callTimeoutError is the cause of a request's context that ran out of
+// its call timeout.
+type callTimeoutError struct{ after time.Duration }
+
+func (e *callTimeoutError) Error() string { return fmt.Sprintf("no answer within %s", e.after) }
+
+// callDeadline returns ctx ended after the source's call timeout, with a
+// *callTimeoutError as its cause; still starts the count again (the source
+// said it is working on the request), stop releases the timer.
+func (d *source) callDeadline(ctx context.Context) (_ context.Context, still, stop func()) {
+	t := d.callTimeout()
+	ctx, cancel := context.WithCancelCause(ctx)
+	timer := time.AfterFunc(t, func() { cancel(&callTimeoutError{t}) })
+	var done atomic.Bool
+	still = func() {
+		if !done.Load() && ctx.Err() == nil {
+			timer.Reset(t)
+		}
+	}
+	return ctx, still, func() { done.Store(true); timer.Stop(); cancel(nil) }
+}
 
 func (d *source) status() core.ServerStatus {
 	d.mu.Lock()
@@ -162,7 +205,6 @@ func (d *source) clearSession() (hadLists bool) {
 // is when it became ready (zero when it never did).
 func (d *source) connectAndServe() (ready time.Time, err error) {
 	d.setState(core.StateStarting, "", false)
-	opts := &d.cat.opts
 	transport, wait, err := d.transport()
 	if err != nil {
 		return time.Time{}, err
@@ -206,7 +248,7 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 		},
 	})
 	client.AddReceivingMiddleware(serverRequests)
-	connectCtx, cancel := context.WithTimeout(d.ctx, opts.ConnectTimeout)
+	connectCtx, cancel := context.WithTimeout(d.ctx, d.startTimeout())
 	defer cancel()
 	// The SSE client keeps using the Connect context for its stream, so it
 	// must live as long as the source does.
@@ -219,7 +261,7 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 		werr := wait()
 		var bad *badOutputError
 		if connectCtx.Err() != nil && d.ctx.Err() == nil {
-			return time.Time{}, fmt.Errorf("did not become ready within %s", opts.ConnectTimeout)
+			return time.Time{}, fmt.Errorf("did not become ready within %s%s", d.startTimeout(), startTimeoutHint)
 		}
 		if errors.As(err, &bad) {
 			// Airlock stopped the process after it broke the handshake:
@@ -306,7 +348,7 @@ func (d *source) refresh() {
 	if sess == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(d.ctx, d.cat.opts.ConnectTimeout)
+	ctx, cancel := context.WithTimeout(d.ctx, d.startTimeout())
 	defer cancel()
 	tools, ls, err := d.list(ctx, sess)
 	if err != nil {
@@ -448,6 +490,6 @@ func (d *source) stop() {
 	d.cancel()
 	select {
 	case <-d.done:
-	case <-time.After(3*d.cat.opts.StopGrace + d.cat.opts.ConnectTimeout):
+	case <-time.After(3*d.cat.opts.StopGrace + d.startTimeout()):
 	}
 }

@@ -15,7 +15,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
@@ -99,6 +101,29 @@ func done(err error) error {
 		return nil
 	}
 	return err
+}
+
+// seconds is a timeout flag in whole seconds: "90", "2m" or "1h30m".
+type seconds struct{ n *int }
+
+func (s seconds) String() string {
+	if s.n == nil || *s.n == 0 {
+		return ""
+	}
+	return (time.Duration(*s.n) * time.Second).String()
+}
+
+func (s seconds) Set(v string) error {
+	text := v
+	if _, err := strconv.Atoi(v); err == nil {
+		text += "s" // a bare number is seconds, as in servers.json
+	}
+	d, err := time.ParseDuration(text)
+	if err != nil || d%time.Second != 0 || d < time.Second || d > config.MaxTimeout*time.Second {
+		return fmt.Errorf("%q is not a whole number of seconds from 1s to 24h (e.g. 90, 2m, 1h30m)", v)
+	}
+	*s.n = int(d / time.Second)
+	return nil
 }
 
 // keyValues is a repeatable K=V flag.

@@ -199,6 +199,8 @@ func serversAdd(dataDir string, args []string, stdout io.Writer) error {
 	fs.BoolVar(&cfg.Disabled, "disabled", false, "add the server disabled")
 	fs.BoolVar(&cfg.NoPrefix, "no-prefix", false, "expose its tools, prompts and resources under their own names, not <id>__<name> (a name another server already uses stays hidden, and the Servers screen says so)")
 	fs.BoolVar(&cfg.TrustNewTools, "trust-new-tools", false, "accept tools the server adds later without asking (otherwise each new tool asks until you accept it)")
+	fs.Var(seconds{&cfg.StartTimeout}, "start-timeout", "how long it may take to start and list its tools, e.g. `2m` (default 30s; a first 'npx -y' downloads its package)")
+	fs.Var(seconds{&cfg.CallTimeout}, "call-timeout", "how long one call may go without an answer, e.g. `30m` (default 10m; each progress notification starts it again)")
 	pos, command, err := addCmd.parse(fs, args, stdout)
 	if err != nil {
 		return err

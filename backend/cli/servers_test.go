@@ -37,7 +37,7 @@ func TestServersAddListRemove(t *testing.T) {
 	dir := t.TempDir()
 	mustServers(t, dir, "add", "fs", "--env", "DEBUG=1", "--env", "B=x=y", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/my dir")
 	mustServers(t, dir, "add", "--url", "https://example.com/mcp", "--header", "Authorization=Bearer t", "--disabled", "web")
-	mustServers(t, dir, "add", "old", "--url", "http://127.0.0.1:9000/sse", "--type", "sse")
+	mustServers(t, dir, "add", "old", "--url", "http://127.0.0.1:9000/sse", "--type", "sse", "--start-timeout", "90", "--call-timeout", "1h30m")
 
 	// No Airlock runs on dir: the list says so instead of a live state.
 	row := func(id, state, transport, target string) string {
@@ -57,7 +57,7 @@ func TestServersAddListRemove(t *testing.T) {
 	}
 	wantJSON := []core.ServerConfig{
 		{ID: "fs", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/my dir"}, Env: map[string]string{"DEBUG": "1", "B": "x=y"}},
-		{ID: "old", URL: "http://127.0.0.1:9000/sse", Type: "sse"},
+		{ID: "old", URL: "http://127.0.0.1:9000/sse", Type: "sse", StartTimeout: 90, CallTimeout: 5400},
 		{ID: "web", URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer t"}, Disabled: true},
 	}
 	if diff := cmp.Diff(wantJSON, got); diff != "" {
@@ -95,6 +95,9 @@ func TestServersErrors(t *testing.T) {
 		{"add bad url", []string{"add", "x", "--url", "file:///etc/passwd"}, core.EInvalid, "http:// or https://"},
 		{"add bad env", []string{"add", "x", "--env", "NOVALUE", "--", "cmd"}, core.EInvalid, "not KEY=VALUE"},
 		{"unknown flag", []string{"list", "--yaml"}, core.EInvalid, "flag provided but not defined"},
+		{"add no timeout", []string{"add", "x", "--call-timeout", "0", "--", "cmd"}, core.EInvalid, `"0" is not a whole number of seconds from 1s to 24h`},
+		{"add timeout with a fraction", []string{"add", "x", "--start-timeout", "1.5s", "--", "cmd"}, core.EInvalid, "not a whole number of seconds"},
+		{"add timeout over a day", []string{"add", "x", "--call-timeout", "25h", "--", "cmd"}, core.EInvalid, "not a whole number of seconds from 1s to 24h"},
 		{"rm missing", []string{"rm", "nope"}, core.ENotFound, `server "nope" not found`},
 		{"rm no id", []string{"rm"}, core.EInvalid, "exactly one server id"},
 		{"import nothing", []string{"import"}, core.EInvalid, "give a file"},

@@ -21,11 +21,18 @@ const (
 	keyServers    = "servers"
 )
 
+// MaxTimeout is the longest start or call timeout a server may have, in
+// seconds: a day. A larger number is more likely milliseconds, as some
+// tools write their timeouts.
+const MaxTimeout = 24 * 60 * 60
+
+const timeoutWhat = "a whole number of seconds from 1 to 86400"
+
 // isKnownField reports whether Airlock understands an entry field; every
 // other field is kept in ServerConfig.Extra.
 func isKnownField(name string) bool {
 	switch name {
-	case "command", "args", "env", "url", "type", "headers", "disabled", "noPrefix", "trustNewTools":
+	case "command", "args", "env", "url", "type", "headers", "disabled", "noPrefix", "trustNewTools", "startTimeout", "callTimeout":
 		return true
 	}
 	return false
@@ -82,6 +89,15 @@ func Validate(cfg core.ServerConfig) error {
 	}
 	if hasCmd && len(cfg.Headers) > 0 {
 		return core.Errorf(core.EInvalid, "server %q has a command and headers; headers only apply to a url", cfg.ID)
+	}
+	for _, t := range []struct {
+		name  string
+		value int
+	}{{"startTimeout", cfg.StartTimeout}, {"callTimeout", cfg.CallTimeout}} {
+		if t.value < 0 || t.value > MaxTimeout {
+			return core.Errorf(core.EInvalid, "server %q has %s %d; it must be %s", cfg.ID, t.name, t.value, timeoutWhat).
+				WithHint("leave it out for Airlock's default")
+		}
 	}
 	for k := range cfg.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
@@ -258,6 +274,10 @@ func decodeEntry(id string, raw json.RawMessage) (core.ServerConfig, error) {
 			target, what = &cfg.NoPrefix, "true or false"
 		case "trustNewTools":
 			target, what = &cfg.TrustNewTools, "true or false"
+		case "startTimeout":
+			target, what = &cfg.StartTimeout, timeoutWhat
+		case "callTimeout":
+			target, what = &cfg.CallTimeout, timeoutWhat
 		default:
 			// Fields of other tools are kept (Extra); one that is a known
 			// field misspelt would be dropped without a word, and the server
@@ -280,12 +300,16 @@ func decodeEntry(id string, raw json.RawMessage) (core.ServerConfig, error) {
 		if err := json.Unmarshal(v, target); err != nil {
 			return core.ServerConfig{}, core.Errorf(core.EInvalid, "field %q must be %s", k, what)
 		}
+		if n, ok := target.(*int); ok && *n == 0 {
+			// 0 reads as "no timeout", which Airlock does not offer.
+			return core.ServerConfig{}, core.Errorf(core.EInvalid, "field %q must be %s; leave it out for Airlock's default", k, what)
+		}
 	}
 	return cfg, nil
 }
 
 // entryFields are the fields of an entry Airlock reads (decodeEntry).
-var entryFields = []string{"command", "args", "env", "url", "type", "headers", "disabled", "noPrefix", "trustNewTools"}
+var entryFields = []string{"command", "args", "env", "url", "type", "headers", "disabled", "noPrefix", "trustNewTools", "startTimeout", "callTimeout"}
 
 // nearField returns the entry field k is most likely a misspelling of: the
 // same but for case, or one edit away. "" when k is not near any. (A field
@@ -366,6 +390,8 @@ func encodeEntry(buf *bytes.Buffer, cfg core.ServerConfig) error {
 		{"disabled", cfg.Disabled, cfg.Disabled},
 		{"noPrefix", cfg.NoPrefix, cfg.NoPrefix},
 		{"trustNewTools", cfg.TrustNewTools, cfg.TrustNewTools},
+		{"startTimeout", cfg.StartTimeout, cfg.StartTimeout != 0},
+		{"callTimeout", cfg.CallTimeout, cfg.CallTimeout != 0},
 	} {
 		if f.set {
 			if err := field(f.name, f.v); err != nil {

@@ -116,6 +116,9 @@ func TestValidate(t *testing.T) {
 		{"header on stdio", core.ServerConfig{ID: "a", Command: "x", Headers: map[string]string{"X": "y"}}, false},
 		{"extra clashing with known field", core.ServerConfig{ID: "a", Command: "x", Extra: map[string]json.RawMessage{"url": json.RawMessage(`"u"`)}}, false},
 		{"extra not JSON", core.ServerConfig{ID: "a", Command: "x", Extra: map[string]json.RawMessage{"k": json.RawMessage(`{`)}}, false},
+		{"timeouts", core.ServerConfig{ID: "a", Command: "x", StartTimeout: 1, CallTimeout: MaxTimeout}, true},
+		{"call timeout over a day", core.ServerConfig{ID: "a", Command: "x", CallTimeout: MaxTimeout + 1}, false},
+		{"negative start timeout", core.ServerConfig{ID: "a", Command: "x", StartTimeout: -1}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,7 +223,7 @@ func TestWrittenFileFormat(t *testing.T) {
 	if err := s.Add(cfg); err != nil {
 		t.Fatalf("Add: %v", err)
 	}
-	if err := s.Add(core.ServerConfig{ID: "api", URL: "https://h/mcp", Type: "http", Disabled: true}); err != nil {
+	if err := s.Add(core.ServerConfig{ID: "api", URL: "https://h/mcp", Type: "http", Disabled: true, StartTimeout: 90, CallTimeout: 1800}); err != nil {
 		t.Fatalf("Add: %v", err)
 	}
 	data, err := os.ReadFile(path)
@@ -234,7 +237,9 @@ func TestWrittenFileFormat(t *testing.T) {
     "api": {
       "type": "http",
       "url": "https://h/mcp",
-      "disabled": true
+      "disabled": true,
+      "startTimeout": 90,
+      "callTimeout": 1800
     },
     "fs": {
       "command": "npx",
@@ -358,6 +363,10 @@ func TestBrokenFileAtStartup(t *testing.T) {
 		{"misspelt field", `{"mcpServers": {"a": {"command": "x", "arg": ["y"]}}}`, `server "a": unknown field "arg": did you mean "args"?`},
 		{"field in another case", `{"mcpServers": {"a": {"command": "x", "Env": {}}}}`, `unknown field "Env": did you mean "env"?`},
 		{"swapped letters", `{"mcpServers": {"a": {"command": "x", "evn": {}}}}`, `did you mean "env"?`},
+		{"no timeout", `{"mcpServers": {"a": {"command": "x", "callTimeout": 0}}}`, `field "callTimeout" must be a whole number of seconds from 1 to 86400; leave it out for Airlock's default`},
+		{"timeout in milliseconds", `{"mcpServers": {"a": {"command": "x", "callTimeout": 600000}}}`, `server "a" has callTimeout 600000; it must be a whole number of seconds from 1 to 86400`},
+		{"timeout as a duration", `{"mcpServers": {"a": {"command": "x", "startTimeout": "2m"}}}`, `field "startTimeout" must be a whole number of seconds`},
+		{"timeout with a fraction", `{"mcpServers": {"a": {"command": "x", "startTimeout": 1.5}}}`, `field "startTimeout" must be a whole number of seconds`},
 	}
 	// Fields of other tools near a known name stay, as before (found by a
 	// regression test: a servers.json with "comment" beside "command" no

@@ -27,6 +27,14 @@ type ServerConfig struct {
 	// TrustNewTools accepts tools the server adds after its first listing
 	// without asking; otherwise each new tool asks until the user accepts it.
 	TrustNewTools bool `json:"trustNewTools,omitempty"`
+	// StartTimeout is how many seconds the server may take to start and
+	// list its tools (0: Airlock's default, 30 s). A command such as
+	// `npx -y` that downloads its package on the first start may need more.
+	StartTimeout int `json:"startTimeout,omitempty"`
+	// CallTimeout is how many seconds one request to the server may run
+	// without an answer (0: Airlock's default, 10 minutes). A progress
+	// notification from the server starts the count again.
+	CallTimeout int `json:"callTimeout,omitempty"`
 	// Extra keeps every field of the entry Airlock does not know, so that an
 	// import followed by an export loses nothing.
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -455,6 +456,34 @@ func TestProgressPassesThrough(t *testing.T) {
 	}
 }
 
+// A server that sends progress is working on the call: each notification
+// starts the call timeout again. One that says nothing for as long is cut.
+func TestCallTimeoutRestartsOnProgress(t *testing.T) {
+	e := newEnv(t, catalog.Options{CallTimeout: 1500 * time.Millisecond})
+	var steps atomic.Int32
+	sess := e.connect(t, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { steps.Add(1) }})
+	// 12 steps of 250 ms: 3 s in all, twice the timeout, never 1.5 s quiet.
+	args := map[string]any{"steps": 12, "step_ms": 250}
+	params := &mcp.CallToolParams{Name: "test__slow", Arguments: args}
+	params.SetProgressToken("p")
+	res, err := sess.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("a call that reports progress all along = %v %q; want its answer", err, text(t, res))
+	}
+	if n := steps.Load(); n != 12 {
+		t.Errorf("progress notifications = %d, want 12", n)
+	}
+	// The same work without a progress token: the server cannot report,
+	// so Airlock cannot tell it from a hung one.
+	res, err = sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "test__slow", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, res); !res.IsError || !strings.Contains(got, "within 1.5s [timeout]") {
+		t.Errorf("a call without progress past the timeout = %q, want a timeout error", got)
+	}
+}
+
 // A bad credential is refused at once; no credential connects, but sees
 // nothing and every call is refused with a reason code.
 func TestCredentials(t *testing.T) {
@@ -683,6 +712,22 @@ func TestHangingStartIsAFailedStart(t *testing.T) {
 	}
 }
 
+// A server's own start timeout (servers.json "startTimeout", seconds)
+// takes the place of Airlock's, and the error says how to give it longer.
+func TestServerStartTimeout(t *testing.T) {
+	opts := catalog.Options{ConnectTimeout: time.Hour, MaxCrashes: 1, StopGrace: 50 * time.Millisecond}
+	e := newEnv(t, opts)
+	e.cat.Apply([]core.ServerConfig{{ID: "sleeper", Command: "sleep", Args: []string{"1000"}, StartTimeout: 1}})
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		st, _ := e.cat.ServerStatus("sleeper")
+		return st.State == core.StateFailed
+	}, "a server past its own start timeout was never marked failed: %+v", e.cat.Status())
+	st, _ := e.cat.ServerStatus("sleeper")
+	if !strings.Contains(st.LastError, "did not become ready within 1s") || !strings.Contains(st.LastError, `"startTimeout"`) {
+		t.Errorf("last error = %q, want it to say it was not ready within its 1s, and how to give it longer", st.LastError)
+	}
+}
+
 func TestHTTPAndSSEDownstreams(t *testing.T) {
 	remote := core.ServerConfig{ID: "remote", URL: testutil.EverythingHTTP(t, "streamableHttp") + "/mcp"}
 	legacy := core.ServerConfig{ID: "legacy", URL: testutil.EverythingHTTP(t, "sse") + "/sse", Type: "sse"}
@@ -847,15 +892,17 @@ id=$(echo "$list" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
 echo '{"jsonrpc":"2.0","id":'$id',"result":{"tools":[{"name":"hang","inputSchema":{"type":"object"}}]}}'
 while read line; do :; done
 `
-	slow := core.ServerConfig{ID: "slow", Command: writeScript(t, script)}
-	e := newEnv(t, catalog.Options{CallTimeout: 300 * time.Millisecond}, slow)
+	// The server's own call timeout (servers.json "callTimeout", seconds)
+	// takes the place of Airlock's.
+	slow := core.ServerConfig{ID: "slow", Command: writeScript(t, script), CallTimeout: 1}
+	e := newEnv(t, catalog.Options{CallTimeout: time.Hour}, slow)
 	sess := e.connect(t, nil)
 	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow__hang"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || !strings.Contains(text(t, res), "[timeout]") {
-		t.Errorf("call to a hanging server = %q (isError %v), want a timeout tool error", text(t, res), res.IsError)
+	if got := text(t, res); !res.IsError || !strings.Contains(got, "did not answer hang within 1s [timeout]") || !strings.Contains(got, `"callTimeout"`) {
+		t.Errorf("call to a hanging server = %q (isError %v), want a timeout tool error after its own 1s, saying how to give it longer", got, res.IsError)
 	}
 	res, err = sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "ok"}})
 	if err != nil || res.IsError {

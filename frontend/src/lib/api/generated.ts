@@ -554,6 +554,8 @@ export interface ServerConfig {
   disabled?: boolean;
   noPrefix?: boolean;
   trustNewTools?: boolean;
+  startTimeout?: number;
+  callTimeout?: number;
   extra?: Record<string, unknown>;
 }
 

@@ -93,6 +93,31 @@ describe('ServersPage', () => {
     expect(fakeApi.servers.add).toHaveBeenCalledWith({ id: 'memory', command: 'npx', noPrefix: true, trustNewTools: true });
   });
 
+  it('sets a server\'s timeouts in seconds, refuses what is not one, and shows them', async () => {
+    vi.mocked(fakeApi.servers.add).mockImplementation(async (cfg) => ({
+      config: cfg,
+      status: { id: cfg.id, transport: 'stdio', state: 'starting', restarts: 0, stderrTail: [], tools: [], since: '' },
+    }));
+    const { context } = testStores();
+    render(ServersPage, { context });
+    await userEvent.click((await screen.findAllByRole('button', { name: 'Add server' }))[0]);
+    await userEvent.type(screen.getByLabelText(/^Server id/), 'slow');
+    await userEvent.type(screen.getByLabelText('Command'), 'npx');
+    await userEvent.type(screen.getByLabelText(/^Start timeout/), '120');
+    await userEvent.type(screen.getByLabelText(/^Call timeout/), '10m');
+    const submit = screen.getByRole('dialog').querySelector('button[type=submit]')!;
+    await userEvent.click(submit);
+    expect(fakeApi.servers.add).not.toHaveBeenCalled();
+    expect(screen.getByLabelText(/^Call timeout/).getAttribute('aria-invalid')).toBe('true');
+    expect(screen.getByRole('alert').textContent).toContain('whole number of seconds');
+    await userEvent.clear(screen.getByLabelText(/^Call timeout/));
+    await userEvent.type(screen.getByLabelText(/^Call timeout/), '5400');
+    await userEvent.click(submit);
+    expect(fakeApi.servers.add).toHaveBeenCalledWith({ id: 'slow', command: 'npx', startTimeout: 120, callTimeout: 5400 });
+    expect((await screen.findByText('Call timeout')).nextElementSibling?.textContent).toBe('1 h 30 min');
+    expect(screen.getByText('Start timeout').nextElementSibling?.textContent).toBe('2 min');
+  });
+
   it('shows an invalid servers-file edit as a banner', async () => {
     vi.mocked(fakeApi.servers.configState).mockResolvedValue({ path: '/x/servers.json', loadedAt: '', error: 'line 3: unexpected }' });
     const { context } = testStores();

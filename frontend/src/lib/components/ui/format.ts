@@ -41,6 +41,15 @@ export function latency(us: number): string {
   return `${(us / 1_000_000).toFixed(2)} s`;
 }
 
+/** A number of seconds in words: "45 s", "10 min", "1 h 30 min". */
+export function seconds(n: number): string {
+  const h = Math.floor(n / 3600);
+  const m = Math.floor((n % 3600) / 60);
+  const s = n % 60;
+  const parts = [h && `${h} h`, m && `${m} min`, s && `${s} s`].filter(Boolean);
+  return parts.length ? parts.join(' ') : '0 s';
+}
+
 /** mm:ss until the deadline (never negative). */
 export function countdown(deadlineIso: string, now: number): string {
   const left = Math.max(0, Math.ceil((Date.parse(deadlineIso) - now) / 1000));
