@@ -109,6 +109,7 @@ describe('ServersPage', () => {
     await userEvent.click(submit);
     expect(fakeApi.servers.add).not.toHaveBeenCalled();
     expect(screen.getByLabelText(/^Call timeout/).getAttribute('aria-invalid')).toBe('true');
+    expect(document.activeElement).toBe(screen.getByLabelText(/^Call timeout/));
     expect(screen.getByRole('alert').textContent).toContain('whole number of seconds');
     await userEvent.clear(screen.getByLabelText(/^Call timeout/));
     await userEvent.type(screen.getByLabelText(/^Call timeout/), '5400');
