@@ -42,7 +42,11 @@ type valueRef struct {
 }
 
 func newValues() values {
-	return values{numeric: map[string]bool{}, plain: map[string]bool{}, other: map[string]bool{}, integer: map[string]bool{}, nameref: map[string]string{}}
+	v := values{numeric: map[string]bool{}, plain: map[string]bool{}, other: map[string]bool{}, integer: map[string]bool{}, nameref: map[string]string{}}
+	for _, name := range integerSpecial {
+		v.integer[name] = true
+	}
+	return v
 }
 
 // numericSpecial are variables bash itself sets to numbers (unless the
@@ -54,6 +58,36 @@ func numericSpecial(name string) bool {
 		return true
 	}
 	return false
+}
+
+// integerSpecial are variables bash itself gives the integer attribute:
+// every value assigned to one is evaluated as arithmetic, as after
+// declare -i (RANDOM='a[$(cmd)]' runs cmd; found by a security test).
+var integerSpecial = []string{"RANDOM", "SRANDOM", "SECONDS", "LINENO", "HISTCMD", "OPTIND", "BASHPID", "PPID", "UID", "EUID", "EPOCHSECONDS", "EPOCHREALTIME"}
+
+// environmentSafe reports whether a variable the command line never
+// assigns holds something no agent chose: a value of Airlock's reduced
+// environment, or one bash sets from the system. Every other one counts as
+// unknown (bash's own have capitals only): the ones it fills with text an agent controls (PWD and
+// OLDPWD, from the folders it made and entered; DIRSTACK;
+// BASH_EXECUTION_STRING and BASH_COMMAND, the command line itself with its
+// comments; FUNCNAME, BASH_SOURCE, BASH_ALIASES, BASH_CMDS, ...) and the
+// ones not thought of alike. (A list of the unsafe ones missed PWD and
+// BASH_EXECUTION_STRING; found by a security test.)
+func environmentSafe(name string) bool {
+	if strings.ToUpper(name) != name {
+		// Bash sets no variable with a small letter in its name: one the
+		// command line never assigns is unset, or one of the environment
+		// the person allowed.
+		return true
+	}
+	switch name {
+	case "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR", "SHELL",
+		"HOSTNAME", "HOSTTYPE", "MACHTYPE", "OSTYPE", "BASH_VERSION", "SHLVL", "BASH_SUBSHELL",
+		"PIPESTATUS", "GROUPS", "BASH_LINENO", "COLUMNS", "LINES":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_")
 }
 
 // textSpecial reports whether bash itself fills a variable with text that
@@ -590,9 +624,12 @@ func (a *analysis) checkValues() {
 		switch {
 		case textSpecial(r.name), v.other[r.name], v.plain[r.name]:
 			a.reportRef(r)
-		case numericSpecial(r.name), v.numeric[r.name]:
+		case numericSpecial(r.name), v.numeric[r.name], environmentSafe(r.name):
+			// A number, or never assigned and what Airlock's
+			// environment or the system gave it.
+		default:
+			a.reportRef(r)
 		}
-		// Never assigned: what Airlock's environment gave it, or nothing.
 	}
 }
 
