@@ -32,9 +32,10 @@ func (in *Instance) startBuiltin(ctx context.Context, o Options) error {
 	}
 	var err error
 	in.builtin, err = builtin.New(builtin.Options{
-		Store:  in.db,
-		Roots:  o.AllowPaths,
-		Logger: o.Logger,
+		Store:   in.db,
+		Roots:   o.AllowPaths,
+		DataDir: o.DataDir,
+		Logger:  o.Logger,
 		OnChange: func(ov builtin.Overview) {
 			in.Hub.Emit(core.EventBuiltinChanged, ov)
 			go sync()

@@ -74,6 +74,9 @@ type Options struct {
 	// Shell runs shell_exec commands; empty means bash from PATH, else
 	// /bin/sh.
 	Shell string
+	// DataDir is Airlock's data directory: the file tools never read or
+	// write in it, and it cannot be an allowed folder.
+	DataDir string
 	// OnChange is called after the settings changed (an update or a reload
 	// of a change made by another process), e.g. to emit a UI event.
 	OnChange func(Overview)
@@ -82,7 +85,8 @@ type Options struct {
 
 // Builtin is the built-in servers, their settings and their policy.
 type Builtin struct {
-	opts     Options
+	opts      Options
+	protected []string // the data directory (protectedDirs)
 	cmdRoots []string
 	shell    string
 	servers  map[string]*mcp.Server
@@ -98,6 +102,7 @@ type Builtin struct {
 type config struct {
 	settings   Settings
 	roots      []rootDir
+	protected  []string // the data directory, as given and with links resolved
 	classifier *Classifier
 	loadErr    string
 }
@@ -135,7 +140,7 @@ func New(o Options) (*Builtin, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	b := &Builtin{opts: o, shell: o.Shell}
+	b := &Builtin{opts: o, shell: o.Shell, protected: protectedDirs(o.DataDir)}
 	for _, r := range o.Roots {
 		abs, err := filepath.Abs(r)
 		if err != nil {
@@ -144,6 +149,9 @@ func New(o Options) (*Builtin, error) {
 		clean, err := checkRoot(abs)
 		if err != nil {
 			return nil, err
+		}
+		if err := b.rootProtected(clean); err != nil {
+			return nil, fmt.Errorf("--allow-path %s: %w", r, err)
 		}
 		if err := checkDir(clean); err != nil {
 			return nil, fmt.Errorf("--allow-path %s: %w", r, err)
@@ -211,7 +219,7 @@ func (b *Builtin) compile(s Settings) (*config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := &config{settings: s, classifier: cl}
+	cfg := &config{settings: s, classifier: cl, protected: b.protected}
 	seen := map[string]bool{}
 	add := func(path, source string) {
 		if seen[path] {
@@ -223,6 +231,8 @@ func (b *Builtin) compile(s Settings) (*config, error) {
 			r.err = core.ErrorMessage(err)
 		} else if real, err := filepath.EvalSymlinks(path); err != nil {
 			r.err = err.Error()
+		} else if err := b.rootProtected(real); err != nil {
+			r.err = core.ErrorMessage(err) // a hand edit of the settings
 		} else {
 			r.real = real
 		}
@@ -250,6 +260,18 @@ func checkDir(dir string) error {
 		return core.Errorf(core.EInvalid, "folder %s cannot be used: %v", dir, err)
 	case !fi.IsDir():
 		return core.Errorf(core.EInvalid, "%s is not a folder", dir)
+	}
+	return nil
+}
+
+// rootProtected refuses an allowed folder in the data directory, as given
+// or with its links resolved.
+func (b *Builtin) rootProtected(dir string) error {
+	if err := rootProtected(dir, b.protected); err != nil {
+		return err
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return rootProtected(real, b.protected)
 	}
 	return nil
 }
@@ -286,6 +308,9 @@ func (b *Builtin) AllowPath(dir string) (Overview, error) {
 		return Overview{}, err
 	}
 	if err := checkDir(clean); err != nil {
+		return Overview{}, err
+	}
+	if err := b.rootProtected(clean); err != nil {
 		return Overview{}, err
 	}
 	return b.change(func(s Settings) (Settings, error) {

@@ -56,6 +56,9 @@ func (b *Builtin) readFile(_ context.Context, args ReadArgs) (readOutcome, error
 		return readOutcome{}, res.fail(err)
 	}
 	defer f.Close()
+	if err := cfg.protectedErr(fdPath(f, realPath(res)), res.shown); err != nil {
+		return readOutcome{}, err
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return readOutcome{}, res.fail(err)

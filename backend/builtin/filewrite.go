@@ -45,6 +45,10 @@ func (b *Builtin) WriteFile(_ context.Context, args WriteArgs) (WriteResult, err
 		return WriteResult{}, res.fail(err)
 	}
 	defer dir.Close()
+	if err := cfg.protectedDir(dir, res, base); err != nil {
+		removeCreated(res.root, created)
+		return WriteResult{}, err
+	}
 	if err := writeAtomic(dir, base, []byte(args.Content), args.Overwrite, res.shown); err != nil {
 		removeCreated(res.root, created)
 		return WriteResult{}, err
@@ -245,4 +249,18 @@ func tempName(name string) (string, error) {
 		name = name[:200]
 	}
 	return "." + name + ".airlock-" + hex.EncodeToString(r[:]) + ".tmp", nil
+}
+
+// protectedDir refuses a write whose folder, as opened, lies in the data
+// directory.
+func (c *config) protectedDir(dir *os.Root, res *resolved, base string) error {
+	if len(c.protected) == 0 {
+		return nil
+	}
+	f, err := dir.Open(".")
+	if err != nil {
+		return res.fail(err)
+	}
+	defer f.Close()
+	return c.protectedErr(filepath.Join(fdPath(f, filepath.Dir(realPath(res))), base), res.shown)
 }

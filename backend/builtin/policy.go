@@ -77,6 +77,9 @@ func (c *config) checkRead(raw []byte) error {
 	if err != nil {
 		return res.fail(err)
 	}
+	if err := c.protectedErr(realPath(res), res.shown); err != nil {
+		return err
+	}
 	return regularFile(res.shown, fi)
 }
 
@@ -101,6 +104,9 @@ func (c *config) checkWrite(raw []byte) error {
 		return core.Errorf(ENotAFile, "%s is the allowed folder itself, not a file", res.shown)
 	}
 	if err := nearestDir(res, filepath.Dir(res.rel)); err != nil {
+		return err
+	}
+	if err := c.protectedErr(realPath(res), res.shown); err != nil {
 		return err
 	}
 	fi, err := res.root.Lstat(res.rel)

@@ -158,11 +158,10 @@ func (c *config) openCwd(cwd string) (*os.File, string, error) {
 		f.Close()
 		return nil, "", core.Errorf(ENotADirectory, "cwd %s is not a folder", res.shown)
 	}
-	real := filepath.Join(res.dir.real, res.rel)
-	if runtime.GOOS == "linux" {
-		if p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd())); err == nil && filepath.IsAbs(p) {
-			real = p
-		}
+	real := fdPath(f, filepath.Join(res.dir.real, res.rel))
+	if err := c.protectedErr(real, res.shown); err != nil {
+		f.Close()
+		return nil, "", err
 	}
 	return f, real, nil
 }

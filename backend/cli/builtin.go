@@ -55,7 +55,7 @@ func RunBuiltin(ctx context.Context, db *store.DB, args []string, stdout, stderr
 		fmt.Fprint(stdout, builtinUsage)
 		return nil
 	}
-	b, err := builtin.New(builtin.Options{Store: db})
+	b, err := builtin.New(builtin.Options{Store: db, DataDir: filepath.Dir(db.Path)})
 	if err != nil {
 		return err
 	}
