@@ -87,9 +87,9 @@ type Options struct {
 type Builtin struct {
 	opts      Options
 	protected []string // the data directory (protectedDirs)
-	cmdRoots []string
-	shell    string
-	servers  map[string]*mcp.Server
+	cmdRoots  []string
+	shell     string
+	servers   map[string]*mcp.Server
 
 	mu      sync.Mutex // serialises changes
 	lastRaw string     // the stored JSON last loaded or written
