@@ -91,6 +91,13 @@ func (s *Service) bridge(op, callerID, sessionProject, taskID, requesterRef, con
 		if terr != nil {
 			return BridgeResult{}, terr
 		}
+		if !inProject(caller, t.ProjectID) {
+			// A task of a project the caller is not in (any more) does
+			// not exist for it: the same answer as update_task_status,
+			// which tells nothing of the task (found by a security test:
+			// an agent taken off a project still changed its tasks).
+			return BridgeResult{}, errTaskNotFound(taskID)
+		}
 		projectID, err = t.ProjectID, nil
 	}
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/teams"
 )
@@ -155,5 +156,44 @@ func TestUpdateTaskFromChat(t *testing.T) {
 	d, _ := w.svc.Detail(task.ID)
 	if len(d.ChatModifications) != 2 {
 		t.Errorf("%d chat modifications recorded, want 2 (refusals record nothing)", len(d.ChatModifications))
+	}
+}
+
+// An agent taken off a project cannot go on changing that project's tasks
+// from chat when its session names no project: the task is not found for
+// it, as for update_task_status, and nothing changes (found by a security
+// test).
+func TestBridgeRefusesATaskOfAProjectTheCallerLeft(t *testing.T) {
+	w := newWorld(t)
+	ids := map[string]string{"proj-001": w.project.ID}
+	for _, p := range []string{"proj-002", "proj-003"} {
+		pr, err := w.az.CreateProject(p, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[p] = pr.ID
+	}
+	c, err := w.az.CreateAgent(authz.AgentInput{Name: "w4", Kind: authz.KindWorker, Parent: "manager-dev", Projects: []string{ids["proj-001"], ids["proj-003"]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := w.svc.CreateTasks(authz.OwnerID, ids["proj-003"], []teams.TaskInput{{Title: "p3 secret task", AssigneeID: c.Agent.ID, Status: teams.StatusTodo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	projects := []string{ids["proj-001"], ids["proj-002"]}
+	if _, err := w.az.UpdateAgent(c.Agent.ID, authz.AgentUpdate{Projects: &projects}); err != nil {
+		t.Fatal(err)
+	}
+	title := "changed after removal"
+	if _, err := w.svc.UpdateTaskFromChat(c.Agent.ID, "", ts[0].ID, "owner", "", teams.TaskUpdate{Title: &title}); core.ErrorCode(err) != teams.ECodeTaskNotFound {
+		t.Errorf("update_task_from_chat on a task of a project it left = %v, want %s", err, teams.ECodeTaskNotFound)
+	}
+	if _, err := w.svc.StartTaskFromChat(c.Agent.ID, "", ts[0].ID, "owner", ""); core.ErrorCode(err) != teams.ECodeTaskNotFound {
+		t.Errorf("start_task_from_chat on a task of a project it left = %v, want %s", err, teams.ECodeTaskNotFound)
+	}
+	got, _ := w.svc.Task(ts[0].ID)
+	if got.Title != "p3 secret task" || got.Status != teams.StatusTodo {
+		t.Errorf("the task changed: %+v", got)
 	}
 }

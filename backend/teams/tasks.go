@@ -788,7 +788,18 @@ func (s *Service) AssignTask(actorID, projectID, taskID, assigneeRef string) (As
 			return errNotAssigned(assignee, t.ProjectID)
 		}
 		owner := actor.Kind == authz.KindOwner
-		if !owner && t.CreatedByAgentID != actorID && t.AssigneeID != "" && !r.managesOrIs(actorID, t.AssigneeID) {
+		// The creator, or an agent above the current assignee; a task
+		// nobody holds is its creator's to give, and so of those above
+		// the creator (found by a security test: any manager took another
+		// manager's unassigned task).
+		above := t.AssigneeID
+		if above == "" {
+			above = t.CreatedByAgentID
+		}
+		if !owner && t.CreatedByAgentID != actorID && (above == "" || !r.managesOrIs(actorID, above)) {
+			if t.AssigneeID == "" {
+				return core.Errorf(ECodeUnauthorized, "'%s' may not assign task %s: nobody holds it, and '%s' neither created it nor is above its creator", actor.Name, t.ID, actor.Name)
+			}
 			return core.Errorf(ECodeUnauthorized, "'%s' may not reassign task %s: it neither created it nor is above its assignee", actor.Name, t.ID)
 		}
 		if assignee.ID != "" && !r.managesOrIs(actorID, assignee.ID) {

@@ -435,3 +435,27 @@ func TestTasksOfAnotherProjectAreNotFound(t *testing.T) {
 		t.Errorf("the assignee without a project: %v", err)
 	}
 }
+
+// A task nobody holds is its creator's to give, and of those above the
+// creator: a sibling manager may not take it (found by a security test).
+func TestAssignAnUnassignedTask(t *testing.T) {
+	w := newWorld(t)
+	ts, err := w.svc.CreateTasks(w.id("manager-dev"), w.project.ID, []teams.TaskInput{{Title: "open work", Status: teams.StatusTodo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ts[0].ID
+	if _, err := w.svc.AssignTask(w.id("qa-lead"), w.project.ID, id, "worker-qa-01"); core.ErrorCode(err) != teams.ECodeUnauthorized || !strings.Contains(err.Error(), "nobody holds it") {
+		t.Errorf("a sibling manager assigning another's unassigned task = %v, want %s", err, teams.ECodeUnauthorized)
+	}
+	if got, _ := w.svc.Task(id); got.AssigneeID != "" {
+		t.Errorf("the refused assignment stuck: %s", got.AssigneeID)
+	}
+	if _, err := w.svc.AssignTask(w.id("manager-dev"), w.project.ID, id, "worker-frontend-01"); err != nil {
+		t.Errorf("its creator assigning it: %v", err)
+	}
+	ts, _ = w.svc.CreateTasks(w.id("manager-dev"), w.project.ID, []teams.TaskInput{{Title: "more open work", Status: teams.StatusTodo}})
+	if _, err := w.svc.AssignTask(authz.OwnerID, w.project.ID, ts[0].ID, "worker-qa-01"); err != nil {
+		t.Errorf("the owner, above its creator, assigning it: %v", err)
+	}
+}
