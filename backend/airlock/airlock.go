@@ -213,8 +213,14 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	// Sampling and elicitation a source asks for during an agent's call go
 	// to that agent's client through the same pipeline.
 	in.cat.SetRelayer(pipe.Run)
+	// Agents' sessions outlive a restart; those no run has seen for a week
+	// are forgotten.
+	sessions := store.NewMCPSessions(in.db)
+	if err := sessions.Prune(time.Now().Add(-store.MCPSessionKeep)); err != nil {
+		o.Logger.Warn("forget old sessions", "err", err)
+	}
 	in.gw = gateway.New(in.cat, pipe, identifier{in.authz}, in.authz,
-		gateway.Options{Version: Version, Logger: o.Logger, Audit: recorder, Compact: in.authz, Drain: o.Drain})
+		gateway.Options{Version: Version, Logger: o.Logger, Audit: recorder, Compact: in.authz, Drain: o.Drain, Sessions: sessions})
 	// A change of an agent, its role, grants or toggles changes what its
 	// sessions may see: they get list_changed at once (a suspended agent's
 	// list empties).

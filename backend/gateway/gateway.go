@@ -91,6 +91,26 @@ type Options struct {
 	Compact Compactor
 	// Drain overrides DrainTimeout (tests shorten it).
 	Drain time.Duration
+	// Sessions keeps the agents' Streamable HTTP sessions across a restart
+	// of Airlock (nil: a session ends with the process).
+	Sessions SessionStore
+}
+
+// SessionStore keeps MCP sessions across restarts: a client that comes
+// back with the id of a session of an earlier run carries on with it, as
+// long as it presents the same credential. Claude Code, for one, does not
+// open a new session when its old one is "not found", as the protocol has
+// it do: its tools stop working until it restarts.
+type SessionStore interface {
+	// Save keeps session id, opened with credential (Connection.Key), in
+	// state (the JSON of the SDK's mcp.ServerSessionState).
+	Save(id, credential string, state []byte) error
+	// Load returns what Save kept of session id.
+	Load(id string) (credential string, state []byte, ok bool, err error)
+	// Delete forgets session id: it ended.
+	Delete(id string) error
+	// Seen marks sessions still open when Airlock stops.
+	Seen(ids []string) error
 }
 
 // Gateway serves agents over Streamable HTTP and legacy SSE. Every session
@@ -190,6 +210,12 @@ func New(cat *catalog.Catalog, pipe Runner, ids Identifier, lister Lister, opts 
 		// for ever; agents idle longer than this start a new session, as
 		// the protocol has them do.
 		SessionTimeout: SessionIdleTimeout,
+		// A session of an earlier run that identify found kept for this
+		// credential.
+		Resume: func(r *http.Request, _ string) *mcp.ServerSessionState {
+			st, _ := r.Context().Value(resumeKey).(*mcp.ServerSessionState)
+			return st
+		},
 	})
 	g.sse = mcp.NewSSEHandler(g.serverFor, &mcp.SSEOptions{MaxRequestBodyBytes: MaxRequestBytes})
 	cat.OnLog(g.forwardLog)
@@ -214,7 +240,10 @@ func (g *Gateway) SSEHandler() http.Handler { return g.identify(g.sse, true) }
 
 type ctxKey int
 
-const serverKey ctxKey = iota
+const (
+	serverKey ctxKey = iota
+	resumeKey        // the kept state of a session being resumed
+)
 
 // postHeader carries the id of the HTTP request a JSON-RPC message came in
 // on, from the HTTP layer to the handler (the SDK passes headers through).
@@ -260,8 +289,14 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			g.refuseVersion(w, r, conn, verr)
 			return
 		}
+		var resume *mcp.ServerSessionState
 		if sid != "" {
-			if s := g.session(sid); s != nil && s.conn.Key != conn.Key {
+			s := g.session(sid)
+			foreign := s != nil && s.conn.Key != conn.Key
+			if s == nil && !sse && !stateless {
+				resume, foreign = g.kept(sid, conn)
+			}
+			if foreign {
 				g.refuseForeign(r, conn, sid)
 				writeRefusal(w, r, http.StatusForbidden, (&core.Error{Code: core.EForbidden,
 					Message: "this MCP session belongs to another credential"}).
@@ -293,6 +328,12 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			opening = r.Method == http.MethodGet
 		} else {
 			opening = r.Method == http.MethodPost && sid == ""
+		}
+		if resume != nil {
+			// A session of an earlier run: it carries on under its id.
+			s := g.newSession(conn)
+			s.resumed = true
+			ctx = context.WithValue(context.WithValue(ctx, serverKey, s.server), resumeKey, resume)
 		}
 		if opening {
 			s := g.newSession(conn)
@@ -513,6 +554,9 @@ type session struct {
 	// its client POSTs to (sseEndpoint).
 	sseID atomic.Value
 
+	// resumed is set on a session of an earlier run carried on (kept).
+	resumed bool
+
 	mu      sync.Mutex // serialises announce
 	listed  [3]uint64  // hashes of the tools, prompts and resources it was last shown
 	servers map[string]bool
@@ -585,9 +629,70 @@ func (g *Gateway) opened(s *session, ss *mcp.ServerSession) {
 		delete(g.sessions, s.server)
 		delete(g.bySID, sid)
 		g.mu.Unlock()
+		if g.opts.Sessions != nil && s.keepable() && !g.closing.Load() {
+			// It ended (DELETE, idle, its credential gone); one open when
+			// Airlock stops is kept for the next run.
+			if err := g.opts.Sessions.Delete(sid); err != nil {
+				g.log.Warn("forget an ended session", "err", err)
+			}
+		}
 		g.releaseSubscriptions(s)
 		g.ids.Ended(sid)
 	}()
+}
+
+// keepable reports whether s can be kept across a restart: a Streamable
+// HTTP session (a legacy SSE one is its event stream, which a restart
+// ends).
+func (s *session) keepable() bool {
+	id, _ := s.sseID.Load().(string)
+	ss := s.ss.Load()
+	return id == "" && ss != nil && ss.ID() != ""
+}
+
+// keep saves what the next run needs to carry s on, once it is initialized
+// and when its state changes (the log level).
+func (g *Gateway) keep(s *session) {
+	if g.opts.Sessions == nil || !s.keepable() {
+		return
+	}
+	ss := s.ss.Load()
+	st := ss.State()
+	if st.InitializeParams == nil {
+		return
+	}
+	b, err := json.Marshal(st)
+	if err == nil {
+		err = g.opts.Sessions.Save(ss.ID(), s.conn.Key, b)
+	}
+	if err != nil {
+		// The session works on; only a restart of Airlock would end it.
+		g.log.Warn("keep a session for after a restart", "err", err)
+	}
+}
+
+// kept returns the state of session sid of an earlier run, when it was
+// opened with conn's credential; foreign when another credential opened it.
+func (g *Gateway) kept(sid string, conn Connection) (st *mcp.ServerSessionState, foreign bool) {
+	if g.opts.Sessions == nil {
+		return nil, false
+	}
+	cred, raw, ok, err := g.opts.Sessions.Load(sid)
+	if err != nil {
+		g.log.Warn("look up a session of an earlier run", "err", err)
+		return nil, false
+	}
+	if !ok {
+		return nil, false
+	}
+	if cred != conn.Key {
+		return nil, true
+	}
+	st = new(mcp.ServerSessionState)
+	if json.Unmarshal(raw, st) != nil || st.InitializeParams == nil {
+		return nil, false
+	}
+	return st, false
 }
 
 // session returns the session with MCP session id sid, if this gateway
@@ -711,6 +816,18 @@ func (g *Gateway) Close() {
 		all = append(all, s)
 	}
 	g.mu.Unlock()
+	if g.opts.Sessions != nil {
+		// Kept for the next run, which carries them on.
+		var open []string
+		for _, s := range all {
+			if s.keepable() {
+				open = append(open, s.id())
+			}
+		}
+		if err := g.opts.Sessions.Seen(open); err != nil {
+			g.log.Warn("mark the open sessions for the next run", "err", err)
+		}
+	}
 	for _, s := range all {
 		if s.halt != nil {
 			s.halt(errShuttingDown)

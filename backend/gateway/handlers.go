@@ -22,6 +22,9 @@ func (g *Gateway) middleware(s *session) mcp.Middleware {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && s.ss.Load() == nil {
 				g.opened(s, ss)
+				if s.resumed {
+					g.announce(s, false) // what it may see now, for list_changed later
+				}
 			}
 			switch method {
 			case "tools/list":
@@ -41,6 +44,11 @@ func (g *Gateway) middleware(s *session) mcp.Middleware {
 			case "notifications/initialized":
 				res, err := next(ctx, method, req)
 				g.announce(s, false) // what it may see now, for list_changed later
+				g.keep(s)
+				return res, err
+			case "logging/setLevel":
+				res, err := next(ctx, method, req)
+				g.keep(s)
 				return res, err
 			}
 			return next(ctx, method, req)

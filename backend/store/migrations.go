@@ -25,6 +25,7 @@ func migrations() []*gormigrate.Migration {
 		m0009Runs(),
 		m0010DefaultRules(),
 		m0011ApprovalTask(),
+		m0012MCPSessions(),
 	}
 }
 

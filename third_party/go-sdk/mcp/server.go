@@ -2069,6 +2069,15 @@ func annotateServerInfo(res Result, impl *Implementation) {
 
 // InitializeParams returns the InitializeParams provided during the client's
 // initial connection.
+// State returns a copy of the session's state: what Resume of a
+// [StreamableHTTPOptions] needs to carry the session on in another process.
+// (Airlock patch.)
+func (ss *ServerSession) State() ServerSessionState {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.state
+}
+
 func (ss *ServerSession) InitializeParams() *InitializeParams {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()

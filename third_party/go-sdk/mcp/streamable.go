@@ -52,6 +52,8 @@ type StreamableHTTPHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*sessionInfo // keyed by session ID
+
+	resumeMu sync.Mutex // one Resume of a session at a time (Airlock patch)
 }
 
 type sessionInfo struct {
@@ -170,6 +172,15 @@ type StreamableHTTPOptions struct {
 	//
 	// If SessionTimeout is the zero value, idle sessions are never closed.
 	SessionTimeout time.Duration
+
+	// Resume, when set, is asked about a request whose Mcp-Session-Id names
+	// no session of this handler, such as one of a previous run of the
+	// process. It returns the state that session had, and the session is
+	// made again under the same ID with that state (getServer gives its
+	// server, as for a new session); or nil, and the request gets 404 as
+	// usual. (Airlock patch: its clients keep their sessions across a
+	// restart of Airlock.)
+	Resume func(req *http.Request, sessionID string) *ServerSessionState
 
 	// DisableLocalhostProtection disables automatic DNS rebinding protection.
 	// By default, requests arriving via a localhost address (127.0.0.1, [::1])
@@ -560,6 +571,9 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, req *http.R
 	h.mu.Lock()
 	info = h.sessions[sessionID]
 	h.mu.Unlock()
+	if info == nil && h.opts.Resume != nil {
+		info = h.resume(req, sessionID)
+	}
 	if info == nil {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return nil, false
@@ -683,7 +697,31 @@ func (h *StreamableHTTPHandler) serveStatefulPOST(w http.ResponseWriter, req *ht
 		return
 	}
 
+	sessInfo, err := h.connectSession(req, server, transport, nil)
+	if err != nil {
+		h.opts.Logger.Error(fmt.Sprintf("failed to connect: %v", err))
+		http.Error(w, "failed connection", http.StatusInternalServerError)
+		return
+	}
+	session := sessInfo.session
+	defer func() {
+		// If initialization failed, clean up the session (#578).
+		if session.InitializeParams() == nil {
+			session.Close()
+		}
+	}()
+
+	sessInfo.startPOST()
+	defer sessInfo.endPOST()
+	sessInfo.transport.ServeHTTP(w, req)
+}
+
+// connectSession connects server over transport, with state as the
+// session's initial state (nil for a new session), and registers the
+// session under the transport's session ID.
+func (h *StreamableHTTPHandler) connectSession(req *http.Request, server *Server, transport *StreamableServerTransport, state *ServerSessionState) (*sessionInfo, error) {
 	connectOpts := &ServerSessionOptions{
+		State: state,
 		onClose: func() {
 			h.mu.Lock()
 			defer h.mu.Unlock()
@@ -702,9 +740,7 @@ func (h *StreamableHTTPHandler) serveStatefulPOST(w http.ResponseWriter, req *ht
 	// long-running stream.
 	session, err := connectStreamable(req.Context(), server, transport, connectOpts)
 	if err != nil {
-		h.opts.Logger.Error(fmt.Sprintf("failed to connect: %v", err))
-		http.Error(w, "failed connection", http.StatusInternalServerError)
-		return
+		return nil, err
 	}
 	// Capture the user ID from the token info to enable session hijacking
 	// prevention on subsequent requests.
@@ -727,16 +763,40 @@ func (h *StreamableHTTPHandler) serveStatefulPOST(w http.ResponseWriter, req *ht
 	h.mu.Lock()
 	h.sessions[transport.SessionID] = sessInfo
 	h.mu.Unlock()
-	defer func() {
-		// If initialization failed, clean up the session (#578).
-		if session.InitializeParams() == nil {
-			session.Close()
-		}
-	}()
+	return sessInfo, nil
+}
 
-	sessInfo.startPOST()
-	defer sessInfo.endPOST()
-	sessInfo.transport.ServeHTTP(w, req)
+// resume makes the session sessionID again with the state Resume gives for
+// it, or returns nil (Airlock patch).
+func (h *StreamableHTTPHandler) resume(req *http.Request, sessionID string) *sessionInfo {
+	h.resumeMu.Lock()
+	defer h.resumeMu.Unlock()
+	h.mu.Lock()
+	info := h.sessions[sessionID]
+	h.mu.Unlock()
+	if info != nil {
+		return info // a request that came at the same time resumed it
+	}
+	state := h.opts.Resume(req, sessionID)
+	if state == nil {
+		return nil
+	}
+	server := h.getServer(req)
+	if server == nil {
+		return nil
+	}
+	transport := &StreamableServerTransport{
+		SessionID:    sessionID,
+		EventStore:   h.opts.EventStore,
+		jsonResponse: h.opts.JSONResponse,
+		logger:       h.opts.Logger,
+	}
+	info, err := h.connectSession(req, server, transport, state)
+	if err != nil {
+		h.opts.Logger.Error(fmt.Sprintf("failed to resume session: %v", err))
+		return nil
+	}
+	return info
 }
 
 func streamableAccepts(values []string) (jsonOK, streamOK bool) {

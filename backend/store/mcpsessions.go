@@ -1,0 +1,88 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// MCPSessions keeps the agents' MCP sessions across restarts of Airlock
+// (m0012MCPSessions). A session is found by its id, which is kept only
+// hashed: the database holds nothing a client could present.
+type MCPSessions struct{ db *DB }
+
+// NewMCPSessions returns the MCP sessions kept in db.
+func NewMCPSessions(db *DB) *MCPSessions { return &MCPSessions{db: db} }
+
+// MCPSessionKeep is how long a session no running Airlock has seen is kept.
+const MCPSessionKeep = 7 * 24 * time.Hour
+
+func sessionKey(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])
+}
+
+// Save keeps session id, opened with credential (the gateway's hash of the
+// credential), in state (the protocol's session state, as JSON).
+func (m *MCPSessions) Save(id, credential string, state []byte) error {
+	now := time.Now().UTC()
+	err := m.db.Exec(`INSERT INTO mcp_sessions (id_hash, credential, state, created_at, seen_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT(id_hash) DO UPDATE SET state = excluded.state, seen_at = excluded.seen_at`,
+		sessionKey(id), credential, string(state), now, now).Error
+	if err != nil {
+		return fmt.Errorf("keep MCP session: %w", err)
+	}
+	return nil
+}
+
+// Load returns the credential and state of session id, if it is kept.
+func (m *MCPSessions) Load(id string) (credential string, state []byte, ok bool, err error) {
+	var row struct {
+		Credential string
+		State      string
+	}
+	res := m.db.Raw(`SELECT credential, state FROM mcp_sessions WHERE id_hash = ?`, sessionKey(id)).Scan(&row)
+	if res.Error != nil {
+		return "", nil, false, fmt.Errorf("read MCP session: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return "", nil, false, nil
+	}
+	return row.Credential, []byte(row.State), true, nil
+}
+
+// Delete forgets session id (it ended).
+func (m *MCPSessions) Delete(id string) error {
+	if err := m.db.Exec(`DELETE FROM mcp_sessions WHERE id_hash = ?`, sessionKey(id)).Error; err != nil {
+		return fmt.Errorf("forget MCP session: %w", err)
+	}
+	return nil
+}
+
+// Seen marks the sessions ids as seen now (Airlock stops with them open).
+func (m *MCPSessions) Seen(ids []string) error {
+	now := time.Now().UTC()
+	err := m.db.Transaction(func(tx *gorm.DB) error {
+		for _, id := range ids {
+			if err := tx.Exec(`UPDATE mcp_sessions SET seen_at = ? WHERE id_hash = ?`, now, sessionKey(id)).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("mark MCP sessions seen: %w", err)
+	}
+	return nil
+}
+
+// Prune forgets the sessions not seen since before.
+func (m *MCPSessions) Prune(before time.Time) error {
+	if err := m.db.Exec(`DELETE FROM mcp_sessions WHERE seen_at < ?`, before.UTC()).Error; err != nil {
+		return fmt.Errorf("prune MCP sessions: %w", err)
+	}
+	return nil
+}
