@@ -156,9 +156,10 @@ func (a *Agents) CreateProject(name, description string) (authz.Project, error) 
 	return v, a.announce(err)
 }
 
-// DeleteProject removes a project.
-func (a *Agents) DeleteProject(id string) error {
-	return a.announce(a.d.Authz.DeleteProject(id))
+// DeleteProject removes a project; one with tasks or conversations only
+// with withContent (they go with it), else project_not_empty says how many.
+func (a *Agents) DeleteProject(id string, withContent bool) error {
+	return a.announce(a.d.Authz.DeleteProject(id, withContent))
 }
 
 // Assign puts an agent on a project.

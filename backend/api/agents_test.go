@@ -139,7 +139,7 @@ func TestAgentChangesAreAnnounced(t *testing.T) {
 		{"grant to a role nobody has", func() error { _, err := ag.Grant("spare", "work"); return err }},
 		{"create project", func() error { _, err := ag.CreateProject("apollo", ""); return err }},
 		{"create agent", func() error { _, err := ag.Create(authz.AgentInput{Name: "carol"}); return err }},
-		{"delete project", func() error { return ag.DeleteProject("apollo") }},
+		{"delete project", func() error { return ag.DeleteProject("apollo", false) }},
 		{"delete role", func() error { return ag.DeleteRole("spare") }},
 	}
 	for _, s := range steps {

@@ -227,7 +227,7 @@ func TestInvalidationOnEveryChange(t *testing.T) {
 		{"rename project", func() error { _, err := e.svc.UpdateProject(p.ID, "beta", ""); return err }, []string{bob.id()}, "not_subscribed"},
 		{"compact", func() error { _, err := e.svc.SetCompact("bob", true); return err }, []string{bob.id()}, "not_subscribed"},
 		{"superuser flag", func() error { _, err := e.svc.SetSuperuser(authz.RoleDefault, true); return err }, []string{bob.id(), mgr.id()}, "allowed"},
-		{"delete project", func() error { return e.svc.DeleteProject(p.ID) }, []string{bob.id()}, "allowed"},
+		{"delete project", func() error { return e.svc.DeleteProject(p.ID, false) }, []string{bob.id()}, "allowed"},
 	}
 	for _, s := range steps {
 		heard = nil

@@ -559,13 +559,32 @@ func (s *Service) UpdateProject(ref, name, description string) (Project, error) 
 	return p, nil
 }
 
-// DeleteProject deletes project ref, its assignments and its sessions.
-func (s *Service) DeleteProject(ref string) error {
+// EProjectNotEmpty: a project with tasks or conversations is deleted only
+// when the request says to delete them too.
+const EProjectNotEmpty = "project_not_empty"
+
+// DeleteProject deletes project ref, its assignments and its sessions. A
+// project that holds tasks or conversations is refused unless withContent
+// is set: they, their history, messages and runs go with it (found by a
+// new-user test: "Delete tmpdel?" deleted its tasks without a word).
+func (s *Service) DeleteProject(ref string, withContent bool) error {
 	s.mu.Lock()
 	p, err := s.findProject(ref)
 	if err != nil {
 		s.mu.Unlock()
 		return err
+	}
+	if !withContent {
+		tasks, convs, err := s.store.ProjectContent(p.ID)
+		if err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		if tasks+convs > 0 {
+			s.mu.Unlock()
+			return core.Errorf(EProjectNotEmpty, "project %s holds %s and %s; deleting it deletes them too, with their history, messages and runs", p.Name, plural(tasks, "task"), plural(convs, "conversation")).
+				WithHint("confirm that they go too, or move the work elsewhere first")
+		}
 	}
 	affected := s.assignedTo(p.ID)
 	if err := s.store.DeleteProject(p.ID); err != nil {
@@ -856,4 +875,12 @@ func (s *Service) changeRole(name string, change func(*Role) error) (Role, error
 	}
 	s.Invalidate(affected...)
 	return r, nil
+}
+
+// plural is "1 task", "3 tasks".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

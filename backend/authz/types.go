@@ -164,6 +164,8 @@ type Store interface {
 	CreateProject(p Project) error
 	UpdateProject(p Project) error
 	DeleteProject(id string) error
+	// ProjectContent counts what deleting project id deletes with it.
+	ProjectContent(id string) (tasks, conversations int, err error)
 
 	ListRoles() ([]Role, error)
 	GetRole(name string) (Role, error)

@@ -434,6 +434,18 @@ func (s *Agents) DeleteProject(id string) error {
 	})
 }
 
+// ProjectContent counts the tasks and conversations of project id, which
+// deleting it deletes with it.
+func (s *Agents) ProjectContent(id string) (tasks, conversations int, err error) {
+	var n struct{ Tasks, Conversations int }
+	err = s.db.Raw(`SELECT (SELECT COUNT(*) FROM tasks WHERE project_id = ?) AS tasks,
+		(SELECT COUNT(*) FROM conversations WHERE project_id = ?) AS conversations`, id, id).Scan(&n).Error
+	if err != nil {
+		return 0, 0, fmt.Errorf("count the content of project %s: %w", id, err)
+	}
+	return n.Tasks, n.Conversations, nil
+}
+
 // ListRoles returns every role by name, with its grants and tool
 // permissions.
 func (s *Agents) ListRoles() ([]authz.Role, error) {

@@ -459,3 +459,31 @@ func TestAssignAnUnassignedTask(t *testing.T) {
 		t.Errorf("the owner, above its creator, assigning it: %v", err)
 	}
 }
+
+// Deleting a project that holds work says what goes with it and deletes
+// nothing until told so (found by a new-user test: "Delete tmpdel?" took
+// its tasks along without a word); an empty one is deleted at once.
+func TestDeletingAProjectSaysWhatGoesWithIt(t *testing.T) {
+	w := newWorld(t)
+	task := w.task(t, "owner", "worker-frontend-01", "important", teams.StatusTodo)
+	err := w.az.DeleteProject(w.project.ID, false)
+	if core.ErrorCode(err) != authz.EProjectNotEmpty || !strings.Contains(err.Error(), "holds 1 task and 0 conversations") {
+		t.Fatalf("deleting a project with a task = %v, want %s saying what it holds", err, authz.EProjectNotEmpty)
+	}
+	if _, err := w.svc.Task(task.ID); err != nil {
+		t.Fatalf("the refused deletion lost the task: %v", err)
+	}
+	if err := w.az.DeleteProject(w.project.ID, true); err != nil {
+		t.Fatalf("deleting it with its content: %v", err)
+	}
+	if _, err := w.svc.Task(task.ID); core.ErrorCode(err) != teams.ECodeTaskNotFound {
+		t.Errorf("the task after its project's deletion: %v", err)
+	}
+	empty, err := w.az.CreateProject("empty", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.az.DeleteProject(empty.ID, false); err != nil {
+		t.Errorf("deleting an empty project: %v", err)
+	}
+}

@@ -1002,8 +1002,9 @@ export function createClient(call: Call) {
       createRole: (in_: RoleInput): Promise<Role> => call('Agents.CreateRole', [in_]) as Promise<Role>,
       /** Delete removes an agent (one with agents under it is refused). */
       delete: (id: string): Promise<void> => call('Agents.Delete', [id]) as Promise<void>,
-      /** DeleteProject removes a project. */
-      deleteProject: (id: string): Promise<void> => call('Agents.DeleteProject', [id]) as Promise<void>,
+      /** DeleteProject removes a project; one with tasks or conversations only
+       * with withContent (they go with it), else project_not_empty says how many. */
+      deleteProject: (id: string, withContent: boolean): Promise<void> => call('Agents.DeleteProject', [id, withContent]) as Promise<void>,
       /** DeleteRole removes a role no agent has. */
       deleteRole: (name: string): Promise<void> => call('Agents.DeleteRole', [name]) as Promise<void>,
       /** Grant lets a role use a server's tools, prompts and resources. */

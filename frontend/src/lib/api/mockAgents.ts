@@ -17,6 +17,8 @@ export function agentMethods(emit: (name: string, payload: unknown) => void, emp
     agent('ag_default', 'default', 'manager', 'ag_owner', 'superuser', { tokens: [{ id: 'tk_legacy', agentId: 'ag_default', prefix: 'alk_agent_…', legacy: true, createdAt: t }] }),
   ];
   const projects: Project[] = [];
+  /** What each demo project holds: deleting it asks first. */
+  const projectContent: Record<string, string> = empty ? {} : { pj_site: '4 tasks and 1 conversation' };
   const roles: Role[] = [
     { name: 'superuser', description: 'Every tool of every server.', isDefault: false, isSuperuser: true, servers: [], tools: [], createdAt: t, updatedAt: t },
     { name: 'default', description: 'New agents get this role; it grants nothing until you grant servers to it.', isDefault: true, isSuperuser: false, servers: [], tools: [], createdAt: t, updatedAt: t },
@@ -128,7 +130,9 @@ export function agentMethods(emit: (name: string, payload: unknown) => void, emp
       changed();
       return p;
     },
-    'Agents.DeleteProject': (id: string) => {
+    'Agents.DeleteProject': (id: string, withContent: boolean) => {
+      const held = projectContent[id];
+      if (held && !withContent) throw new ApiError('project_not_empty', `project ${id} holds ${held}; deleting it deletes them too, with their history, messages and runs`, 'confirm that they go too, or move the work elsewhere first');
       projects.splice(projects.findIndex((p) => p.id === id), 1);
       agents.forEach((a) => (a.projects = a.projects.filter((x) => x !== id)));
       changed();

@@ -218,8 +218,9 @@ export class AgentsStore {
     return p;
   }
 
-  async deleteProject(id: string): Promise<void> {
-    await api.agents.deleteProject(id);
+  /** Deletes a project; one holding tasks or conversations only withContent (else the error says what it holds). */
+  async deleteProject(id: string, withContent = false): Promise<void> {
+    await api.agents.deleteProject(id, withContent);
     await this.load();
   }
 

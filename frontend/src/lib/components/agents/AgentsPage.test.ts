@@ -4,6 +4,7 @@ import userEvent from '@testing-library/user-event';
 import { fakeApi, resetFakeApi } from '../../testing/fakeApi';
 import { testStores } from '../../testing/stores';
 import { agentView as a, role } from '../../testing/agents';
+import { ApiError } from '../../api/transport';
 import type { Agent, AgentView } from '../../api';
 import type { AgentsTarget } from '../../route';
 import AgentsPage from './AgentsPage.svelte';
@@ -234,5 +235,22 @@ describe('AgentsPage', () => {
     expect((await screen.findByTestId('new-token')).textContent).not.toBe(TOKEN);
     await userEvent.click(screen.getByRole('button', { name: /saved it/ }));
     expect(screen.queryByTestId('new-token')).toBeNull();
+  });
+
+  it('deletes a project that holds work only once the person saw what goes with it (found by a new-user test)', async () => {
+    backend();
+    vi.mocked(fakeApi.agents.projects).mockResolvedValue([{ id: 'pj_1', name: 'apollo', description: '', createdAt: '', updatedAt: '' }]);
+    vi.mocked(fakeApi.agents.deleteProject).mockImplementation(async (_id: string, withContent: boolean) => {
+      if (!withContent) throw new ApiError('project_not_empty', 'project apollo holds 2 tasks and 1 conversation; deleting it deletes them too, with their history, messages and runs');
+    });
+    renderPage({ view: 'projects', id: null, tab: null });
+    await userEvent.click(await screen.findByRole('button', { name: 'Delete' }));
+    await userEvent.click(screen.getByRole('button', { name: 'Delete' }));
+    const holds = await screen.findByTestId('project-holds');
+    expect(holds.textContent).toContain('holds 2 tasks and 1 conversation');
+    expect(document.activeElement).toBe(within(holds).getByRole('button', { name: 'Keep it' }));
+    expect(fakeApi.agents.deleteProject).toHaveBeenCalledWith('pj_1', false);
+    await userEvent.click(within(holds).getByRole('button', { name: 'Delete it all' }));
+    expect(fakeApi.agents.deleteProject).toHaveBeenLastCalledWith('pj_1', true);
   });
 });
