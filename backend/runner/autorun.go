@@ -127,7 +127,10 @@ func (r *Runner) Reconcile() {
 
 // attempts counts the failed runs of agentID on t in its stay in progress,
 // and reports whether one completed, was stopped or is running (settled:
-// auto-run starts no more).
+// auto-run starts no more). A run Airlock itself stopped as it stopped is
+// neither: its work was cut off, not done or called off, so the next
+// Airlock takes it up again (found by a new-user test: a clean stop ended
+// auto-run work for good, where a crash did not).
 func (r *Runner) attempts(t Task, agentID string) (failures int, lastEnd time.Time, settled bool, err error) {
 	execs, err := r.o.Executions.TaskExecutions(t.ID)
 	if err != nil {
@@ -143,6 +146,11 @@ func (r *Runner) attempts(t Task, agentID string) (failures int, lastEnd time.Ti
 			if e.CompletedAt != nil && e.CompletedAt.After(lastEnd) {
 				lastEnd = *e.CompletedAt
 			}
+		case StatusStopped:
+			if rec, err := r.o.Store.Run(e.ID); err == nil && rec.Reason == "stopped by "+shutdownStopper {
+				continue
+			}
+			settled = true
 		default:
 			settled = true
 		}

@@ -79,6 +79,7 @@ type fixture struct {
 	root    string
 	runsDir string
 	bin     string // a folder for fake agent programs
+	opts    runner.Options
 }
 
 type fixtureOpts struct {
@@ -113,12 +114,13 @@ func newFixture(t *testing.T, fo fixtureOpts) *fixture {
 		}
 	}
 	var err error
-	f.r, err = runner.New(runner.Options{Store: f.st, Executions: f.board, Tasks: f.board, Agents: f.agents, Tokens: f.tokens,
+	f.opts = runner.Options{Store: f.st, Executions: f.board, Tasks: f.board, Agents: f.agents, Tokens: f.tokens,
 		Roots: func() []string { return []string{f.root} }, MCPURL: "http://127.0.0.1:1/mcp", Airlock: "/nonexistent/airlock",
 		RunsDir: f.runsDir, Events: f.events, OutputInterval: fo.interval,
 		Environ: func() []string {
 			return []string{"PATH=/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "AIRLOCK_TOKEN=" + ownerSecret, "AIRLOCK_DATA_DIR=/secret"}
-		}})
+		}}
+	f.r, err = runner.New(f.opts)
 	if err != nil {
 		t.Fatal(err)
 	}

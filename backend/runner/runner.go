@@ -544,7 +544,7 @@ func (r *Runner) launch(pl plan, trigger string, attempt int) (Run, error) {
 	go r.supervise(l, releaseToken, runDir)
 	if closing {
 		// Close began while this run was starting and did not see it.
-		go r.stop(rec.ID, "Airlock, which was stopping")
+		go r.stop(rec.ID, shutdownStopper)
 	}
 	return run, nil
 }
@@ -687,6 +687,9 @@ func (r *Runner) stop(runID, who string) (Run, error) {
 	return l.final, nil
 }
 
+// shutdownStopper is who stops the runs still live when Airlock stops.
+const shutdownStopper = "Airlock, which was stopping"
+
 // Close stops every live run (they are recorded as stopped by Airlock) and
 // the auto-run loop.
 func (r *Runner) Close() {
@@ -709,7 +712,7 @@ func (r *Runner) Close() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.stop(id, "Airlock, which was stopping")
+			r.stop(id, shutdownStopper)
 		}()
 	}
 	wg.Wait()

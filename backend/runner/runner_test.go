@@ -617,6 +617,41 @@ func TestLastToolAndClose(t *testing.T) {
 	}
 }
 
+// Work auto-run started that Airlock cut off as it stopped is taken up
+// again by the next Airlock (found by a new-user test: a clean stop ended
+// it for good, a crash did not); a run a person stopped stays stopped.
+func TestAutoRunResumesWorkCutOffByAStop(t *testing.T) {
+	s := runner.DefaultSettings()
+	s.AutoRun, s.RetryBackoffSeconds, s.StopGraceSeconds = true, 0, 1
+	f := newFixture(t, fixtureOpts{settings: &s})
+	f.profile(t, runner.Profile{AgentID: "ag_ann", Template: runner.TemplateCustom, Command: f.script(t, "long", "sleep 300")})
+	f.profile(t, runner.Profile{AgentID: "ag_ben", Template: runner.TemplateCustom, Command: f.script(t, "long2", "sleep 300")})
+	f.task("tsk_cut", "ag_ann", runner.TaskInProgress)
+	f.task("tsk_called_off", "ag_ben", runner.TaskInProgress)
+	testutil.Eventually(t, 30*time.Second, func() bool { return len(f.r.Live()) == 2 }, "auto-run did not start both tasks")
+	byPerson, _ := f.r.List("tsk_called_off")
+	if _, err := f.r.Stop(byPerson[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	f.r.Close()
+
+	r2, err := runner.New(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	f.board.OnChange(func(string) { r2.Kick() })
+	r2.Reconcile()
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		runs, _ := r2.List("tsk_cut")
+		return len(runs) == 2 && runs[0].Status == runner.StatusRunning
+	}, "the work Airlock's stop cut off was not taken up again")
+	r2.Reconcile()
+	if runs, _ := r2.List("tsk_called_off"); len(runs) != 1 || runs[0].Status != runner.StatusStopped {
+		t.Errorf("runs of the task a person stopped = %+v, want only the stopped one", runs)
+	}
+}
+
 func TestSettingsAreChecked(t *testing.T) {
 	f := newFixture(t, fixtureOpts{})
 	if got := f.r.Settings(); got != runner.DefaultSettings() {
