@@ -164,8 +164,11 @@ func chatNotification(agentID string, c Conversation, sourceID, text string) Not
 
 // PostMessage writes content into conversation convID as actorID, a
 // member; the owner may write into any conversation (and joins it). The
-// writer's read position moves to its message: answering means having
-// read what came before.
+// writer's read position moves to its message when it had read everything
+// before; a message of another that came in since it last read stays
+// pending, and Message.Unread says how many (found by a new-user test:
+// an agent answered "done with v1" past "requirement changed, use v2",
+// which was then marked read and never seen).
 func (s *Service) PostMessage(actorID, convID, content, inReplyTo string) (Message, error) {
 	r, err := s.roster()
 	if err != nil {
@@ -217,18 +220,31 @@ func (s *Service) post(tx Store, fx *effects, r roster, actor authz.Agent, convI
 			s.events.Emit(EventConversationChanged, ConversationChanged{ProjectID: c.ProjectID, ConversationID: c.ID, State: c.State, Reason: "joined"})
 		})
 	}
+	pending, err := tx.PendingMessages(actor.ID, c.ProjectID, 0)
+	if err != nil {
+		return Message{}, err
+	}
+	unread := 0
+	for _, p := range pending {
+		if p.ConversationID == c.ID {
+			unread++
+		}
+	}
 	m := Message{ID: newID("msg_"), ConversationID: c.ID, SenderID: actor.ID, SenderName: actor.Name, Content: content, InReplyTo: inReplyTo, CreatedAt: now}
 	if err := tx.AddMessage(&m); err != nil {
 		return Message{}, err
 	}
-	if err := tx.SetReadPosition(c.ID, actor.ID, m.Seq); err != nil {
-		return Message{}, err
+	m.Unread = unread
+	if unread == 0 {
+		if err := tx.SetReadPosition(c.ID, actor.ID, m.Seq); err != nil {
+			return Message{}, err
+		}
 	}
 	c.UpdatedAt = now
 	if err := tx.UpdateConversation(c); err != nil {
 		return Message{}, err
 	}
-	if s.mayHaveNotifications(actor.ID) {
+	if unread == 0 && s.mayHaveNotifications(actor.ID) {
 		if err := markChatNotificationsRead(tx, actor.ID, []string{c.ID}, now); err != nil {
 			return Message{}, err
 		}

@@ -308,3 +308,37 @@ func TestNotifyTaskSessionCreatesNotification(t *testing.T) {
 		w.svc.ClaimNotifications(w.id("worker-frontend-01"), "")
 	}
 }
+
+// An answer written past a message the writer has not read leaves that
+// message pending, and says so (found by a new-user test: "use v2" came in
+// just before "done with v1 as asked", was marked read, and never seen).
+func TestAnswerPastAnUnreadMessageLeavesItPending(t *testing.T) {
+	w := newWorld(t)
+	conv := w.conversation(t, "manager-dev", "worker-frontend-01", "please do v1")
+	wa := w.id("worker-frontend-01")
+	if msgs, _, err := w.svc.ClaimPendingMessages(wa, w.project.ID, 10); err != nil || len(msgs) != 1 {
+		t.Fatalf("pending = %d, %v; want the first message", len(msgs), err)
+	}
+	if _, err := w.svc.PostMessage(w.id("manager-dev"), conv.ID, "IMPORTANT: requirement changed, use v2", ""); err != nil {
+		t.Fatal(err)
+	}
+	m, err := w.svc.PostMessage(wa, conv.ID, "Done with v1 as asked.", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Unread != 1 {
+		t.Errorf("the answer's unread count = %d, want 1", m.Unread)
+	}
+	msgs, _, err := w.svc.ClaimPendingMessages(wa, w.project.ID, 10)
+	if err != nil || len(msgs) != 1 || !strings.Contains(msgs[0].Content, "use v2") {
+		t.Fatalf("pending after the answer = %+v, %v; want the message it had not read", msgs, err)
+	}
+	// Having read everything, an answer moves the read position past itself.
+	m, _ = w.svc.PostMessage(wa, conv.ID, "Switching to v2.", "")
+	if m.Unread != 0 {
+		t.Errorf("unread after reading everything = %d, want 0", m.Unread)
+	}
+	if msgs, _, _ := w.svc.ClaimPendingMessages(wa, w.project.ID, 10); len(msgs) != 0 {
+		t.Errorf("pending after an answer with nothing unread = %+v, want none", msgs)
+	}
+}

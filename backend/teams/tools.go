@@ -697,8 +697,20 @@ func (h *tools) respondChat(_ context.Context, c core.Caller, raw json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"success": true, "message_id": m.ID, "conversation_id": m.ConversationID, "created_at": m.CreatedAt,
-		"instruction": "Answer sent. Call get_pending_messages for replies."}, nil
+	out := map[string]any{"success": true, "message_id": m.ID, "conversation_id": m.ConversationID, "created_at": m.CreatedAt,
+		"instruction": "Answer sent. Call get_pending_messages for replies."}
+	withUnread(out, m)
+	return out, nil
+}
+
+// withUnread tells an agent that wrote past messages it had not read yet
+// (m.Unread) to read them now.
+func withUnread(out map[string]any, m Message) {
+	if m.Unread == 0 {
+		return
+	}
+	out["unread_count"] = m.Unread
+	out["instruction"] = fmt.Sprintf("Sent, but %d message(s) in this conversation came in that you have not read yet: read them with get_pending_messages now, and write again if they change anything.", m.Unread)
 }
 
 func (h *tools) startConversation(_ context.Context, c core.Caller, raw json.RawMessage) (any, error) {
@@ -773,8 +785,10 @@ func (h *tools) sendMessage(_ context.Context, c core.Caller, raw json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"success": true, "message_id": m.ID, "conversation_id": conv.ID, "created_at": m.CreatedAt,
-		"instruction": "Message sent. Replies arrive with get_pending_messages."}, nil
+	out := map[string]any{"success": true, "message_id": m.ID, "conversation_id": conv.ID, "created_at": m.CreatedAt,
+		"instruction": "Message sent. Replies arrive with get_pending_messages."}
+	withUnread(out, m)
+	return out, nil
 }
 
 func (h *tools) getMyExecutionHistory(_ context.Context, c core.Caller, raw json.RawMessage) (any, error) {

@@ -256,6 +256,10 @@ type Message struct {
 	Content    string    `json:"content"`
 	InReplyTo  string    `json:"inReplyTo"`
 	CreatedAt  time.Time `json:"createdAt"`
+	// Unread is set on a message just written: how many messages of
+	// others in its conversation its writer had not read yet. Its read
+	// position then stays before them: they are still pending.
+	Unread int `json:"-"`
 }
 
 // Notification types (seed 001's AgentNotificationType).
