@@ -1,6 +1,8 @@
 package teams_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
@@ -340,5 +343,41 @@ func TestAnswerPastAnUnreadMessageLeavesItPending(t *testing.T) {
 	}
 	if msgs, _, _ := w.svc.ClaimPendingMessages(wa, w.project.ID, 10); len(msgs) != 0 {
 		t.Errorf("pending after an answer with nothing unread = %+v, want none", msgs)
+	}
+}
+
+// One response carries at most MaxNotificationsPerResponse notifications
+// and says how many wait; the rest come with the next calls (found by a
+// new-user test: 300 assignments made one answer of 430 KB).
+func TestNotificationsArePaged(t *testing.T) {
+	w := newWorld(t)
+	var in []teams.TaskInput
+	for i := range teams.MaxNotificationsPerResponse + 5 {
+		in = append(in, teams.TaskInput{Title: fmt.Sprintf("task %d", i), AssigneeID: "worker-frontend-01", Status: teams.StatusTodo})
+	}
+	if _, err := w.svc.CreateTasks(w.id("manager-dev"), w.project.ID, in); err != nil {
+		t.Fatal(err)
+	}
+	req := &core.Request{Kind: core.KindToolCall, Server: "other", Exposed: "other__x",
+		Caller: core.Caller{AgentID: w.id("worker-frontend-01"), Purpose: core.PurposeTask, ProjectID: w.project.ID}}
+	respond := func() teams.NotificationBlock {
+		out := w.svc.Responder().Respond(context.Background(), req, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}})
+		var b teams.NotificationBlock
+		if out != nil {
+			raw, _ := json.Marshal(out.Meta[teams.MetaNotifications])
+			json.Unmarshal(raw, &b)
+		}
+		return b
+	}
+	first := respond()
+	if len(first.Notifications) != teams.MaxNotificationsPerResponse || !strings.Contains(first.Instruction, "5 more notification(s) wait") {
+		t.Errorf("first response: %d notifications, instruction %q; want %d and 5 more waiting", len(first.Notifications), first.Instruction, teams.MaxNotificationsPerResponse)
+	}
+	second := respond()
+	if len(second.Notifications) != 5 || second.Instruction != "" {
+		t.Errorf("second response: %d notifications, instruction %q; want the other 5", len(second.Notifications), second.Instruction)
+	}
+	if third := respond(); len(third.Notifications) != 0 {
+		t.Errorf("third response: %d notifications, want none", len(third.Notifications))
 	}
 }

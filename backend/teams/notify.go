@@ -1,9 +1,11 @@
 package teams
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -86,16 +88,37 @@ func selfInstruction(convID string) string {
 }
 
 // ClaimNotifications returns agentID's unread notifications for projectID
-// (and for any project) and marks them read, in one transaction: each
-// notification is claimed once, by whichever call comes first.
+// (and for any project), at most MaxNotificationsPerResponse, and marks
+// them read, in one transaction: each notification is claimed once, by
+// whichever call comes first.
 func (s *Service) ClaimNotifications(agentID, projectID string) ([]Notification, error) {
+	ns, _, err := s.claimNotifications(agentID, projectID)
+	return ns, err
+}
+
+// MaxNotificationsPerResponse is how many notifications one response
+// carries at most; the rest stay unread for the next (found by a new-user
+// test: 300 task assignments made one answer of 430 KB, enough to fill an
+// agent's context).
+const MaxNotificationsPerResponse = 20
+
+// claimNotifications is ClaimNotifications, with how many unread
+// notifications for projectID are left for later calls. Interrupts and
+// calls to the chat are claimed first, then the oldest.
+func (s *Service) claimNotifications(agentID, projectID string) ([]Notification, int, error) {
 	gen := s.hintGen(agentID)
 	var out []Notification
-	left := 0
+	left, here := 0, 0
 	err := s.st.Atomic(func(tx Store) error {
 		unread, err := tx.UnreadNotifications(agentID, projectID)
 		if err != nil {
 			return err
+		}
+		if len(unread) > MaxNotificationsPerResponse {
+			slices.SortStableFunc(unread, func(a, b Notification) int {
+				return cmp.Compare(notificationRank(a), notificationRank(b))
+			})
+			unread = unread[:MaxNotificationsPerResponse]
 		}
 		if len(unread) > 0 {
 			ids := make([]string, len(unread))
@@ -113,15 +136,32 @@ func (s *Service) ClaimNotifications(agentID, projectID string) ([]Notification,
 		}
 		all, err := tx.UnreadNotifications(agentID, "")
 		left = len(all)
+		for _, n := range all {
+			if projectID == "" || n.TargetProjectID == "" || n.TargetProjectID == projectID {
+				here++
+			}
+		}
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if left == 0 {
 		s.unhintIf(agentID, gen)
 	}
-	return out, nil
+	return out, here, nil
+}
+
+// notificationRank orders notifications for a capped claim: an interrupt,
+// then a call to the chat, then the rest.
+func notificationRank(n Notification) int {
+	switch n.Type {
+	case NotifyInterrupt:
+		return 0
+	case NotifyChatSession:
+		return 1
+	}
+	return 2
 }
 
 // hint state: a generation per agent, so that a claim that found nothing
@@ -255,7 +295,7 @@ func (rp responder) Respond(_ context.Context, r *core.Request, res *mcp.CallToo
 	if res.IsError && refusedAccount(res) {
 		return nil
 	}
-	ns, err := rp.s.ClaimNotifications(c.AgentID, c.ProjectID)
+	ns, left, err := rp.s.claimNotifications(c.AgentID, c.ProjectID)
 	if err != nil {
 		rp.s.log.Error("claim notifications; they stay for the next call", "agent", c.AgentID, "err", err)
 		return nil
@@ -264,6 +304,9 @@ func (rp responder) Respond(_ context.Context, r *core.Request, res *mcp.CallToo
 		return nil
 	}
 	b := block(ns)
+	if left > 0 {
+		b.Instruction = fmt.Sprintf("%d more notification(s) wait; they come with your next calls (get_my_tasks lists your tasks).", left)
+	}
 	own := r.Server == authz.Server
 	if b.Interrupted {
 		b.InterruptedTool = r.Exposed
