@@ -2,6 +2,7 @@ package airlock
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"time"
@@ -166,7 +167,15 @@ func (b teamBoard) Task(id string) (runner.Task, error) {
 	if err != nil {
 		return runner.Task{}, err
 	}
-	return runTask(t), nil
+	rt := runTask(t)
+	blockers, err := b.svc.OpenBlockers(id)
+	if err != nil {
+		return runner.Task{}, err
+	}
+	for _, d := range blockers {
+		rt.WaitsOn = append(rt.WaitsOn, fmt.Sprintf("%s (%s, %s)", d.ID, d.Title, d.Status))
+	}
+	return rt, nil
 }
 
 func (b teamBoard) InProgress() ([]runner.Task, error) {
@@ -182,7 +191,7 @@ func (b teamBoard) InProgress() ([]runner.Task, error) {
 }
 
 func runTask(t teams.Task) runner.Task {
-	rt := runner.Task{ID: t.ID, ProjectID: t.ProjectID, Title: t.Title, Description: t.Description, Status: t.Status, AssigneeID: t.AssigneeID}
+	rt := runner.Task{ID: t.ID, ProjectID: t.ProjectID, Title: t.Title, Description: t.Description, Status: t.Status, AssigneeID: t.AssigneeID, BlockedReason: t.BlockedReason}
 	if t.StatusChangedAt != nil {
 		rt.StatusChangedAt = *t.StatusChangedAt
 	}

@@ -501,3 +501,33 @@ func TestRefusedStartLeavesTheTask(t *testing.T) {
 		}
 	}
 }
+
+// A task that cannot start gets no run: one that is blocked, and one that
+// waits on an open task (found by a new-user test: both started runs).
+func TestNoRunForATaskThatCannotStart(t *testing.T) {
+	rs := newRuns(t)
+	if _, err := rs.in.API.Runs.SetProfile(rs.worker.Agent.ID, runner.Profile{Template: runner.TemplateScripted, ExtraArgs: []string{rs.script(t, "steps: []\n")}, WorkDir: rs.work}); err != nil {
+		t.Fatal(err)
+	}
+	first := rs.task(t, teams.StatusTodo)
+	waiting := rs.task(t, teams.StatusTodo)
+	deps := []string{first}
+	if _, err := rs.in.API.Board.Update(waiting, teams.TaskUpdate{DependsOn: &deps}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.in.API.Runs.Start(waiting); core.ErrorCode(err) != core.EInvalid || !strings.Contains(core.ErrorMessage(err), "waits on 1 open task(s): "+first) {
+		t.Errorf("start of a task waiting on an open one: %v, want it refused naming the task", err)
+	}
+	blocked := rs.task(t, teams.StatusInProgress)
+	if _, err := rs.in.API.Board.Move(blocked, teams.StatusBlocked, "waiting for the API key"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.in.API.Runs.Start(blocked); core.ErrorCode(err) != core.EInvalid || !strings.Contains(core.ErrorMessage(err), "is blocked: waiting for the API key") {
+		t.Errorf("start of a blocked task: %v, want it refused with its reason", err)
+	}
+	for _, id := range []string{waiting, blocked} {
+		if runs, _ := rs.in.API.Runs.List(id); len(runs) != 0 {
+			t.Errorf("task %s got runs: %+v", id, runs)
+		}
+	}
+}

@@ -310,6 +310,17 @@ func (r *Runner) prepare(taskID string) (plan, func(), error) {
 		return plan{}, none, core.Errorf(core.EInvalid, "task %s is %s; a run works on an open task", t.ID, t.Status).
 			WithHint("move it back to to-do on the board first, if there is work left")
 	}
+	// A task that cannot start is refused now, not run to find out (found
+	// by a new-user test: runs started on blocked tasks and on tasks
+	// waiting for others).
+	if t.Status == "blocked" {
+		return plan{}, none, core.Errorf(core.EInvalid, "task %s is blocked: %s", t.ID, t.BlockedReason).
+			WithHint("unblock it on the board first (move it to to-do)")
+	}
+	if len(t.WaitsOn) > 0 {
+		return plan{}, none, core.Errorf(core.EInvalid, "task %s waits on %d open task(s): %s", t.ID, len(t.WaitsOn), strings.Join(t.WaitsOn, "; ")).
+			WithHint("those must be done (or cancelled) first")
+	}
 	if t.AssigneeID == "" {
 		return plan{}, none, core.Errorf(core.EInvalid, "task %s is not assigned to anyone", t.ID).
 			WithHint("assign it to an AI agent first")

@@ -284,6 +284,11 @@ type Task struct {
 	// StatusChangedAt is when the task entered its status: auto-run counts
 	// the attempts of one stay in progress from it.
 	StatusChangedAt time.Time
+	// BlockedReason is why a blocked task is blocked.
+	BlockedReason string
+	// WaitsOn are the open tasks it depends on ("id (title, status)"): it
+	// cannot start while there are any.
+	WaitsOn []string
 }
 
 // TaskInProgress is the status auto-run starts runs for.

@@ -530,6 +530,16 @@ func (s *Service) applyStatus(tx Store, fx *effects, r roster, t *Task, to, reas
 	return told, nil
 }
 
+// OpenBlockers returns the open tasks task id depends on: while there are
+// any, it cannot start.
+func (s *Service) OpenBlockers(id string) ([]Task, error) {
+	t, err := s.st.GetTask(id)
+	if err != nil {
+		return nil, notFoundAs(err, errTaskNotFound(id))
+	}
+	return openBlockers(s.st, t)
+}
+
 // openBlockers returns the open tasks t depends on.
 func openBlockers(tx Store, t Task) ([]Task, error) {
 	var open []Task
