@@ -3,6 +3,9 @@ package authz
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,14 +71,66 @@ func (svc *Service) handler(name string, schema json.RawMessage, h func(context.
 	}
 }
 
-func decodeArgs(raw json.RawMessage, v any) error {
+func decodeArgs(raw json.RawMessage, v any) error { return DecodeArgs(raw, v) }
+
+// DecodeArgs decodes a tool's arguments into v, refusing what does not fit
+// in words an agent can act on: the argument and the type it must have,
+// not the decoder's Go types (found by a new-user test: "cannot unmarshal
+// string into Go struct field .tasks of type []struct { LocalID ...").
+func DecodeArgs(raw json.RawMessage, v any) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return core.Errorf(core.EInvalid, "the arguments are not the object this tool takes: %v", err)
+	err := json.Unmarshal(raw, v)
+	if err == nil {
+		return nil
 	}
-	return nil
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te) && te.Field != "":
+		return core.Errorf(core.EInvalid, "argument %q must be %s, not %s", te.Field, jsonKind(te.Type), article(te.Value))
+	case errors.As(err, &te):
+		return core.Errorf(core.EInvalid, "the arguments must be a JSON object, not %s", article(te.Value))
+	case errors.As(err, &se):
+		return core.Errorf(core.EInvalid, "the arguments are not valid JSON (at byte %d)", se.Offset)
+	}
+	return core.Errorf(core.EInvalid, "the arguments are not the object this tool takes: %v", err)
+}
+
+// jsonKind names the JSON a Go type takes.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "another type"
+}
+
+// article puts "a"/"an" before a JSON value kind ("string", "number",
+// "object", "array", "bool", "number 1.5").
+func article(kind string) string {
+	switch {
+	case kind == "bool":
+		return "true or false"
+	case strings.HasPrefix(kind, "a") || strings.HasPrefix(kind, "o"):
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // AuthenticateResult is what authenticate returns.

@@ -100,15 +100,7 @@ func ErrorResult(err error) *mcp.CallToolResult {
 		StructuredContent: json.RawMessage(text), Meta: mcp.Meta{"airlock/error": e}}
 }
 
-func decode(raw json.RawMessage, v any) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return core.Errorf(core.EInvalid, "the arguments are not the object this tool takes: %v", err)
-	}
-	return nil
-}
+func decode(raw json.RawMessage, v any) error { return authz.DecodeArgs(raw, v) }
 
 // limitOf applies a limit argument's default and bounds.
 func limitOf(v *int, def, maxV int) (int, error) {
