@@ -254,40 +254,59 @@ func (a *Agents) Snippets(token, purpose string) ([]Snippet, error) {
 		args = append([]string{"bridge"}, args...)
 	}
 	argsJSON, _ := json.Marshal(args)
+	// A chat session is a second server entry beside the task one: its
+	// own name, so that adding both keeps both.
+	name := "airlock"
+	if purpose == core.PurposeChat {
+		name = "airlock-chat"
+	}
 	return []Snippet{
 		{Client: "Claude Code", Where: "run in a terminal",
-			Text: fmt.Sprintf("claude mcp add --transport http airlock %s \\\n  --header \"Authorization: Bearer %s\"", url, token)},
+			Text: fmt.Sprintf("claude mcp add --transport http %s %s \\\n  --header \"Authorization: Bearer %s\"", name, shellWord(url), token)},
 		{Client: "Claude Desktop", Where: "claude_desktop_config.json (it starts only stdio servers: the bridge relays)",
 			Text: fmt.Sprintf(`{
   "mcpServers": {
-    "airlock": {
+    %q: {
       "command": %q,
       "args": %s,
       "env": { "AIRLOCK_TOKEN": %q }
     }
   }
-}`, bin, argsJSON, token)},
+}`, name, bin, argsJSON, token)},
 		{Client: "Cursor", Where: "~/.cursor/mcp.json",
 			Text: fmt.Sprintf(`{
   "mcpServers": {
-    "airlock": {
+    %q: {
       "url": %q,
       "headers": { "Authorization": "Bearer %s" }
     }
   }
-}`, url, token)},
+}`, name, url, token)},
 		{Client: "Codex CLI", Where: "~/.codex/config.toml",
-			Text: fmt.Sprintf(`[mcp_servers.airlock]
+			Text: fmt.Sprintf(`[mcp_servers.%s]
 url = %q
-http_headers = { "Authorization" = "Bearer %s" }`, url, token)},
+http_headers = { "Authorization" = "Bearer %s" }`, name, url, token)},
 		{Client: "Gemini CLI", Where: "~/.gemini/settings.json",
 			Text: fmt.Sprintf(`{
   "mcpServers": {
-    "airlock": {
+    %q: {
       "httpUrl": %q,
       "headers": { "Authorization": "Bearer %s" }
     }
   }
-}`, url, token)},
+}`, name, url, token)},
 	}, nil
+}
+
+// shellWord quotes s for a POSIX shell (and zsh) when it holds anything
+// but plain URL characters: a ? or & unquoted is a glob ("no matches
+// found" in zsh) or sends the command to the background (found by a
+// new-user test).
+func shellWord(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(":/._-", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -206,3 +206,42 @@ func TestBridgeSnippetKeepsTheTokenOffTheCommandLine(t *testing.T) {
 	}
 	t.Error("no Claude Desktop snippet")
 }
+
+// A chat session's snippets can be pasted as they are: the URL quoted for
+// the shell (zsh took ?purpose=chat as a glob; found by a new-user test),
+// and a name of their own beside the task session's entry.
+func TestChatSnippetsPasteAsTheyAre(t *testing.T) {
+	in := start(t)
+	a, err := in.API.Agents.Create(authz.AgentInput{Name: "talker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snippets, err := in.API.Agents.Snippets(a.Token, core.PurposeChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "claude mcp add --transport http airlock-chat '" + in.Info.MCPURL + "?purpose=chat' \\\n"
+	for _, s := range snippets {
+		switch s.Client {
+		case "Claude Code":
+			if !strings.HasPrefix(s.Text, want) {
+				t.Errorf("Claude Code snippet = %q, want it to start %q", s.Text, want)
+			}
+		case "Cursor", "Gemini CLI", "Claude Desktop":
+			var cfg struct {
+				MCPServers map[string]json.RawMessage `json:"mcpServers"`
+			}
+			if err := json.Unmarshal([]byte(s.Text), &cfg); err != nil || cfg.MCPServers["airlock-chat"] == nil {
+				t.Errorf("%s snippet = %s (%v), want an airlock-chat entry", s.Client, s.Text, err)
+			}
+		case "Codex CLI":
+			if !strings.HasPrefix(s.Text, "[mcp_servers.airlock-chat]") {
+				t.Errorf("Codex snippet = %q", s.Text)
+			}
+		}
+	}
+	plain, _ := in.API.Agents.Snippets(a.Token, "")
+	if !strings.Contains(plain[0].Text, "airlock "+in.Info.MCPURL+" ") {
+		t.Errorf("a task session's Claude Code snippet = %q, want the plain URL unquoted", plain[0].Text)
+	}
+}
