@@ -44,3 +44,14 @@ describe('linkParts', () => {
     expect(linkParts('')).toEqual([]);
   });
 });
+
+describe('showControls', () => {
+  it('shows bidirectional controls as marks, so reordered text cannot pass for other text (found by a new-user test)', async () => {
+    const { showControls, prettyJson, linkParts } = await import('./format');
+    expect(showControls('RTL \u202e gnp.exe')).toBe('RTL ⟨U+202E⟩ gnp.exe');
+    expect(showControls('a\u2066b\u2069c\u200fd')).toBe('a⟨U+2066⟩b⟨U+2069⟩c⟨U+200F⟩d');
+    expect(showControls('日本語 and émoji 🙂')).toBe('日本語 and émoji 🙂');
+    expect(prettyJson({ path: 'invoice\u202etxt.sh' })).toContain('invoice⟨U+202E⟩txt.sh');
+    expect(linkParts('see \u202eevil')).toEqual([{ text: 'see ⟨U+202E⟩evil' }]);
+  });
+});

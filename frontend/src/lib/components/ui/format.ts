@@ -1,15 +1,26 @@
 import { currentTime } from './clock.svelte';
 
+/**
+ * Bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F,
+ * U+061C) reorder the text around them: "gnp.exe" after U+202E reads
+ * "exe.png". Text agents wrote shows them as visible marks instead, so
+ * what a person reads (a path to approve, a task title) is what it says
+ * (found by a new-user test).
+ */
+export function showControls(text: string): string {
+  return text.replace(/[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g, (c) => `⟨U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`);
+}
+
 /** Pretty JSON for display; text that is not JSON is shown as it is. */
 export function prettyJson(value: unknown): string {
   if (typeof value === 'string') {
     try {
-      return JSON.stringify(JSON.parse(value), null, 2);
+      return showControls(JSON.stringify(JSON.parse(value), null, 2));
     } catch {
-      return value;
+      return showControls(value);
     }
   }
-  return JSON.stringify(value ?? null, null, 2);
+  return showControls(JSON.stringify(value ?? null, null, 2));
 }
 
 export function relTime(iso: string, now = currentTime()): string {
@@ -83,6 +94,7 @@ export type TextPart = { text: string; href?: string };
  * closing bracket with no opening one in the address, stay text.
  */
 export function linkParts(text: string): TextPart[] {
+  text = showControls(text);
   const parts: TextPart[] = [];
   const re = /\bhttps?:\/\/[^\s<>"'`]+/gi;
   let last = 0;
