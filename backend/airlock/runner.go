@@ -47,6 +47,8 @@ func (in *Instance) startRunner(ctx context.Context, o Options) error {
 	}
 	in.runner = r
 	in.closers = append(in.closers, r.Close)
+	// Runs of an agent that was suspended, disabled or deleted end.
+	in.authz.OnChange(func([]string) { r.Revalidate() })
 	if b, ok := board.(interface{ OnChange(func(string)) }); ok {
 		b.OnChange(func(string) { r.Kick() })
 	}

@@ -531,3 +531,55 @@ func TestNoRunForATaskThatCannotStart(t *testing.T) {
 		}
 	}
 }
+
+// Suspending or deleting an agent ends its live runs, saying why (found by
+// a new-user test: their processes ran on, a deleted agent's under a bare
+// id).
+func TestRunsEndWithTheirAgent(t *testing.T) {
+	rs := newRuns(t)
+	// A call that waits for a person keeps the run alive.
+	script := rs.script(t, "steps:\n  - call: everything__echo\n    args: {message: x}\n")
+	if _, err := rs.in.API.Runs.SetProfile(rs.worker.Agent.ID, runner.Profile{Template: runner.TemplateScripted, ExtraArgs: []string{script}}); err != nil {
+		t.Fatal(err)
+	}
+	start := func() runner.Run {
+		run, err := rs.in.API.Runs.Start(rs.task(t, teams.StatusInProgress))
+		if err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, 60*time.Second, func() bool {
+			pending, _ := rs.in.API.Approvals.Pending()
+			return len(pending) == 1
+		}, "the run's call never asked for approval")
+		return run
+	}
+	run := start()
+	if _, err := rs.in.API.Agents.Suspend(rs.worker.Agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		got, err := rs.in.API.Runs.Get(run.ID)
+		return err == nil && got.Status == runner.StatusStopped
+	}, "the suspended agent's run did not end")
+	got, _ := rs.in.API.Runs.Get(run.ID)
+	if got.Reason != "stopped by Airlock, as its agent was suspended" || !gone(run.PID) {
+		t.Errorf("run after its agent was suspended = %+v (process gone %v)", got, gone(run.PID))
+	}
+
+	if _, err := rs.in.API.Agents.Resume(rs.worker.Agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	run = start()
+	if err := rs.in.API.Agents.Delete(rs.worker.Agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(run.PID) {
+		t.Error("the deleted agent's run is still running")
+	}
+	if live, _ := rs.in.API.Runs.Live(); len(live) != 0 {
+		t.Errorf("live runs after the agent's deletion: %+v", live)
+	}
+}
+
+// gone reports whether process pid has ended (signal 0 finds nothing).
+func gone(pid int) bool { return pid == 0 || syscall.Kill(pid, 0) != nil }

@@ -106,7 +106,17 @@ func (a *Agents) Update(id string, up authz.AgentUpdate) (authz.Agent, error) {
 }
 
 // Delete removes an agent (one with agents under it is refused).
-func (a *Agents) Delete(id string) error { return a.d.Authz.DeleteAgent(id) }
+func (a *Agents) Delete(id string) error {
+	ag, err := a.d.Authz.Agent(id)
+	if err != nil {
+		return err
+	}
+	if a.d.Runner != nil {
+		// Its runs end first, while their records still exist.
+		a.d.Runner.StopAgentRuns(ag.ID, "Airlock, as its agent was deleted")
+	}
+	return a.d.Authz.DeleteAgent(ag.ID)
+}
 
 // OpenTasks returns the open tasks assigned to an agent: deleting the agent
 // leaves them on the board without an assignee.

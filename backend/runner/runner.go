@@ -698,6 +698,47 @@ func (r *Runner) stop(runID, who string) (Run, error) {
 	return l.final, nil
 }
 
+// Revalidate stops the live runs whose agent may no longer run: deleted,
+// suspended or disabled (found by a new-user test: their processes ran on,
+// a deleted agent's under a bare id). It returns at once; the runs end as
+// a stop ends them.
+func (r *Runner) Revalidate() {
+	r.mu.Lock()
+	agents := map[string]string{} // run → agent
+	for id, l := range r.live {
+		agents[id] = l.rec.AgentID
+	}
+	r.mu.Unlock()
+	for runID, agentID := range agents {
+		a, err := r.o.Agents.Agent(agentID)
+		var who string
+		switch {
+		case core.ErrorCode(err) == core.ENotFound:
+			who = "Airlock, as its agent was deleted"
+		case err != nil, a.Status == authz.StatusActive:
+			continue
+		default:
+			who = "Airlock, as its agent was " + a.Status
+		}
+		go r.stop(runID, who)
+	}
+}
+
+// StopAgentRuns stops agentID's live runs and returns when they ended.
+func (r *Runner) StopAgentRuns(agentID, who string) {
+	r.mu.Lock()
+	var ids []string
+	for id, l := range r.live {
+		if l.rec.AgentID == agentID {
+			ids = append(ids, id)
+		}
+	}
+	r.mu.Unlock()
+	for _, id := range ids {
+		r.stop(id, who)
+	}
+}
+
 // shutdownStopper is who stops the runs still live when Airlock stops.
 const shutdownStopper = "Airlock, which was stopping"
 
