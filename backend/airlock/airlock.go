@@ -109,6 +109,9 @@ type Instance struct {
 // UIURL is the browser URL of the UI, with its access token.
 func (in *Instance) UIURL() string { return "http://" + in.base + "/?token=" + in.UIToken }
 
+// Sessions is the number of agent sessions open.
+func (in *Instance) Sessions() int { return in.gw.Sessions() }
+
 // Start opens the data directory, starts the downstream servers and listens.
 func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if o.Logger == nil {

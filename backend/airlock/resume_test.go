@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,22 +30,30 @@ func startAt(t *testing.T, addr string, o airlock.Options) *airlock.Instance {
 	return in
 }
 
-// post sends one JSON-RPC request on session sid with token and returns
-// the HTTP status.
-func post(t *testing.T, endpoint, token, sid, body string) int {
+// send sends one request on session sid with token and returns the HTTP
+// status.
+func send(t *testing.T, method, endpoint, token, sid, body string) int {
 	t.Helper()
-	req, _ := http.NewRequest("POST", endpoint, strings.NewReader(body))
+	req, _ := http.NewRequest(method, endpoint, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err := http.DefaultClient.Do(req)
+	// A connection of its own: one pooled from before a restart is dead.
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// answering waits until the client reaches the new Airlock on a new
+// connection: its pooled one, to the Airlock that stopped, fails once.
+func answering(t *testing.T, sess *mcp.ClientSession) {
+	t.Helper()
+	testutil.Eventually(t, 10*time.Second, func() bool { return sess.Ping(context.Background(), nil) == nil }, "the client never reached Airlock again")
 }
 
 // An agent's session outlives a restart of Airlock: its client carries on
@@ -65,38 +74,159 @@ func TestSessionOutlivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(in.Info.MCPURL)
-	sess := connect(t, in)
+	listChanged := make(chan struct{}, 10)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged <- struct{}{} },
+	})
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{in.Info.AgentToken}},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
 	waitTool(t, sess, "everything__echo")
 	if res := echo(t, sess, "before"); res.IsError {
 		t.Fatalf("echo before the restart: %s", textOf(res))
 	}
 	sid := sess.ID()
 	in.Close()
+	for len(listChanged) > 0 {
+		<-listChanged
+	}
 
 	in2 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: servers()})
-	waitTool(t, sess, "everything__echo")
+	// The first request of a client is often its event stream (GET)
+	// reconnecting: the session is carried on from it, not left unopened
+	// (found by a regression test: such a session was dropped a minute
+	// later, and every call on it cancelled).
+	ctx, cancel := context.WithCancel(context.Background())
+	get, _ := http.NewRequestWithContext(ctx, "GET", in2.Info.MCPURL, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Authorization", "Bearer "+in2.Info.AgentToken)
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	go func() {
+		if resp, err := http.DefaultClient.Do(get); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	testutil.Eventually(t, 10*time.Second, func() bool { return in2.Sessions() == 1 }, "a GET did not carry the session on")
+	cancel()
+	answering(t, sess)
 	if res := echo(t, sess, "after the restart"); res.IsError || !strings.Contains(textOf(res), "after the restart") {
 		t.Fatalf("echo on the same session after a restart = %q", textOf(res))
 	}
 	if sess.ID() != sid {
 		t.Errorf("the client's session id changed: %s → %s", sid, sess.ID())
 	}
+	// Servers may have changed while Airlock was down: the client hears
+	// that its lists may have changed (found by a regression test).
+	select {
+	case <-listChanged:
+	case <-time.After(10 * time.Second):
+		t.Error("no tools/list_changed after the restart")
+	}
 	recs, _ := in2.API.Activity.List(core.ActivityFilter{Server: "everything", Limit: 1})
-	if len(recs) != 1 || recs[0].Session != sid || recs[0].Client != "test-agent 1" && !strings.HasPrefix(recs[0].Client, "test-agent") {
+	if len(recs) != 1 || recs[0].Session != sid || !strings.HasPrefix(recs[0].Client, "test-agent") {
 		t.Errorf("the call after the restart is recorded as %+v, want session %s of client test-agent", recs, sid)
 	}
 
 	// Another agent's credential may not take the session over.
 	ping := `{"jsonrpc":"2.0","id":99,"method":"ping"}`
-	if got := post(t, in.Info.MCPURL, other.Token, sid, ping); got != http.StatusForbidden {
+	if got := send(t, "POST", in2.Info.MCPURL, other.Token, sid, ping); got != http.StatusForbidden {
 		t.Errorf("the session with another agent's token = HTTP %d, want 403", got)
 	}
 
-	// A session its client ended stays ended.
-	sess.Close()
+	// A suspended agent's session is carried on too, and refused inside,
+	// call by call, until the agent is resumed (found by a regression
+	// test: it got 403 at the door, and its client gave it up).
+	if _, err := in2.API.Agents.Suspend("default"); err != nil {
+		t.Fatal(err)
+	}
 	in2.Close()
 	in3 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: servers()})
-	if got := post(t, in3.Info.MCPURL, in3.Info.AgentToken, sid, ping); got != http.StatusNotFound {
+	answering(t, sess)
+	if res := echo(t, sess, "suspended"); !res.IsError || !strings.Contains(textOf(res), "suspended") {
+		t.Errorf("a suspended agent's call after a restart = %q, want it refused as suspended", textOf(res))
+	}
+	if _, err := in3.API.Agents.Resume("default"); err != nil {
+		t.Fatal(err)
+	}
+	if res := echo(t, sess, "resumed"); res.IsError {
+		t.Errorf("a resumed agent's call = %q", textOf(res))
+	}
+
+	// A session its client ends first thing after a restart stays ended.
+	in3.Close()
+	in4 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: servers()})
+	if got := send(t, "DELETE", in4.Info.MCPURL, in4.Info.AgentToken, sid, ""); got != http.StatusNoContent {
+		t.Errorf("DELETE of a kept session = HTTP %d, want 204", got)
+	}
+	if got := send(t, "POST", in4.Info.MCPURL, in4.Info.AgentToken, sid, ping); got != http.StatusNotFound {
+		t.Errorf("the session after its DELETE = HTTP %d, want 404", got)
+	}
+	in4.Close()
+	in5 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: servers()})
+	if got := send(t, "POST", in5.Info.MCPURL, in5.Info.AgentToken, sid, ping); got != http.StatusNotFound {
 		t.Errorf("a session its client ended, after a restart = HTTP %d, want 404", got)
+	}
+}
+
+// Who a session authenticated as (authenticate, seed 000) is kept across
+// a restart, as is a logout (found by a regression test: after a restart
+// the calls ran as the connection's own agent, without a word).
+func TestAuthenticatedSessionOutlivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	servers := func() map[string]*mcp.Server {
+		return map[string]*mcp.Server{"everything": testutil.NewTestServer().Server}
+	}
+	in := startWith(t, airlock.Options{DataDir: dir, InProcess: servers()})
+	allowAll(t, in)
+	if _, err := in.API.Agents.CreateRole(authz.RoleInput{Name: "readers", Servers: []string{"everything"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.API.Agents.CreateProject("apollo", ""); err != nil {
+		t.Fatal(err)
+	}
+	alice, err := in.API.Agents.Create(authz.AgentInput{Name: "alice", Kind: authz.KindWorker, Role: "readers", Projects: []string{"apollo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(in.Info.MCPURL)
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	call := func(name string, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res
+	}
+	if res := call("authenticate", map[string]any{"agent_id": alice.Agent.ID, "passkey": alice.Passkey, "project_id": "apollo", "purpose": "task"}); res.IsError {
+		t.Fatalf("authenticate: %s", textOf(res))
+	}
+	waitTool(t, sess, "everything__whoami")
+	in.Close()
+
+	in2 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: servers()})
+	waitTool(t, sess, "everything__whoami")
+	if res := call("everything__whoami", nil); !strings.HasPrefix(textOf(res), "caller: "+alice.Agent.ID) {
+		t.Errorf("whoami after a restart = %q, want alice, as authenticated", textOf(res))
+	}
+	if res := call("logout", nil); res.IsError {
+		t.Fatalf("logout: %s", textOf(res))
+	}
+	in2.Close()
+
+	startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: servers()})
+	answering(t, sess)
+	if res := call("everything__whoami", nil); !res.IsError {
+		t.Errorf("whoami after logout and a restart = %q, want it refused: nobody is authenticated", textOf(res))
 	}
 }

@@ -445,6 +445,16 @@ func (s *Service) Bind(mcpSessionID, authSessionID string) error {
 	return nil
 }
 
+// Binding returns the agent session bound to mcpSessionID ("" for none).
+func (s *Service) Binding(mcpSessionID string) string {
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	if st := s.mcp[mcpSessionID]; st != nil {
+		return st.bound
+	}
+	return ""
+}
+
 // Unbind removes the agent session bound to mcpSessionID, if any.
 func (s *Service) Unbind(mcpSessionID string) {
 	s.sessMu.Lock()

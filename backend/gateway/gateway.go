@@ -64,6 +64,10 @@ type Identifier interface {
 	Resolve(sid string, conn Connection, sessionToken string) (core.Caller, error)
 	// Ended tells that session sid is gone.
 	Ended(sid string)
+	// Binding is the agent session authenticate bound to session sid ("":
+	// none), kept for a restart; Rebind binds it again after one.
+	Binding(sid string) string
+	Rebind(sid, bound string) error
 }
 
 // Lister decides what a caller is shown in listings: the same answer the
@@ -105,8 +109,10 @@ type SessionStore interface {
 	// Save keeps session id, opened with credential (Connection.Key), in
 	// state (the JSON of the SDK's mcp.ServerSessionState).
 	Save(id, credential string, state []byte) error
-	// Load returns what Save kept of session id.
-	Load(id string) (credential string, state []byte, ok bool, err error)
+	// Load returns what Save and Bind kept of session id.
+	Load(id string) (credential string, state []byte, bound string, ok bool, err error)
+	// Bind keeps the agent session (authenticate's) bound to session id.
+	Bind(id, bound string) error
 	// Delete forgets session id: it ended.
 	Delete(id string) error
 	// Seen marks sessions still open when Airlock stops.
@@ -210,12 +216,6 @@ func New(cat *catalog.Catalog, pipe Runner, ids Identifier, lister Lister, opts 
 		// for ever; agents idle longer than this start a new session, as
 		// the protocol has them do.
 		SessionTimeout: SessionIdleTimeout,
-		// A session of an earlier run that identify found kept for this
-		// credential.
-		Resume: func(r *http.Request, _ string) *mcp.ServerSessionState {
-			st, _ := r.Context().Value(resumeKey).(*mcp.ServerSessionState)
-			return st
-		},
 	})
 	g.sse = mcp.NewSSEHandler(g.serverFor, &mcp.SSEOptions{MaxRequestBodyBytes: MaxRequestBytes})
 	cat.OnLog(g.forwardLog)
@@ -240,10 +240,7 @@ func (g *Gateway) SSEHandler() http.Handler { return g.identify(g.sse, true) }
 
 type ctxKey int
 
-const (
-	serverKey ctxKey = iota
-	resumeKey        // the kept state of a session being resumed
-)
+const serverKey ctxKey = iota
 
 // postHeader carries the id of the HTTP request a JSON-RPC message came in
 // on, from the HTTP layer to the handler (the SDK passes headers through).
@@ -330,10 +327,7 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			opening = r.Method == http.MethodPost && sid == ""
 		}
 		if resume != nil {
-			// A session of an earlier run: it carries on under its id.
-			s := g.newSession(conn)
-			s.resumed = true
-			ctx = context.WithValue(context.WithValue(ctx, serverKey, s.server), resumeKey, resume)
+			g.resume(r, sid, conn, resume)
 		}
 		if opening {
 			s := g.newSession(conn)
@@ -416,7 +410,15 @@ func (g *Gateway) refusedInside(r *http.Request, conn Connection, err error, sid
 		return g.knownCredential(r)
 	}
 	s := g.session(sid)
-	return s != nil && s.conn.Key == conn.Key
+	if s == nil {
+		// A session of an earlier run, opened with this credential, is
+		// carried on as its agent's session, refused inside (found by a
+		// regression test: a suspended agent's session was refused at the
+		// door after a restart, and its client gave it up for good).
+		st, foreign := g.kept(sid, conn)
+		return st != nil && !foreign
+	}
+	return s.conn.Key == conn.Key
 }
 
 // refuseConnection records a request refused at the door: a known
@@ -554,8 +556,10 @@ type session struct {
 	// its client POSTs to (sseEndpoint).
 	sseID atomic.Value
 
-	// resumed is set on a session of an earlier run carried on (kept).
-	resumed bool
+	// resumed is set on a session of an earlier run carried on (kept);
+	// relisted once its client was told its lists may have changed.
+	resumed  bool
+	relisted atomic.Bool
 
 	mu      sync.Mutex // serialises announce
 	listed  [3]uint64  // hashes of the tools, prompts and resources it was last shown
@@ -671,13 +675,46 @@ func (g *Gateway) keep(s *session) {
 	}
 }
 
+// resume carries on session sid of an earlier run, kept with state, as a
+// session of this gateway: registered at once, whatever its first request
+// is (found by a regression test: a session whose client reconnected its
+// event stream first was dropped as never opened a minute later, and every
+// call on it was cancelled). The request then finds it as any other.
+func (g *Gateway) resume(r *http.Request, sid string, conn Connection, state *mcp.ServerSessionState) {
+	s := g.newSession(conn)
+	s.resumed = true
+	ss, made, err := g.streamable.Resume(r, sid, s.server, state)
+	if err != nil || !made {
+		if err != nil {
+			g.log.Warn("carry on a session of an earlier run", "err", err)
+		}
+		// Another request resumed it at the same time, or it failed (the
+		// request then finds no session, as before).
+		g.mu.Lock()
+		delete(g.sessions, s.server)
+		g.mu.Unlock()
+		s.end()
+		return
+	}
+	g.opened(s, ss)
+	if _, _, bound, _, err := g.opts.Sessions.Load(sid); err == nil && bound != "" {
+		// The agent it authenticated as, unless that session has ended
+		// (expired, logged out): then it is the connection's again.
+		if err := g.ids.Rebind(sid, bound); err != nil {
+			g.log.Info("a resumed session's binding has ended", "err", err)
+			g.keepBinding(s)
+		}
+	}
+	g.announce(s, false) // what it may see now, for list_changed later
+}
+
 // kept returns the state of session sid of an earlier run, when it was
 // opened with conn's credential; foreign when another credential opened it.
 func (g *Gateway) kept(sid string, conn Connection) (st *mcp.ServerSessionState, foreign bool) {
 	if g.opts.Sessions == nil {
 		return nil, false
 	}
-	cred, raw, ok, err := g.opts.Sessions.Load(sid)
+	cred, raw, _, ok, err := g.opts.Sessions.Load(sid)
 	if err != nil {
 		g.log.Warn("look up a session of an earlier run", "err", err)
 		return nil, false
@@ -693,6 +730,18 @@ func (g *Gateway) kept(sid string, conn Connection) (st *mcp.ServerSessionState,
 		return nil, false
 	}
 	return st, false
+}
+
+// keepBinding keeps what authenticate or logout made of s's binding, for
+// a restart.
+func (g *Gateway) keepBinding(s *session) {
+	if g.opts.Sessions == nil || !s.keepable() {
+		return
+	}
+	sid := s.id()
+	if err := g.opts.Sessions.Bind(sid, g.ids.Binding(sid)); err != nil {
+		g.log.Warn("keep a session's binding for after a restart", "err", err)
+	}
 }
 
 // session returns the session with MCP session id sid, if this gateway

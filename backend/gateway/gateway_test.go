@@ -78,6 +78,9 @@ func (ids *identities) Ended(sid string) {
 	ids.mu.Unlock()
 }
 
+func (ids *identities) Binding(string) string       { return "" }
+func (ids *identities) Rebind(string, string) error { return nil }
+
 func (ids *identities) suspend(name string) {
 	ids.mu.Lock()
 	if ids.suspended == nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"hash/fnv"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,8 +23,17 @@ func (g *Gateway) middleware(s *session) mcp.Middleware {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && s.ss.Load() == nil {
 				g.opened(s, ss)
-				if s.resumed {
-					g.announce(s, false) // what it may see now, for list_changed later
+			}
+			if s.resumed && !strings.HasPrefix(method, "notifications/") && !s.relisted.Swap(true) {
+				// Carried on after a restart: its lists may have changed
+				// meanwhile (servers added or removed). Told on this
+				// request's own stream; no event stream may be open yet.
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+					for _, list := range []string{"tools", "prompts", "resources"} {
+						if err := ss.NotifyListChanged(ctx, list); err != nil {
+							g.log.Warn("tell a resumed session its lists may have changed", "err", err)
+						}
+					}
 				}
 			}
 			switch method {
@@ -199,7 +209,12 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (mc
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		r.Progress = progressFunc(ctx, ss, tok)
 	}
-	return g.run(ctx, s, req, r)
+	res, err := g.run(ctx, s, req, r)
+	if p.Name == "authenticate" || p.Name == "logout" {
+		// Who the session is may have changed: a restart keeps it.
+		g.keepBinding(s)
+	}
+	return res, err
 }
 
 func (g *Gateway) getPrompt(ctx context.Context, s *session, req mcp.Request) (mcp.Result, error) {

@@ -17,6 +17,7 @@ func m0012MCPSessions() *gormigrate.Migration {
 				id_hash TEXT PRIMARY KEY,
 				credential TEXT NOT NULL,
 				state TEXT NOT NULL,
+				bound TEXT NOT NULL DEFAULT '',
 				created_at DATETIME NOT NULL,
 				seen_at DATETIME NOT NULL
 			)`).Error

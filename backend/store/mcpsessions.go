@@ -38,20 +38,31 @@ func (m *MCPSessions) Save(id, credential string, state []byte) error {
 	return nil
 }
 
-// Load returns the credential and state of session id, if it is kept.
-func (m *MCPSessions) Load(id string) (credential string, state []byte, ok bool, err error) {
+// Load returns the credential, state and bound agent session of session
+// id, if it is kept.
+func (m *MCPSessions) Load(id string) (credential string, state []byte, bound string, ok bool, err error) {
 	var row struct {
 		Credential string
 		State      string
+		Bound      string
 	}
-	res := m.db.Raw(`SELECT credential, state FROM mcp_sessions WHERE id_hash = ?`, sessionKey(id)).Scan(&row)
+	res := m.db.Raw(`SELECT credential, state, bound FROM mcp_sessions WHERE id_hash = ?`, sessionKey(id)).Scan(&row)
 	if res.Error != nil {
-		return "", nil, false, fmt.Errorf("read MCP session: %w", res.Error)
+		return "", nil, "", false, fmt.Errorf("read MCP session: %w", res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return "", nil, false, nil
+		return "", nil, "", false, nil
 	}
-	return row.Credential, []byte(row.State), true, nil
+	return row.Credential, []byte(row.State), row.Bound, true, nil
+}
+
+// Bind keeps the agent session (authenticate's) bound to session id, ""
+// for none.
+func (m *MCPSessions) Bind(id, bound string) error {
+	if err := m.db.Exec(`UPDATE mcp_sessions SET bound = ? WHERE id_hash = ?`, bound, sessionKey(id)).Error; err != nil {
+		return fmt.Errorf("keep the binding of an MCP session: %w", err)
+	}
+	return nil
 }
 
 // Delete forgets session id (it ended).

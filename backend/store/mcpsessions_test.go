@@ -22,16 +22,19 @@ func TestMCPSessions(t *testing.T) {
 	if err := m.Save(id, "cred-hash", []byte(`{"logLevel":"debug"}`)); err != nil {
 		t.Fatal(err)
 	}
-	cred, state, ok, err := m.Load(id)
-	if err != nil || !ok || cred != "cred-hash" || string(state) != `{"logLevel":"debug"}` {
-		t.Fatalf("Load = %q, %s, %v, %v; want the last state saved", cred, state, ok, err)
+	if err := m.Bind(id, "ses_1"); err != nil {
+		t.Fatal(err)
+	}
+	cred, state, bound, ok, err := m.Load(id)
+	if err != nil || !ok || cred != "cred-hash" || string(state) != `{"logLevel":"debug"}` || bound != "ses_1" {
+		t.Fatalf("Load = %q, %s, %q, %v, %v; want the last state saved and the binding", cred, state, bound, ok, err)
 	}
 	var ids []string
 	db.Raw("SELECT id_hash FROM mcp_sessions").Scan(&ids)
 	if len(ids) != 1 || strings.Contains(ids[0], id) {
 		t.Errorf("stored ids = %v, want one hash, not the id", ids)
 	}
-	if _, _, ok, _ := m.Load("another"); ok {
+	if _, _, _, ok, _ := m.Load("another"); ok {
 		t.Error("an unknown session loaded")
 	}
 	if err := m.Seen([]string{id}); err != nil {
@@ -40,20 +43,20 @@ func TestMCPSessions(t *testing.T) {
 	if err := m.Prune(time.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok, _ := m.Load(id); !ok {
+	if _, _, _, ok, _ := m.Load(id); !ok {
 		t.Error("a session seen now was pruned")
 	}
 	if err := m.Prune(time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok, _ := m.Load(id); ok {
+	if _, _, _, ok, _ := m.Load(id); ok {
 		t.Error("a session not seen since the prune time is kept")
 	}
 	m.Save(id, "cred-hash", []byte(`{}`))
 	if err := m.Delete(id); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok, _ := m.Load(id); ok {
+	if _, _, _, ok, _ := m.Load(id); ok {
 		t.Error("a deleted session loaded")
 	}
 }

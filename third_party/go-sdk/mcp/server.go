@@ -2069,13 +2069,31 @@ func annotateServerInfo(res Result, impl *Implementation) {
 
 // InitializeParams returns the InitializeParams provided during the client's
 // initial connection.
-// State returns a copy of the session's state: what Resume of a
-// [StreamableHTTPOptions] needs to carry the session on in another process.
-// (Airlock patch.)
+// State returns a copy of the session's state: what
+// [StreamableHTTPHandler.Resume] needs to carry the session on in another
+// process. (Airlock patch.)
 func (ss *ServerSession) State() ServerSessionState {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.state
+}
+
+// NotifyListChanged sends notifications/<list>/list_changed (list is
+// "tools", "prompts" or "resources") to the session's client with ctx: the
+// context of a request being handled sends it on that request's stream.
+// (Airlock patch: a session carried on after a restart hears that its
+// lists may have changed with its first request, when no standalone stream
+// may be open to carry a notification.)
+func (ss *ServerSession) NotifyListChanged(ctx context.Context, list string) error {
+	switch list {
+	case "tools":
+		return handleNotify(ctx, notificationToolListChanged, newRequest(ss, &ToolListChangedParams{}))
+	case "prompts":
+		return handleNotify(ctx, notificationPromptListChanged, newRequest(ss, &PromptListChangedParams{}))
+	case "resources":
+		return handleNotify(ctx, notificationResourceListChanged, newRequest(ss, &ResourceListChangedParams{}))
+	}
+	return fmt.Errorf("no list %q", list)
 }
 
 func (ss *ServerSession) InitializeParams() *InitializeParams {

@@ -173,15 +173,6 @@ type StreamableHTTPOptions struct {
 	// If SessionTimeout is the zero value, idle sessions are never closed.
 	SessionTimeout time.Duration
 
-	// Resume, when set, is asked about a request whose Mcp-Session-Id names
-	// no session of this handler, such as one of a previous run of the
-	// process. It returns the state that session had, and the session is
-	// made again under the same ID with that state (getServer gives its
-	// server, as for a new session); or nil, and the request gets 404 as
-	// usual. (Airlock patch: its clients keep their sessions across a
-	// restart of Airlock.)
-	Resume func(req *http.Request, sessionID string) *ServerSessionState
-
 	// DisableLocalhostProtection disables automatic DNS rebinding protection.
 	// By default, requests arriving via a localhost address (127.0.0.1, [::1])
 	// that have a non-localhost Host header are rejected with 403 Forbidden.
@@ -571,9 +562,6 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, req *http.R
 	h.mu.Lock()
 	info = h.sessions[sessionID]
 	h.mu.Unlock()
-	if info == nil && h.opts.Resume != nil {
-		info = h.resume(req, sessionID)
-	}
 	if info == nil {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return nil, false
@@ -766,24 +754,20 @@ func (h *StreamableHTTPHandler) connectSession(req *http.Request, server *Server
 	return sessInfo, nil
 }
 
-// resume makes the session sessionID again with the state Resume gives for
-// it, or returns nil (Airlock patch).
-func (h *StreamableHTTPHandler) resume(req *http.Request, sessionID string) *sessionInfo {
+// Resume carries on session sessionID of an earlier run of the process:
+// the session is made again under its ID on server, with state as its
+// initial state, as if it had never ended. When a session with that ID
+// exists (a request at the same time resumed it), Resume returns it and
+// made is false. (Airlock patch: its clients keep their sessions across a
+// restart of Airlock.)
+func (h *StreamableHTTPHandler) Resume(req *http.Request, sessionID string, server *Server, state *ServerSessionState) (ss *ServerSession, made bool, err error) {
 	h.resumeMu.Lock()
 	defer h.resumeMu.Unlock()
 	h.mu.Lock()
 	info := h.sessions[sessionID]
 	h.mu.Unlock()
 	if info != nil {
-		return info // a request that came at the same time resumed it
-	}
-	state := h.opts.Resume(req, sessionID)
-	if state == nil {
-		return nil
-	}
-	server := h.getServer(req)
-	if server == nil {
-		return nil
+		return info.session, false, nil
 	}
 	transport := &StreamableServerTransport{
 		SessionID:    sessionID,
@@ -791,12 +775,11 @@ func (h *StreamableHTTPHandler) resume(req *http.Request, sessionID string) *ses
 		jsonResponse: h.opts.JSONResponse,
 		logger:       h.opts.Logger,
 	}
-	info, err := h.connectSession(req, server, transport, state)
+	info, err = h.connectSession(req, server, transport, state)
 	if err != nil {
-		h.opts.Logger.Error(fmt.Sprintf("failed to resume session: %v", err))
-		return nil
+		return nil, false, err
 	}
-	return info
+	return info.session, true, nil
 }
 
 func streamableAccepts(values []string) (jsonOK, streamOK bool) {
