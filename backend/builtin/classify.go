@@ -112,6 +112,7 @@ func (c *Classifier) Classify(script string) (out Classification) {
 // analysis is the state of one classification.
 type analysis struct {
 	c        *Classifier
+	made     map[string]bool // paths cp, ln, install or mv put a file at
 	findings []Finding
 	seen     map[string]bool
 	commands []string
@@ -644,10 +645,20 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 	if nameBuiltin(inv.name) {
 		a.nameArguments(inv)
 	}
-	if w, ok := a.c.wrappers[inv.name]; ok {
-		return append(out, a.wrapped(inv, w, args, redirs, depth, open)...)
+	if a.madeHere(argv[0].text) {
+		a.report(core.Ask, "program-made-here", inv.text, fmt.Sprintf("%s is a program this command line itself copied, linked or moved into place: what it is cannot be checked by its name", inv.nameText))
 	}
+	if w, ok := a.c.wrappers[inv.name]; ok && len(w.sub) == 0 {
+		return append(out, a.wrapped(inv, w, args, redirs, depth, open)...)
+	} else if ok && len(args) > 0 && args[0].lit && slices.Contains(w.sub, args[0].text) {
+		return append(out, a.wrapped(inv, w, args[1:], redirs, depth, open)...)
+	}
+	a.noteMade(inv.name, args)
 	switch {
+	case (inv.name == "make" || inv.name == "gmake") && slices.ContainsFunc(args, func(w word) bool {
+		return w.lit && (strings.HasPrefix(w.text, "-E") || strings.HasPrefix(w.text, "--eval"))
+	}):
+		a.report(core.Ask, "make-eval", inv.text, "make --eval (-E) runs makefile code given on the command line, whose recipes are shell commands")
 	case posixShell(inv.name) || otherShell(inv.name):
 		out = append(out, a.shell(inv, args, redirs, depth)...)
 	case inv.name == "eval":
@@ -1147,4 +1158,63 @@ func loaderVariable(name string) bool {
 		return true
 	}
 	return neverPassed(name)
+}
+
+// noteMade records where cp, ln, install and mv put a file (their last
+// operand, or -t DIR's files), so that running it later in the same
+// command line asks: cp /bin/rm ./ls; ./ls -rf x would pass for ls (found
+// by a regression test).
+func (a *analysis) noteMade(name string, args []word) {
+	switch name {
+	case "cp", "ln", "install", "mv", "rsync":
+	default:
+		return
+	}
+	var operands []string
+	dir := ""
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		switch {
+		case !w.lit:
+			operands = append(operands, "")
+		case w.text == "-t" && i+1 < len(args):
+			dir = args[i+1].text
+			i++
+		case strings.HasPrefix(w.text, "--target-directory="):
+			dir = strings.TrimPrefix(w.text, "--target-directory=")
+		case strings.HasPrefix(w.text, "-") && w.text != "-":
+		default:
+			operands = append(operands, w.text)
+		}
+	}
+	if a.made == nil {
+		a.made = map[string]bool{}
+	}
+	if dir != "" {
+		for _, o := range operands {
+			a.made[path.Join(dir, path.Base(o))] = true
+		}
+		return
+	}
+	if len(operands) < 2 {
+		return
+	}
+	dest := operands[len(operands)-1]
+	if dest == "" {
+		a.made["*"] = true // a destination made at run time: any path
+		return
+	}
+	a.made[path.Clean(dest)] = true
+	for _, o := range operands[:len(operands)-1] {
+		a.made[path.Join(dest, path.Base(o))] = true // into a folder
+	}
+}
+
+// madeHere reports whether a command named by a path runs a file this
+// command line copied, linked or moved into place.
+func (a *analysis) madeHere(name string) bool {
+	if len(a.made) == 0 || !strings.Contains(name, "/") {
+		return false
+	}
+	return a.made["*"] || a.made[path.Clean(name)]
 }

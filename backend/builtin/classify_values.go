@@ -287,6 +287,24 @@ func (a *analysis) arith(x syntax.ArithmExpr, array string) {
 	})
 }
 
+// subscriptNames records the names in the subscript of a literal variable
+// name given to a builtin (unset 'a[x]', printf -v 'a[x]', test -v 'a[x]',
+// declare 'a[x]=1', declare -n r='a[x]'): bash evaluates the subscript as
+// arithmetic, so x's value is evaluated too, and b[$(cmd)] in it runs cmd
+// (found by a regression test: unset "a[x]" with x made at run time was
+// allowed).
+func (a *analysis) subscriptNames(name string) {
+	open := strings.IndexByte(name, '[')
+	if open < 0 {
+		return
+	}
+	end := strings.LastIndexByte(name, ']')
+	if end < open {
+		end = len(name)
+	}
+	a.arithNames(name[open+1:end], leadingName(name))
+}
+
 // arithNames records the bare names in arithmetic text: x in $((x + 1)).
 // Numbers (0x1f) and the digits of a base (16#ff) are no names.
 func (a *analysis) arithNames(s, array string) {
@@ -420,6 +438,7 @@ func (a *analysis) declare(d *syntax.DeclClause) {
 			case ok && strings.HasPrefix(s, "-"):
 				flags += s[1:]
 			case ok && !subscriptCode(s):
+				a.subscriptNames(strings.SplitN(s, "=", 2)[0])
 				if name := leadingName(s); name != "" {
 					if _, val, hasVal := strings.Cut(s, "="); hasVal { // declare 'x=1'
 						a.assigned(name, &syntax.Word{Parts: []syntax.WordPart{&syntax.Lit{Value: val}}})
@@ -456,6 +475,7 @@ func (a *analysis) declare(d *syntax.DeclClause) {
 				a.report(core.Ask, "runtime-code", d.Variant.Value+" -n "+name+"="+wordSource(as.Value),
 					"a reference to a variable whose name is made when the command runs, or whose subscript holds an expansion: bash evaluates it")
 			case leadingName(target) != "":
+				a.subscriptNames(target)
 				t := leadingName(target)
 				a.vals.nameref[name] = t
 				a.variable(t) // a reference to PS4, BASH_ENV, GIT_PAGER: writing it sets them
@@ -474,6 +494,7 @@ func (a *analysis) nameArgument(command string, w *syntax.Word) {
 		return
 	}
 	if s, ok := literal(w); ok && !subscriptCode(s) {
+		a.subscriptNames(s)
 		a.assignedByCommand(s)
 		return
 	}
@@ -531,6 +552,7 @@ func (a *analysis) nameArguments(inv *invocation) {
 	}
 	for _, w := range names {
 		if w.lit && !subscriptCode(w.text) {
+			a.subscriptNames(w.text)
 			a.assignedByCommand(w.text) // printf -vx: the name is in the option
 			continue
 		}

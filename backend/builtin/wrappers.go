@@ -41,6 +41,9 @@ type wrapper struct {
 	guess bool
 	// postScript: after the operands, -c SCRIPT may follow (flock FILE -c).
 	postScript bool
+	// sub: the program runs a command only after one of these subcommands
+	// (npm exec, uv run, poetry run); otherwise it is not a wrapper.
+	sub []string
 }
 
 // wrappers returns the table of known wrappers.
@@ -115,7 +118,36 @@ func wrappers() map[string]wrapper {
 		// parallel, like xargs, adds what it reads to the command it runs.
 		"parallel":    {guess: true, open: true},
 		"dbus-launch": guess, "ssh-agent": guess, "caffeinate": guess,
+		// Package runners run the command or package binary they are given
+		// (npx rm -rf x runs rm; found by a regression test), or a script
+		// (npx -c '...').
+		"npx":  npx,
+		"bunx": guess, "uvx": guess, "pnpx": guess,
+		"npm":    withSub(npx, "exec", "x"),
+		"pnpm":   withSub(guess, "exec", "dlx"),
+		"yarn":   withSub(guess, "exec", "dlx", "run"),
+		"bun":    withSub(guess, "x", "run", "exec"),
+		"uv":     withSub(guess, "run"),
+		"poetry": withSub(guess, "run"), "pipx": withSub(guess, "run"), "pdm": withSub(guess, "run"),
+		"hatch": withSub(guess, "run"), "rye": withSub(guess, "run"), "pixi": withSub(guess, "run", "exec"),
+		"conda": withSub(guess, "run"), "mamba": withSub(guess, "run"), "micromamba": withSub(guess, "run"),
+		"mise": withSub(guess, "exec", "x"), "direnv": withSub(guess, "exec"), "asdf": withSub(guess, "exec"),
+		"nix-shell": {scanAll: true, scriptLong: []string{"run", "command"}, guess: true},
 	}
+}
+
+// npx runs a package's binary, or a script with -c/--call.
+var npx = wrapper{
+	boolShort: "yq", valueShort: "p", scriptShort: "c",
+	boolLong:   []string{"yes", "no", "quiet", "ignore-existing", "no-install", "prefer-online", "prefer-offline"},
+	valueLong:  []string{"package", "workspace", "cache", "userconfig", "registry"},
+	scriptLong: []string{"call"},
+}
+
+// withSub is w, applying only after one of the subcommands.
+func withSub(w wrapper, sub ...string) wrapper {
+	w.sub = sub
+	return w
 }
 
 // wrapped analyses what a wrapper runs.
