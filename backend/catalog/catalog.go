@@ -296,6 +296,10 @@ func (c *Catalog) Apply(cfgs []core.ServerConfig) {
 			continue
 		}
 		cfg, ok := want[id]
+		if ok && !cfg.Disabled && sameConfig(withoutTimeouts(cfg), withoutTimeouts(d.cfg)) {
+			d.setTimeouts(cfg)
+			continue
+		}
 		if !ok || cfg.Disabled || !sameConfig(cfg, d.cfg) {
 			stop = append(stop, d)
 			delete(c.sources, id)
@@ -337,6 +341,13 @@ func (c *Catalog) Apply(cfgs []core.ServerConfig) {
 	for _, d := range start {
 		go d.run()
 	}
+}
+
+// withoutTimeouts is cfg without the timeouts, which apply without a
+// restart.
+func withoutTimeouts(cfg core.ServerConfig) core.ServerConfig {
+	cfg.StartTimeout, cfg.CallTimeout = 0, 0
+	return cfg
 }
 
 func sameConfig(a, b core.ServerConfig) bool {
@@ -527,9 +538,9 @@ func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, er
 	if d.builtIn() {
 		meta = mcp.Meta{core.MetaCaller: r.Caller}
 	}
-	ctx, still, stop := d.callDeadline(ctx)
+	ctx, still, stop, cancel := d.callDeadline(ctx)
 	defer stop()
-	defer d.track(r)()
+	defer d.track(r, cancel)()
 	var res mcp.Result
 	var err error
 	switch r.Kind {
@@ -584,6 +595,9 @@ const codeRejectedByTransport = -32005
 func (c *Catalog) callError(ctx context.Context, r *core.Request, err error) error {
 	var wire *jsonrpc.Error
 	switch {
+	case errors.As(context.Cause(ctx), new(*errSourceStopped)):
+		return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q was stopped or restarted (its entry changed, or Restart) while %s ran: the call was ended unfinished and may have had effects", r.Server, r.Name)}).
+			WithHint("check what it did, then call again: the server is starting anew")
 	case errors.As(context.Cause(ctx), new(*callTimeoutError)):
 		t := context.Cause(ctx).(*callTimeoutError).after
 		e := core.Errorf(core.ETimeout, "server %q did not answer %s within %s", r.Server, r.Name, t)

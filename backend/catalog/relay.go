@@ -205,9 +205,9 @@ func relayError(err error, badAnswer func(string, ...any) error) error {
 }
 
 // track records r as in flight at d until the returned function is called.
-func (d *source) track(r *core.Request) func() {
+func (d *source) track(r *core.Request, cancel context.CancelCauseFunc) func() {
 	d.mu.Lock()
-	d.inflight[r] = struct{}{}
+	d.inflight[r] = cancel
 	d.mu.Unlock()
 	return func() {
 		d.mu.Lock()
@@ -339,7 +339,7 @@ func (c *Catalog) Complete(ctx context.Context, server string, p *mcp.CompletePa
 		// The source offers no completions: an empty answer, as MCP allows.
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 	}
-	ctx, _, stop := d.callDeadline(ctx)
+	ctx, _, stop, _ := d.callDeadline(ctx)
 	defer stop()
 	res, err := sess.Complete(ctx, p)
 	if err != nil {

@@ -46,16 +46,21 @@ type source struct {
 	tools    []core.ToolInfo // as the server lists them
 	lists    lists           // prompts and resources
 	sess     *mcp.ClientSession
+	// startSecs and callSecs are its own timeouts (0: the catalog's).
+	startSecs, callSecs atomic.Int64
 	// inflight are the requests forwarded to the source and not answered
 	// yet, so that a sampling or elicitation request the source makes can
 	// be relayed to the agent whose request it is handling.
-	inflight map[*core.Request]struct{}
+	// Each is ended (errSourceStopped) when the source stops.
+	inflight map[*core.Request]context.CancelCauseFunc
 }
 
 func newSource(c *Catalog, cfg core.ServerConfig, inproc *mcp.Server) *source {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &source{cat: c, cfg: cfg, inproc: inproc, ctx: ctx, cancel: cancel, done: make(chan struct{}), up: make(chan struct{}),
-		state: core.StateStarting, since: time.Now(), inflight: map[*core.Request]struct{}{}}
+	d := &source{cat: c, cfg: cfg, inproc: inproc, ctx: ctx, cancel: cancel, done: make(chan struct{}), up: make(chan struct{}),
+		state: core.StateStarting, since: time.Now(), inflight: map[*core.Request]context.CancelCauseFunc{}}
+	d.setTimeouts(cfg)
+	return d
 }
 
 func (d *source) builtIn() bool { return d.inproc != nil }
@@ -63,8 +68,8 @@ func (d *source) builtIn() bool { return d.inproc != nil }
 // startTimeout is how long the source may take to start and list what it
 // offers: its own startTimeout, or the catalog's.
 func (d *source) startTimeout() time.Duration {
-	if d.cfg.StartTimeout > 0 {
-		return time.Duration(d.cfg.StartTimeout) * time.Second
+	if n := d.startSecs.Load(); n > 0 {
+		return time.Duration(n) * time.Second
 	}
 	return d.cat.opts.ConnectTimeout
 }
@@ -74,11 +79,25 @@ const startTimeoutHint = `; if it is slow to start (a first "npx -y" downloads i
 // callTimeout is how long one request to the source may go unanswered:
 // its own callTimeout, or the catalog's.
 func (d *source) callTimeout() time.Duration {
-	if d.cfg.CallTimeout > 0 {
-		return time.Duration(d.cfg.CallTimeout) * time.Second
+	if n := d.callSecs.Load(); n > 0 {
+		return time.Duration(n) * time.Second
 	}
 	return d.cat.opts.CallTimeout
 }
+
+// setTimeouts applies cfg's timeouts: a change of them alone does not
+// restart the source (found by a regression test: raising the call
+// timeout, as the timeout error advises, killed the call still running).
+func (d *source) setTimeouts(cfg core.ServerConfig) {
+	d.startSecs.Store(int64(cfg.StartTimeout))
+	d.callSecs.Store(int64(cfg.CallTimeout))
+}
+
+// errSourceStopped is the cause of the context of a request whose source
+// was stopped or restarted while it ran.
+type errSourceStopped struct{ server string }
+
+func (e *errSourceStopped) Error() string { return "server " + e.server + " stopped" }
 
 // callTimeoutError is the cause of a request's context that ran out of
 // its call timeout.
@@ -89,9 +108,9 @@ func (e *callTimeoutError) Error() string { return fmt.Sprintf("no answer within
 // callDeadline returns ctx ended after the source's call timeout, with a
 // *callTimeoutError as its cause; still starts the count again (the source
 // said it is working on the request), stop releases the timer.
-func (d *source) callDeadline(ctx context.Context) (_ context.Context, still, stop func()) {
+func (d *source) callDeadline(ctx context.Context) (_ context.Context, still, stop func(), cancel context.CancelCauseFunc) {
 	t := d.callTimeout()
-	ctx, cancel := context.WithCancelCause(ctx)
+	ctx, cancel = context.WithCancelCause(ctx)
 	timer := time.AfterFunc(t, func() { cancel(&callTimeoutError{t}) })
 	var done atomic.Bool
 	still = func() {
@@ -99,7 +118,7 @@ func (d *source) callDeadline(ctx context.Context) (_ context.Context, still, st
 			timer.Reset(t)
 		}
 	}
-	return ctx, still, func() { done.Store(true); timer.Stop(); cancel(nil) }
+	return ctx, still, func() { done.Store(true); timer.Stop(); cancel(nil) }, cancel
 }
 
 func (d *source) status() core.ServerStatus {
@@ -488,6 +507,14 @@ func (d *source) lastStderr() string {
 // SIGKILL to its process group, each after StopGrace.
 func (d *source) stop() {
 	d.cancel()
+	// Its requests still running end now, saying why, rather than at
+	// their timeout (found by a regression test: a call cut by a restart
+	// reported that the server did not answer in time).
+	d.mu.Lock()
+	for _, cancel := range d.inflight {
+		cancel(&errSourceStopped{d.cfg.ID})
+	}
+	d.mu.Unlock()
 	select {
 	case <-d.done:
 	case <-time.After(3*d.cat.opts.StopGrace + d.startTimeout()):

@@ -715,6 +715,62 @@ func TestHangingStartIsAFailedStart(t *testing.T) {
 	}
 }
 
+// hangScript is a server that completes the handshake, lists one tool
+// ("hang") and never answers a call.
+const hangScript = `read init
+id=$(echo "$init" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+echo '{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"slow","version":"1"}}}'
+read initialized
+read list
+id=$(echo "$list" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+echo '{"jsonrpc":"2.0","id":'$id',"result":{"tools":[{"name":"hang","inputSchema":{"type":"object"}}]}}'
+while read line; do :; done
+`
+
+// A change of a server's timeouts alone applies without a restart: the
+// call running goes on (found by a regression test: raising the call
+// timeout, as its error advises, killed the call). Any other change
+// restarts the server, and a call still running ends at once, saying so,
+// not at its timeout.
+func TestServerEntryChangedDuringACall(t *testing.T) {
+	cfg := core.ServerConfig{ID: "slow", Command: writeScript(t, hangScript), CallTimeout: 3600}
+	e := newEnv(t, catalog.Options{}, cfg)
+	sess := e.connect(t, nil)
+	pid := e.cat.PID("slow")
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow__hang"})
+		if err != nil {
+			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		}
+		done <- res
+	}()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		recs, _ := e.audit.List(core.ActivityFilter{Server: "slow"})
+		return len(recs) == 1
+	}, "the call never started")
+	cfg.CallTimeout, cfg.StartTimeout = 7200, 60
+	e.cat.Apply([]core.ServerConfig{cfg})
+	if got := e.cat.PID("slow"); got != pid {
+		t.Fatalf("a change of the timeouts restarted the server (pid %d → %d)", pid, got)
+	}
+	select {
+	case res := <-done:
+		t.Fatalf("the call ended with a change of the timeouts: %q", text(t, res))
+	default:
+	}
+	cfg.Env = map[string]string{"X": "1"}
+	e.cat.Apply([]core.ServerConfig{cfg})
+	select {
+	case res := <-done:
+		if got := text(t, res); !res.IsError || !strings.Contains(got, "was stopped or restarted") || !strings.Contains(got, "[unavailable]") {
+			t.Errorf("the call cut by a restart = %q, want it to say the server restarted", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call cut by a restart did not end")
+	}
+}
+
 // A server's own start timeout (servers.json "startTimeout", seconds)
 // takes the place of Airlock's, and the error says how to give it longer.
 func TestServerStartTimeout(t *testing.T) {
