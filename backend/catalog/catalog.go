@@ -450,11 +450,14 @@ const (
 // (r.Exposed) and fills r.Server, r.Name and, for a tool, r.Tool. A name no
 // source offers is refused with a reason code and a hint. It implements the
 // pipeline's route stage.
-func (c *Catalog) Route(_ context.Context, r *core.Request) error {
+func (c *Catalog) Route(ctx context.Context, r *core.Request) error {
 	s := c.Snapshot()
 	switch r.Kind {
 	case core.KindToolCall:
 		t, ok := s.Tool(r.Exposed)
+		if !ok && c.waitFirstStart(ctx, r.Exposed) {
+			t, ok = c.Snapshot().Tool(r.Exposed)
+		}
 		if !ok {
 			if err := c.notRunning(r.Exposed); err != nil {
 				return err
@@ -486,6 +489,41 @@ func (c *Catalog) Route(_ context.Context, r *core.Request) error {
 		return core.Errorf(core.EInvalid, "Airlock does not route %q requests", r.Kind)
 	}
 	return nil
+}
+
+// waitFirstStart waits, for a call to server__tool, until that server has
+// started for the first time, at most its start timeout: right after
+// Airlock starts, agents that carried their sessions on call the tools
+// they knew before the servers are up (found by a regression test: the
+// first call after a restart was refused as "starting"). It reports
+// whether the server came up.
+func (c *Catalog) waitFirstStart(ctx context.Context, exposed string) bool {
+	id, _, ok := strings.Cut(exposed, "__")
+	if !ok {
+		return false
+	}
+	d := c.get(id)
+	if d == nil || d.builtIn() {
+		return false
+	}
+	select {
+	case <-d.up:
+		return false // it was up: not a first start
+	default:
+	}
+	if d.status().State != core.StateStarting {
+		return false
+	}
+	t := time.NewTimer(d.startTimeout())
+	defer t.Stop()
+	select {
+	case <-d.up:
+		return true
+	case <-d.done:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return false
 }
 
 // notRunning explains a call to a tool of a configured server that is not

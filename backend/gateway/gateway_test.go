@@ -771,6 +771,38 @@ func TestServerEntryChangedDuringACall(t *testing.T) {
 	}
 }
 
+// A call to a server that is starting for the first time waits for it,
+// rather than being refused as "starting": right after Airlock starts,
+// agents that carried their sessions on call the tools they knew (found by
+// a regression test). The server here starts when the test lets it.
+func TestCallWaitsForAServersFirstStart(t *testing.T) {
+	release := filepath.Join(t.TempDir(), "go")
+	ev := testutil.EverythingServer(t, "late")
+	script := fmt.Sprintf("while [ ! -e %q ]; do sleep 0.05; done\nexec %q %q %q\n", release, ev.Command, ev.Args[0], ev.Args[1])
+	e := newEnv(t, catalog.Options{})
+	e.cat.Apply([]core.ServerConfig{{ID: "late", Command: writeScript(t, script)}})
+	sess := e.connect(t, nil)
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "late__echo", Arguments: map[string]any{"message": "waited"}})
+		if err != nil {
+			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		}
+		done <- res
+	}()
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if got := text(t, res); res.IsError || !strings.Contains(got, "waited") {
+			t.Errorf("a call made while its server started the first time = %q, want its answer", got)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the call never returned")
+	}
+}
+
 // A server's own start timeout (servers.json "startTimeout", seconds)
 // takes the place of Airlock's, and the error says how to give it longer.
 func TestServerStartTimeout(t *testing.T) {
