@@ -556,6 +556,7 @@ var harmlessCorpus = []string{
 	"RANDOM=42; echo $RANDOM",
 	"echo $(( $(date +%s) - SECONDS ))",
 	"echo $((COLUMNS / 2)) $HOME $PWD",
+	"count=$(ls | wc -l); echo $((count*2))",
 	"npm test", "npx prettier --write .", "npm run build", "uv run pytest", "poetry run pytest -q",
 	"yarn build", "bun run dev", "npx tsc --noEmit", "make -j4", "cp a.txt b.txt; cat b.txt",
 	"unset 'a[0]'", "declare -A m; unset 'm[key]'",

@@ -114,7 +114,16 @@ func numericCommand(cs *syntax.CmdSubst) bool {
 	if len(cs.Stmts) != 1 || cs.Stmts[0].Negated || cs.Stmts[0].Background {
 		return false
 	}
-	call, ok := cs.Stmts[0].Cmd.(*syntax.CallExpr)
+	cmd := cs.Stmts[0].Cmd
+	// A pipeline prints what its last command prints: $(ls | wc -l).
+	for {
+		b, ok := cmd.(*syntax.BinaryCmd)
+		if !ok || b.Op != syntax.Pipe && b.Op != syntax.PipeAll {
+			break
+		}
+		cmd = b.Y.Cmd
+	}
+	call, ok := cmd.(*syntax.CallExpr)
 	if !ok || len(call.Assigns) > 0 || len(call.Args) == 0 {
 		return false
 	}

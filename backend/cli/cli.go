@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -26,10 +27,16 @@ import (
 // ResolveDataDir picks the data directory: the --data-dir flag when given,
 // else $AIRLOCK_DATA_DIR, else the per-user default (see config.DefaultDataDir).
 func ResolveDataDir(flagValue string, getenv func(string) string) (string, error) {
-	if flagValue != "" {
-		return flagValue, nil
+	dir := flagValue
+	if dir == "" {
+		var err error
+		if dir, err = config.DefaultDataDir(getenv); err != nil {
+			return "", err
+		}
 	}
-	return config.DefaultDataDir(getenv)
+	// Absolute, so that logs, the UI and the snippets name it wherever
+	// they are read (a relative one showed as "../x/servers.json").
+	return filepath.Abs(dir)
 }
 
 // command describes one subcommand for its flag set and usage text.

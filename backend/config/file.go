@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"regexp"
 	"sort"
@@ -274,10 +275,22 @@ func decodeEntry(id string, raw json.RawMessage) (core.ServerConfig, error) {
 			target, what = &cfg.NoPrefix, "true or false"
 		case "trustNewTools":
 			target, what = &cfg.TrustNewTools, "true or false"
-		case "startTimeout":
-			target, what = &cfg.StartTimeout, timeoutWhat
-		case "callTimeout":
-			target, what = &cfg.CallTimeout, timeoutWhat
+		case "startTimeout", "callTimeout":
+			// A whole number however it is written (120, 1.2e2, 120.0).
+			var f float64
+			if json.Unmarshal(v, &f) != nil || f != math.Trunc(f) || f < 1 || f > MaxTimeout {
+				if f > MaxTimeout && f == math.Trunc(f) {
+					return core.ServerConfig{}, core.Errorf(core.EInvalid, "server %q has %s %s; it must be %s", id, k, v, timeoutWhat).
+						WithHint("leave it out for Airlock's default")
+				}
+				return core.ServerConfig{}, core.Errorf(core.EInvalid, "field %q must be %s; leave it out for Airlock's default", k, timeoutWhat)
+			}
+			if key == "startTimeout" {
+				cfg.StartTimeout = int(f)
+			} else {
+				cfg.CallTimeout = int(f)
+			}
+			continue
 		default:
 			// Fields of other tools are kept (Extra); one that is a known
 			// field misspelt would be dropped without a word, and the server
@@ -299,10 +312,6 @@ func decodeEntry(id string, raw json.RawMessage) (core.ServerConfig, error) {
 		}
 		if err := json.Unmarshal(v, target); err != nil {
 			return core.ServerConfig{}, core.Errorf(core.EInvalid, "field %q must be %s", k, what)
-		}
-		if n, ok := target.(*int); ok && *n == 0 {
-			// 0 reads as "no timeout", which Airlock does not offer.
-			return core.ServerConfig{}, core.Errorf(core.EInvalid, "field %q must be %s; leave it out for Airlock's default", k, what)
 		}
 	}
 	return cfg, nil

@@ -571,3 +571,15 @@ func TestImportKeepsVSCodeExtras(t *testing.T) {
 		t.Errorf("imported server (-want +got):\n%s", diff)
 	}
 }
+
+// A timeout is a whole number however JSON writes it (found by a
+// regression test: 1e2 and 100.0 were refused).
+func TestTimeoutsAreWholeNumbersHoweverWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	writeFile(t, path, `{"mcpServers": {"a": {"command": "x", "startTimeout": 1.2e2, "callTimeout": 100.0}}}`)
+	s, _ := mustNew(t, path)
+	list := s.List()
+	if st := s.State(); st.Error != "" || len(list) != 1 || list[0].StartTimeout != 120 || list[0].CallTimeout != 100 {
+		t.Errorf("error %q, servers %+v; want startTimeout 120 and callTimeout 100", st.Error, list)
+	}
+}

@@ -697,6 +697,11 @@ func (g *Gateway) resume(r *http.Request, sid string, conn Connection, state *mc
 		return
 	}
 	g.opened(s, ss)
+	// Seen now: a session kept through crashes alone is kept a week from
+	// its last use, not from its first.
+	if err := g.opts.Sessions.Seen([]string{sid}); err != nil {
+		g.log.Warn("mark a resumed session seen", "err", err)
+	}
 	if _, _, bound, _, err := g.opts.Sessions.Load(sid); err == nil && bound != "" {
 		// The agent it authenticated as, unless that session has ended
 		// (expired, logged out): then it is the connection's again.
