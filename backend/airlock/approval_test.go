@@ -22,6 +22,12 @@ import (
 func startWith(t testing.TB, o airlock.Options) *airlock.Instance {
 	t.Helper()
 	o.Addr = "127.0.0.1:0"
+	return startOn(t, o)
+}
+
+// startOn starts Airlock with o as given (its address included).
+func startOn(t testing.TB, o airlock.Options) *airlock.Instance {
+	t.Helper()
 	o.UI = fstest.MapFS{"index.html": {Data: []byte("<title>Airlock</title>")}}
 	in, err := airlock.Start(context.Background(), o)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,17 +16,16 @@ import (
 	"github.com/airlock-dev/airlock/backend/testutil"
 )
 
+// everythingOnly is the in-process servers of one run: a fresh test server.
+func everythingOnly() map[string]*mcp.Server {
+	return map[string]*mcp.Server{"everything": testutil.NewTestServer().Server}
+}
+
 // startAt starts Airlock on addr (a restart on the address its agents know).
 func startAt(t *testing.T, addr string, o airlock.Options) *airlock.Instance {
 	t.Helper()
 	o.Addr = addr
-	o.UI = fstest.MapFS{"index.html": {Data: []byte("<title>Airlock</title>")}}
-	in, err := airlock.Start(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(in.Close)
-	return in
+	return startOn(t, o)
 }
 
 // send sends one request on session sid with token and returns the HTTP
@@ -64,10 +62,7 @@ func answering(t *testing.T, sess *mcp.ClientSession) {
 // session its client ended is not carried on.
 func TestSessionOutlivesRestart(t *testing.T) {
 	dir := t.TempDir()
-	servers := func() map[string]*mcp.Server {
-		return map[string]*mcp.Server{"everything": testutil.NewTestServer().Server}
-	}
-	in := startWith(t, airlock.Options{DataDir: dir, InProcess: servers()})
+	in := startWith(t, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
 	allowAll(t, in)
 	other, err := in.API.Agents.Create(authz.AgentInput{Name: "other"})
 	if err != nil {
@@ -78,13 +73,7 @@ func TestSessionOutlivesRestart(t *testing.T) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged <- struct{}{} },
 	})
-	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{in.Info.AgentToken}},
-	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sess.Close() })
+	sess := connectClient(t, in, c)
 	waitTool(t, sess, "everything__echo")
 	if res := echo(t, sess, "before"); res.IsError {
 		t.Fatalf("echo before the restart: %s", textOf(res))
@@ -95,7 +84,7 @@ func TestSessionOutlivesRestart(t *testing.T) {
 		<-listChanged
 	}
 
-	in2 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: servers()})
+	in2 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
 	// The first request of a client is often its event stream (GET)
 	// reconnecting: the session is carried on from it, not left unopened
 	// (found by a regression test: such a session was dropped a minute
@@ -145,7 +134,7 @@ func TestSessionOutlivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	in2.Close()
-	in3 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: servers()})
+	in3 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
 	answering(t, sess)
 	if res := echo(t, sess, "suspended"); !res.IsError || !strings.Contains(textOf(res), "suspended") {
 		t.Errorf("a suspended agent's call after a restart = %q, want it refused as suspended", textOf(res))
@@ -159,7 +148,7 @@ func TestSessionOutlivesRestart(t *testing.T) {
 
 	// A session its client ends first thing after a restart stays ended.
 	in3.Close()
-	in4 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: servers()})
+	in4 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
 	if got := send(t, "DELETE", in4.Info.MCPURL, in4.Info.AgentToken, sid, ""); got != http.StatusNoContent {
 		t.Errorf("DELETE of a kept session = HTTP %d, want 204", got)
 	}
@@ -167,7 +156,7 @@ func TestSessionOutlivesRestart(t *testing.T) {
 		t.Errorf("the session after its DELETE = HTTP %d, want 404", got)
 	}
 	in4.Close()
-	in5 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: servers()})
+	in5 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
 	if got := send(t, "POST", in5.Info.MCPURL, in5.Info.AgentToken, sid, ping); got != http.StatusNotFound {
 		t.Errorf("a session its client ended, after a restart = HTTP %d, want 404", got)
 	}
@@ -178,10 +167,7 @@ func TestSessionOutlivesRestart(t *testing.T) {
 // the calls ran as the connection's own agent, without a word).
 func TestAuthenticatedSessionOutlivesRestart(t *testing.T) {
 	dir := t.TempDir()
-	servers := func() map[string]*mcp.Server {
-		return map[string]*mcp.Server{"everything": testutil.NewTestServer().Server}
-	}
-	in := startWith(t, airlock.Options{DataDir: dir, InProcess: servers()})
+	in := startWith(t, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
 	allowAll(t, in)
 	if _, err := in.API.Agents.CreateRole(authz.RoleInput{Name: "readers", Servers: []string{"everything"}}); err != nil {
 		t.Fatal(err)
@@ -214,7 +200,7 @@ func TestAuthenticatedSessionOutlivesRestart(t *testing.T) {
 	waitTool(t, sess, "everything__whoami")
 	in.Close()
 
-	in2 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: servers()})
+	in2 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
 	waitTool(t, sess, "everything__whoami")
 	if res := call("everything__whoami", nil); !strings.HasPrefix(textOf(res), "caller: "+alice.Agent.ID) {
 		t.Errorf("whoami after a restart = %q, want alice, as authenticated", textOf(res))
@@ -224,7 +210,7 @@ func TestAuthenticatedSessionOutlivesRestart(t *testing.T) {
 	}
 	in2.Close()
 
-	startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: servers()})
+	startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
 	answering(t, sess)
 	if res := call("everything__whoami", nil); !res.IsError {
 		t.Errorf("whoami after logout and a restart = %q, want it refused: nobody is authenticated", textOf(res))

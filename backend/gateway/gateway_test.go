@@ -973,19 +973,9 @@ func TestBadDownstreamDefinitionsAreSkipped(t *testing.T) {
 // Downstream servers reached over Streamable HTTP and over legacy SSE work
 // like stdio ones.
 func TestDownstreamTimeout(t *testing.T) {
-	// A server that completes the handshake and lists a tool, then never answers a call.
-	script := `read init
-id=$(echo "$init" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
-echo '{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"slow","version":"1"}}}'
-read initialized
-read list
-id=$(echo "$list" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
-echo '{"jsonrpc":"2.0","id":'$id',"result":{"tools":[{"name":"hang","inputSchema":{"type":"object"}}]}}'
-while read line; do :; done
-`
 	// The server's own call timeout (servers.json "callTimeout", seconds)
 	// takes the place of Airlock's.
-	slow := core.ServerConfig{ID: "slow", Command: writeScript(t, script), CallTimeout: 1}
+	slow := core.ServerConfig{ID: "slow", Command: writeScript(t, hangScript), CallTimeout: 1}
 	e := newEnv(t, catalog.Options{CallTimeout: time.Hour}, slow)
 	sess := e.connect(t, nil)
 	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow__hang"})

@@ -7,6 +7,18 @@ import ServersPage from './ServersPage.svelte';
 
 vi.mock('../../api', async () => (await import('../../testing/fakeApi')).fakeApiModule());
 
+/** Renders the page with an add that answers as Airlock does, and opens the add form with an id typed. */
+async function openAddForm(id: string) {
+  vi.mocked(fakeApi.servers.add).mockImplementation(async (cfg) => ({
+    config: cfg,
+    status: { id: cfg.id, transport: 'stdio', state: 'starting', restarts: 0, stderrTail: [], tools: [], since: '' },
+  }));
+  const { context } = testStores();
+  render(ServersPage, { context });
+  await userEvent.click((await screen.findAllByRole('button', { name: 'Add server' }))[0]);
+  await userEvent.type(screen.getByLabelText(/^Server id/), id);
+}
+
 describe('ServersPage', () => {
   beforeEach(() => resetFakeApi());
 
@@ -78,14 +90,7 @@ describe('ServersPage', () => {
   });
 
   it('sets "keep the server\'s own tool names" and "trust new tools" in the form', async () => {
-    vi.mocked(fakeApi.servers.add).mockImplementation(async (cfg) => ({
-      config: cfg,
-      status: { id: cfg.id, transport: 'stdio', state: 'starting', restarts: 0, stderrTail: [], tools: [], since: '' },
-    }));
-    const { context } = testStores();
-    render(ServersPage, { context });
-    await userEvent.click((await screen.findAllByRole('button', { name: 'Add server' }))[0]);
-    await userEvent.type(screen.getByLabelText(/^Server id/), 'memory');
+    await openAddForm('memory');
     await userEvent.type(screen.getByLabelText('Command'), 'npx');
     await userEvent.click(screen.getByLabelText(/Keep the server's own tool names/));
     await userEvent.click(screen.getByLabelText(/Trust new tools/));
@@ -94,14 +99,7 @@ describe('ServersPage', () => {
   });
 
   it('sets a server\'s timeouts in seconds, refuses what is not one, and shows them', async () => {
-    vi.mocked(fakeApi.servers.add).mockImplementation(async (cfg) => ({
-      config: cfg,
-      status: { id: cfg.id, transport: 'stdio', state: 'starting', restarts: 0, stderrTail: [], tools: [], since: '' },
-    }));
-    const { context } = testStores();
-    render(ServersPage, { context });
-    await userEvent.click((await screen.findAllByRole('button', { name: 'Add server' }))[0]);
-    await userEvent.type(screen.getByLabelText(/^Server id/), 'slow');
+    await openAddForm('slow');
     await userEvent.type(screen.getByLabelText('Command'), 'npx');
     await userEvent.type(screen.getByLabelText(/^Start timeout/), '120');
     await userEvent.type(screen.getByLabelText(/^Call timeout/), '10m');
