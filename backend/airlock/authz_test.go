@@ -533,3 +533,29 @@ func TestRotatedTokenEndsItsSessions(t *testing.T) {
 		t.Fatal("the session opened with the rotated token is still open")
 	}
 }
+
+// A session that names no project keeps working in its agent's project
+// when the agent is given a second one (found by a new-user test: every
+// team tool of the sessions already open answered project_required); a
+// session opened after that must name its project.
+func TestSessionKeepsItsProjectWhenTheAgentGetsAnother(t *testing.T) {
+	tm := newTeam(t)
+	alice := tm.connectWith(t, tm.alice.Token, "", nil)
+	if res := call(t, alice, "get_my_tasks", nil); res.IsError {
+		t.Fatalf("get_my_tasks in alice's only project: %s", textOf(res))
+	}
+	if _, err := tm.in.API.Agents.CreateProject("hermes", ""); err != nil {
+		t.Fatal(err)
+	}
+	projects := []string{tm.projectName, "hermes"}
+	if _, err := tm.in.API.Agents.Update(tm.alice.Agent.ID, authz.AgentUpdate{Projects: &projects}); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, alice, "get_my_tasks", nil); res.IsError {
+		t.Errorf("get_my_tasks on the session already open, after a second project = %s", textOf(res))
+	}
+	fresh := tm.connectWith(t, tm.alice.Token, "", nil)
+	if res := call(t, fresh, "get_my_tasks", nil); !res.IsError || !strings.Contains(textOf(res), "project_required") {
+		t.Errorf("a new session naming no project, with two = %s, want project_required", textOf(res))
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -61,9 +62,13 @@ type Service struct {
 	// call of an agent with nothing waiting costs no query. It errs on the
 	// side of "may have": Reload and RefreshHints rebuild it from the
 	// database (a CLI in another process can notify).
-	hintMu  sync.Mutex
-	hinted  map[string]uint64 // agent id → the generation of its hint
-	hintSeq uint64
+	hintMu sync.Mutex
+	// pins are the projects of sessions that name none (pinned):
+	// "session\x00agent" → project id.
+	pins     sync.Map
+	pinCount atomic.Int64
+	hinted   map[string]uint64 // agent id → the generation of its hint
+	hintSeq  uint64
 }
 
 // New returns the service over st.

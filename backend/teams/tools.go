@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,12 +33,48 @@ func RegisterTools(s *mcp.Server, svc *Service, az *authz.Service) error {
 		if !ok {
 			return core.Errorf(core.EInternal, "tool %s has no handler", name)
 		}
-		s.AddTool(&mcp.Tool{Name: def.Name, Description: def.Description, InputSchema: def.InputSchema}, handler(az, name, checked(name, def.InputSchema, fn)))
+		s.AddTool(&mcp.Tool{Name: def.Name, Description: def.Description, InputSchema: def.InputSchema}, handler(az, name, checked(name, def.InputSchema, svc.pinned(fn))))
 	}
 	return nil
 }
 
 type toolFunc func(ctx context.Context, c core.Caller, args json.RawMessage) (any, error)
+
+// pinned gives a caller whose session names no project the project its
+// session has worked in: the agent's only project when the session first
+// used a team tool stays the session's when the agent is given a second
+// one (found by a new-user test: adding a project turned every call of the
+// sessions already open into project_required). A session that names no
+// project and first comes when the agent has several still must name one.
+func (s *Service) pinned(fn toolFunc) toolFunc {
+	return func(ctx context.Context, c core.Caller, args json.RawMessage) (any, error) {
+		if c.ProjectID == "" && c.Session != "" && c.AgentID != "" {
+			if r, err := s.roster(); err == nil {
+				if a, ok := r.byID[c.AgentID]; ok {
+					key := c.Session + "\x00" + c.AgentID
+					switch p, ok := s.pins.Load(key); {
+					case len(a.Projects) == 1:
+						s.pin(key, a.Projects[0])
+					case ok && slices.Contains(a.Projects, p.(string)):
+						c.ProjectID = p.(string)
+					}
+				}
+			}
+		}
+		return fn(ctx, c, args)
+	}
+}
+
+// maxPins bounds the sessions pinned to a project (pinned); past it they
+// are forgotten together, and sessions pin again on their next call.
+const maxPins = 10000
+
+func (s *Service) pin(key, project string) {
+	if _, loaded := s.pins.LoadOrStore(key, project); !loaded && s.pinCount.Add(1) > maxPins {
+		s.pins.Clear()
+		s.pinCount.Store(0)
+	}
+}
 
 // checked refuses arguments the tool's schema does not name before fn
 // runs (see authz.UnknownArguments).
