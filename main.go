@@ -81,6 +81,26 @@ Environment: AIRLOCK_DATA_DIR, AIRLOCK_ADDR, AIRLOCK_TOKEN (bridge), AIRLOCK_URL
 
 // run is the whole program, with its environment passed in.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	// A --data-dir before the command is the command's (airlock --data-dir
+	// X agents list; found by a new-user test): it reaches every command
+	// as $AIRLOCK_DATA_DIR does, which a --data-dir after the command
+	// still overrides.
+	dataDirFirst := func(dir string) {
+		env := getenv
+		getenv = func(k string) string {
+			if k == "AIRLOCK_DATA_DIR" {
+				return dir
+			}
+			return env(k)
+		}
+	}
+	if len(args) > 1 && (args[0] == "--data-dir" || args[0] == "-data-dir") && !strings.HasPrefix(args[1], "-") {
+		dataDirFirst(args[1])
+		args = args[2:]
+	} else if v, ok := strings.CutPrefix(strings.Join(args[:min(len(args), 1)], ""), "--data-dir="); ok {
+		dataDirFirst(v)
+		args = args[1:]
+	}
 	cmd := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
