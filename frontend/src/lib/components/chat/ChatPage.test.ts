@@ -157,6 +157,9 @@ describe('ChatPage', () => {
     expect(within(dialog).getAllByRole('checkbox').map((c) => c.parentElement!.textContent!.trim().split(/\s+/)[0])).toEqual(['mgr', 'bob']); // not the owner
     await userEvent.click(within(dialog).getByLabelText(/bob/));
     await userEvent.type(within(dialog).getByLabelText('Topic'), 'Release');
+    // The agents hear of it by its first message: none, no start.
+    expect(within(dialog).getByRole('button', { name: 'Start conversation' }).hasAttribute('disabled')).toBe(true);
+    expect(within(dialog).getByTestId('new-conversation-missing').textContent).toBe('Write the first message.');
     await userEvent.type(within(dialog).getByLabelText('First message'), 'When?');
     await userEvent.click(within(dialog).getByRole('button', { name: 'Start conversation' }));
     expect(fakeApi.chat.start).toHaveBeenCalledWith('prj_web', ['ag_bob'], 'Release', 'When?');
