@@ -602,6 +602,9 @@ func chatStart(svc *teams.Service, _ *authz.Service, args []string, w io.Writer)
 	if len(pos) != 1 {
 		return c.usageError("want exactly one MESSAGE (quote it)")
 	}
+	if strings.TrimSpace(pos[0]) == "" {
+		return c.usageError("the MESSAGE is empty: the agents hear of the conversation by it")
+	}
 	if *project == "" || len(with) == 0 {
 		return c.usageError("--project and at least one --with are required")
 	}

@@ -94,6 +94,9 @@ func TestTasksAndChatCLI(t *testing.T) {
 		t.Errorf("tasks show:\n%s", out)
 	}
 
+	if _, err := runCmd(t, chatCmd, db, "start", " ", "--project", "apollo", "--with", "w1"); core.ErrorCode(err) != core.EInvalid || !strings.Contains(err.Error(), "the MESSAGE is empty") {
+		t.Errorf("chat start with an empty message = %v, want it refused", err)
+	}
 	conv := decodeJSON[teams.ConversationSummary](t, mustRun(t, chatCmd, db, "start", "Please review the page.", "--project", "apollo", "--with", "w1", "--with", "mgr", "--topic", "review", "--json"))
 	if len(conv.Participants) != 3 || conv.LastMessage == nil || conv.LastMessage.SenderName != "owner" {
 		t.Fatalf("started = %+v", conv)
