@@ -582,7 +582,14 @@ func (s *Service) DeleteProject(ref string, withContent bool) error {
 		}
 		if tasks+convs > 0 {
 			s.mu.Unlock()
-			return core.Errorf(EProjectNotEmpty, "project %s holds %s and %s; deleting it deletes them too, with their history, messages and runs", p.Name, plural(tasks, "task"), plural(convs, "conversation")).
+			var held []string
+			if tasks > 0 {
+				held = append(held, plural(tasks, "task"))
+			}
+			if convs > 0 {
+				held = append(held, plural(convs, "conversation"))
+			}
+			return core.Errorf(EProjectNotEmpty, "Project %s holds %s; deleting it deletes them too, with their history, messages and runs", p.Name, strings.Join(held, " and ")).
 				WithHint("confirm that they go too, or move the work elsewhere first")
 		}
 	}

@@ -467,7 +467,7 @@ func TestDeletingAProjectSaysWhatGoesWithIt(t *testing.T) {
 	w := newWorld(t)
 	task := w.task(t, "owner", "worker-frontend-01", "important", teams.StatusTodo)
 	err := w.az.DeleteProject(w.project.ID, false)
-	if core.ErrorCode(err) != authz.EProjectNotEmpty || !strings.Contains(err.Error(), "holds 1 task and 0 conversations") {
+	if core.ErrorCode(err) != authz.EProjectNotEmpty || !strings.Contains(err.Error(), "holds 1 task; deleting it") {
 		t.Fatalf("deleting a project with a task = %v, want %s saying what it holds", err, authz.EProjectNotEmpty)
 	}
 	if _, err := w.svc.Task(task.ID); err != nil {
