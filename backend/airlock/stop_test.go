@@ -105,6 +105,8 @@ func TestStopDeliversRunningCall(t *testing.T) {
 	recs, _ = in2.API.Activity.List(core.ActivityFilter{Decision: core.DecisionDenied})
 	if len(recs) != 1 || recs[0].ErrorCode != core.EShuttingDown || recs[0].Status != core.StatusError {
 		t.Errorf("activity of the refused call = %+v, want one refusal with code %s (answered %q)", recs, core.EShuttingDown, textOf(refused))
+	} else if recs[0].Server != "everything" || recs[0].Tool != "echo" {
+		t.Errorf("the refused call is recorded under %q / %q, want everything / echo: its server's filter must find it", recs[0].Server, recs[0].Tool)
 	}
 }
 

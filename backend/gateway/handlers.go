@@ -183,10 +183,18 @@ func withoutSessionToken(args json.RawMessage) json.RawMessage {
 }
 
 // refuse records a request refused before the pipeline and answers it.
+// A tool call is recorded under its server and tool when the name routes,
+// so that Activity's filters find it (it was recorded under no server).
 func (g *Gateway) refuse(r *core.Request, err error) (mcp.Result, error) {
+	server, tool := r.Server, r.Exposed
+	if r.Kind == core.KindToolCall && server == "" {
+		if t, ok := g.cat.Snapshot().Tool(r.Exposed); ok {
+			server, tool = t.ServerID, t.Name
+		}
+	}
 	g.record(&core.AuditRecord{Time: time.Now().UTC(), Kind: r.Kind, Agent: r.Caller.Label(), AgentID: r.Caller.AgentID,
 		Client: r.Caller.Client.Name, ClientVersion: r.Caller.Client.Version, Session: r.Caller.Session, Purpose: r.Caller.Purpose,
-		Server: r.Server, Tool: r.Exposed, Arguments: pipeline.RedactArguments(r.Args), Decision: core.DecisionDenied,
+		Server: server, Tool: tool, Arguments: pipeline.RedactArguments(r.Args), Decision: core.DecisionDenied,
 		Status: core.StatusError, ErrorCode: core.ErrorCode(err), Error: core.ErrorMessage(err), Reason: core.ErrorMessage(err)})
 	if r.Kind == core.KindToolCall {
 		return pipeline.ErrorResult(err), nil

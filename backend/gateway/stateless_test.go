@@ -415,11 +415,11 @@ func TestNewRevisionIdentityPerRequest(t *testing.T) {
 			t.Errorf("%s answering tester's call: %q, want %s", c.name, text(t, res), core.EForbidden)
 		}
 	}
-	recs := e.audited(t, core.ActivityFilter{Tool: "test__ask_user", Decision: core.DecisionDenied}, func(r []core.AuditRecord) bool { return len(r) == 2 },
+	recs := e.audited(t, core.ActivityFilter{Server: "test", Tool: "ask_user", Decision: core.DecisionDenied}, func(r []core.AuditRecord) bool { return len(r) == 2 },
 		"the two refused answers")
 	for _, r := range recs {
-		if r.ErrorCode != core.EForbidden || r.Tool != "test__ask_user" || r.Agent == "tester" {
-			t.Errorf("audit of a refused answer = %+v, want forbidden, for test__ask_user, not by tester", r)
+		if r.ErrorCode != core.EForbidden || r.Server != "test" || r.Tool != "ask_user" || r.Agent == "tester" {
+			t.Errorf("audit of a refused answer = %+v, want forbidden, for test / ask_user (as its other records), not by tester", r)
 		}
 	}
 	// The state continues that call of that tool only (found in a security
