@@ -111,16 +111,19 @@ func (c *Classifier) Classify(script string) (out Classification) {
 
 // analysis is the state of one classification.
 type analysis struct {
-	c        *Classifier
-	made     map[string]bool // paths cp, ln, install or mv put a file at
-	findings []Finding
-	seen     map[string]bool
-	commands []string
-	stmtInvs map[*syntax.Stmt][]*invocation
-	parsed   map[string]bool
-	count    int
-	overrun  bool
-	vals     values
+	c    *Classifier
+	made map[string]bool // names of files the command line put in place (noteMade)
+	// pathChanged: the command line assigns PATH, so a bare name may run
+	// a file it put in place.
+	pathChanged bool
+	findings    []Finding
+	seen        map[string]bool
+	commands    []string
+	stmtInvs    map[*syntax.Stmt][]*invocation
+	parsed      map[string]bool
+	count       int
+	overrun     bool
+	vals        values
 }
 
 // word is one argument after brace expansion: its literal text when it has
@@ -347,6 +350,11 @@ func (a *analysis) redirect(r *syntax.Redirect) {
 	target, lit := literal(r.Word)
 	if r.Op == syntax.DplOut && lit && isFD(target) {
 		return // >&2 duplicates a descriptor, it names no file
+	}
+	if lit {
+		a.markMade(target) // cat /bin/rm > ./ls; ./ls -rf x
+	} else {
+		a.markMade("*")
 	}
 	shown := "> " + wordSource(r.Word)
 	for _, list := range []struct {
@@ -650,15 +658,24 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 	}
 	if w, ok := a.c.wrappers[inv.name]; ok && len(w.sub) == 0 {
 		return append(out, a.wrapped(inv, w, args, redirs, depth, open)...)
-	} else if ok && len(args) > 0 && args[0].lit && slices.Contains(w.sub, args[0].text) {
-		return append(out, a.wrapped(inv, w, args[1:], redirs, depth, open)...)
+	} else if ok {
+		// The subcommand may follow options of the program's own (npm
+		// --silent exec, uv --directory . run; found by a regression
+		// test): the first argument that names one counts, options or not.
+		if i := slices.IndexFunc(args, func(arg word) bool {
+			return !arg.lit || !strings.HasPrefix(arg.text, "-") && slices.Contains(w.sub, arg.text)
+		}); i >= 0 {
+			if !args[i].lit {
+				a.report(core.Ask, "dynamic-command", inv.text, fmt.Sprintf("%s is given a subcommand made when the command runs", inv.name))
+				return out
+			}
+			return append(out, a.wrapped(inv, w, args[i+1:], redirs, depth, open)...)
+		}
 	}
 	a.noteMade(inv.name, args)
 	switch {
-	case (inv.name == "make" || inv.name == "gmake") && slices.ContainsFunc(args, func(w word) bool {
-		return w.lit && (strings.HasPrefix(w.text, "-E") || strings.HasPrefix(w.text, "--eval"))
-	}):
-		a.report(core.Ask, "make-eval", inv.text, "make --eval (-E) runs makefile code given on the command line, whose recipes are shell commands")
+	case (inv.name == "make" || inv.name == "gmake") && slices.ContainsFunc(args, makeCodeArg):
+		a.report(core.Ask, "make-eval", inv.text, "make is given makefile code on the command line (--eval, a makefile read from the input, a variable with $(shell …)), whose recipes and functions run shell commands")
 	case posixShell(inv.name) || otherShell(inv.name):
 		out = append(out, a.shell(inv, args, redirs, depth)...)
 	case inv.name == "eval":
@@ -993,7 +1010,9 @@ func (a *analysis) findExec(args []word, depth int) []*invocation {
 		for j < len(args) && !(args[j].lit && (args[j].text == ";" || args[j].text == "+")) {
 			j++
 		}
-		if j > i+1 {
+		if j > i+1 && args[i+1].lit && strings.Contains(args[i+1].text, "{}") {
+			a.report(core.Ask, "find-exec-found", "find "+w.text+" "+args[i+1].text, "find runs the files it finds as programs: what they are cannot be checked by their names")
+		} else if j > i+1 {
 			out = append(out, a.run(args[i+1:j], nil, depth+1, false)...)
 		}
 		i = j
@@ -1160,14 +1179,79 @@ func loaderVariable(name string) bool {
 	return neverPassed(name)
 }
 
-// noteMade records where cp, ln, install and mv put a file (their last
-// operand, or -t DIR's files), so that running it later in the same
-// command line asks: cp /bin/rm ./ls; ./ls -rf x would pass for ls (found
-// by a regression test).
+// systemProgram reports whether a path names a program of the system's
+// (/bin/rm, /usr/sbin/x): copying or linking one is how a program is put
+// under another name.
+func systemProgram(p string) bool {
+	for _, d := range []string{"/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/usr/libexec/", "/lib/", "/usr/lib/"} {
+		if strings.HasPrefix(path.Clean(p)+"/", d) && path.Clean(p)+"/" != d {
+			return true
+		}
+	}
+	return false
+}
+
+// makeCodeArg reports whether an argument of make gives it makefile code:
+// --eval (abbreviated too), -E in a cluster of short options, a makefile
+// read from the input, or a variable whose value make expands ($(shell …)).
+func makeCodeArg(w word) bool {
+	t := w.text
+	switch {
+	case !w.lit:
+		return false
+	case strings.HasPrefix(t, "--"):
+		key, val, _ := strings.Cut(t[2:], "=")
+		return len(key) >= 2 && strings.HasPrefix("eval", key) ||
+			(key == "file" || key == "makefile") && (val == "-" || strings.HasPrefix(val, "/dev/") || strings.HasPrefix(val, "/proc/"))
+	case strings.HasPrefix(t, "-") && len(t) > 1:
+		if i := strings.IndexAny(t, "Ef"); i > 0 {
+			if t[i] == 'E' {
+				return true
+			}
+			rest := t[i+1:]
+			return rest == "-" || strings.HasPrefix(rest, "/dev/") || strings.HasPrefix(rest, "/proc/")
+		}
+		return false
+	case t == "-":
+		return true // the value of a -f before it
+	}
+	return strings.Contains(t, "$(") || strings.Contains(t, "${")
+}
+
+// noteMade records where cp, ln, install, mv, dd and tee put a file (their
+// last operand, -t DIR's files, of=, tee's operands), so that running it
+// later in the same command line asks: cp /bin/rm ./ls; ./ls -rf x would
+// pass for ls (found by a regression test). Copying or linking a program
+// of the system asks at once: the name it gets cannot be trusted later.
 func (a *analysis) noteMade(name string, args []word) {
+	if a.made == nil {
+		a.made = map[string]bool{}
+	}
 	switch name {
-	case "cp", "ln", "install", "mv", "rsync":
+	case "cp", "ln", "install", "mv", "rsync", "dd", "tee":
 	default:
+		return
+	}
+	for _, w := range args {
+		src := w.text
+		if name == "dd" {
+			src = strings.TrimPrefix(src, "if=")
+		}
+		if w.lit && systemProgram(src) && name != "tee" {
+			a.report(core.Ask, "program-copied", name+" "+src, fmt.Sprintf("%s copies or links the program %s: under another name it would pass for another command", name, src))
+		}
+	}
+	if name == "dd" || name == "tee" {
+		for _, w := range args {
+			switch {
+			case !w.lit:
+				a.made["*"] = true
+			case name == "dd" && strings.HasPrefix(w.text, "of="):
+				a.markMade(strings.TrimPrefix(w.text, "of="))
+			case name == "tee" && !strings.HasPrefix(w.text, "-"):
+				a.markMade(w.text)
+			}
+		}
 		return
 	}
 	var operands []string
@@ -1187,12 +1271,9 @@ func (a *analysis) noteMade(name string, args []word) {
 			operands = append(operands, w.text)
 		}
 	}
-	if a.made == nil {
-		a.made = map[string]bool{}
-	}
 	if dir != "" {
 		for _, o := range operands {
-			a.made[path.Join(dir, path.Base(o))] = true
+			a.markMade(path.Join(dir, path.Base(o)))
 		}
 		return
 	}
@@ -1204,17 +1285,27 @@ func (a *analysis) noteMade(name string, args []word) {
 		a.made["*"] = true // a destination made at run time: any path
 		return
 	}
-	a.made[path.Clean(dest)] = true
+	a.markMade(dest)
 	for _, o := range operands[:len(operands)-1] {
-		a.made[path.Join(dest, path.Base(o))] = true // into a folder
+		a.markMade(path.Join(dest, path.Base(o))) // into a folder
 	}
 }
 
-// madeHere reports whether a command named by a path runs a file this
-// command line copied, linked or moved into place.
+// markMade notes a file the command line writes or puts in place, by its
+// name: a cd between makes its path unreliable, so the name is what counts.
+func (a *analysis) markMade(p string) {
+	if a.made == nil {
+		a.made = map[string]bool{}
+	}
+	a.made[path.Base(path.Clean(p))] = true
+}
+
+// madeHere reports whether a command named by a path (or by a bare name,
+// once the command line changed PATH) runs a file of the name this
+// command line copied, linked, moved or wrote into place.
 func (a *analysis) madeHere(name string) bool {
-	if len(a.made) == 0 || !strings.Contains(name, "/") {
+	if len(a.made) == 0 || !strings.Contains(name, "/") && !a.pathChanged {
 		return false
 	}
-	return a.made["*"] || a.made[path.Clean(name)]
+	return a.made["*"] || a.made[path.Base(path.Clean(name))]
 }

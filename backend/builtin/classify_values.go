@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -296,6 +297,9 @@ func (a *analysis) arith(x syntax.ArithmExpr, array string) {
 	})
 }
 
+// arrayIndex finds the [index]= of a compound array value.
+var arrayIndex = regexp.MustCompile(`\[([^\]]*)\]=`)
+
 // subscriptNames records the names in the subscript of a literal variable
 // name given to a builtin (unset 'a[x]', printf -v 'a[x]', test -v 'a[x]',
 // declare 'a[x]=1', declare -n r='a[x]'): bash evaluates the subscript as
@@ -448,6 +452,13 @@ func (a *analysis) declare(d *syntax.DeclClause) {
 				flags += s[1:]
 			case ok && !subscriptCode(s):
 				a.subscriptNames(strings.SplitN(s, "=", 2)[0])
+				if _, val, _ := strings.Cut(s, "="); strings.HasPrefix(val, "(") {
+					// declare -a 'b=([x]=1)': each [x] is evaluated too
+					// (found by a regression test).
+					for _, m := range arrayIndex.FindAllStringSubmatch(val, -1) {
+						a.arithNames(m[1], leadingName(s))
+					}
+				}
 				if name := leadingName(s); name != "" {
 					if _, val, hasVal := strings.Cut(s, "="); hasVal { // declare 'x=1'
 						a.assigned(name, &syntax.Word{Parts: []syntax.WordPart{&syntax.Lit{Value: val}}})
@@ -518,6 +529,9 @@ func (a *analysis) assignedByCommand(arg string) {
 	name := leadingName(arg)
 	if name == "" {
 		return
+	}
+	if name == "PATH" {
+		a.pathChanged = true
 	}
 	a.vals.other[name] = true
 	a.variable(name) // printf -v GIT_EXTERNAL_DIFF …, exported by set -a
@@ -671,6 +685,9 @@ func (a *analysis) reportRef(r valueRef) {
 
 // assigned records the assignment of value to the variable name.
 func (a *analysis) assigned(name string, value *syntax.Word) {
+	if name == "PATH" {
+		a.pathChanged = true
+	}
 	v, lit := "", false
 	if value != nil {
 		v, lit = literal(value)

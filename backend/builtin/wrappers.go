@@ -123,15 +123,21 @@ func wrappers() map[string]wrapper {
 		// (npx -c '...').
 		"npx":  npx,
 		"bunx": guess, "uvx": guess, "pnpx": guess,
-		"npm":    withSub(npx, "exec", "x"),
-		"pnpm":   withSub(guess, "exec", "dlx"),
-		"yarn":   withSub(guess, "exec", "dlx", "run"),
+		"npm": withSub(guess, "exec", "x", "explore"),
+		// pnpm runs a command it does not know as one (pnpm bash -c …).
+		"pnpm": guess, "corepack": guess,
+		"yarn":   withSub(guess, "exec", "dlx", "run", "node"),
 		"bun":    withSub(guess, "x", "run", "exec"),
 		"uv":     withSub(guess, "run"),
 		"poetry": withSub(guess, "run"), "pipx": withSub(guess, "run"), "pdm": withSub(guess, "run"),
 		"hatch": withSub(guess, "run"), "rye": withSub(guess, "run"), "pixi": withSub(guess, "run", "exec"),
 		"conda": withSub(guess, "run"), "mamba": withSub(guess, "run"), "micromamba": withSub(guess, "run"),
 		"mise": withSub(guess, "exec", "x"), "direnv": withSub(guess, "exec"), "asdf": withSub(guess, "exec"),
+		"pipenv": withSub(guess, "run"), "volta": withSub(guess, "run"),
+		"bundle": withSub(guess, "exec"), "pyenv": withSub(guess, "exec"), "rbenv": withSub(guess, "exec"),
+		"fnm": withSub(guess, "exec"), "nvm": withSub(guess, "exec", "run"), "tox": withSub(guess, "exec", "run"),
+		"opam": withSub(guess, "exec"), "stack": withSub(guess, "exec", "run"), "cabal": withSub(guess, "exec", "run"),
+		"nix":       withSub(guess, "develop", "shell", "run"),
 		"nix-shell": {scanAll: true, scriptLong: []string{"run", "command"}, guess: true},
 	}
 }
@@ -209,7 +215,9 @@ func (a *analysis) wrapped(inv *invocation, w wrapper, args []word, redirs []*sy
 func (a *analysis) guessAll(args []word, redirs []*syntax.Redirect, depth int, open, scripts bool) []*invocation {
 	var out []*invocation
 	for i, w := range args {
-		if w.lit && strings.HasPrefix(w.text, "-") {
+		if w.lit && (strings.HasPrefix(w.text, "-") || w.text == "." || w.text == "..") {
+			// An option; or a folder (a wrapper execs a program, and
+			// "." is the shell's source, no program).
 			continue
 		}
 		if scripts && w.lit && strings.ContainsAny(w.text, " \t\n;|&") && !a.parsed[w.text] {
