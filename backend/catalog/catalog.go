@@ -297,15 +297,20 @@ func (c *Catalog) Apply(cfgs []core.ServerConfig) {
 		}
 		cfg, ok := want[id]
 		if ok && !cfg.Disabled && sameConfig(withoutTimeouts(cfg), withoutTimeouts(d.cfg)) {
+			changed := int64(cfg.StartTimeout) != d.startSecs.Load() || int64(cfg.CallTimeout) != d.callSecs.Load()
 			d.setTimeouts(cfg)
-			continue
-		}
-		if !ok || cfg.Disabled || !sameConfig(cfg, d.cfg) {
-			stop = append(stop, d)
-			delete(c.sources, id)
-			if ok && !cfg.Disabled {
-				was[id] = d.added
+			if !changed || d.status().State != core.StateFailed {
+				continue
 			}
+			// A server that gave up starting tries again with its new
+			// timeouts (found by a regression test: raising the start
+			// timeout, as its error advises, left it failed).
+		}
+		// Removed, disabled or changed: it stops (and starts anew below).
+		stop = append(stop, d)
+		delete(c.sources, id)
+		if ok && !cfg.Disabled {
+			was[id] = d.added
 		}
 	}
 	ids := make([]string, 0, len(want))
@@ -410,6 +415,9 @@ func (c *Catalog) Restart(id string) error {
 	}
 	nd := newSource(c, d.cfg, d.inproc)
 	nd.added = d.added
+	// Its timeouts as last applied, which may be newer than its entry's.
+	nd.startSecs.Store(d.startSecs.Load())
+	nd.callSecs.Store(d.callSecs.Load())
 	c.sources[id] = nd
 	c.mu.Unlock()
 	d.stop()

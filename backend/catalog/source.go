@@ -267,7 +267,8 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 		},
 	})
 	client.AddReceivingMiddleware(serverRequests)
-	connectCtx, cancel := context.WithTimeout(d.ctx, d.startTimeout())
+	startTimeout := d.startTimeout()
+	connectCtx, cancel := context.WithTimeout(d.ctx, startTimeout)
 	defer cancel()
 	// The SSE client keeps using the Connect context for its stream, so it
 	// must live as long as the source does.
@@ -280,7 +281,7 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 		werr := wait()
 		var bad *badOutputError
 		if connectCtx.Err() != nil && d.ctx.Err() == nil {
-			return time.Time{}, fmt.Errorf("did not become ready within %s%s", d.startTimeout(), startTimeoutHint)
+			return time.Time{}, fmt.Errorf("did not become ready within %s%s", startTimeout, startTimeoutHint)
 		}
 		if errors.As(err, &bad) {
 			// Airlock stopped the process after it broke the handshake:

@@ -817,6 +817,26 @@ func TestServerStartTimeout(t *testing.T) {
 	if !strings.Contains(st.LastError, "did not become ready within 1s") || !strings.Contains(st.LastError, `"startTimeout"`) {
 		t.Errorf("last error = %q, want it to say it was not ready within its 1s, and how to give it longer", st.LastError)
 	}
+	// Given longer, as the error advises, it tries again with it; and a
+	// Restart keeps it (found by a regression test: it stayed failed, and
+	// Restart used the old timeout).
+	failedWithin := func(d string) {
+		t.Helper()
+		testutil.Eventually(t, 30*time.Second, func() bool {
+			st, _ := e.cat.ServerStatus("sleeper")
+			return st.State == core.StateFailed && strings.Contains(st.LastError, "within "+d)
+		}, "the server did not try again with its %s start timeout: %+v", d, e.cat.Status())
+	}
+	e.cat.Apply([]core.ServerConfig{{ID: "sleeper", Command: "sleep", Args: []string{"1000"}, StartTimeout: 2}})
+	failedWithin("2s")
+	if err := e.cat.Restart("sleeper"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		st, _ := e.cat.ServerStatus("sleeper")
+		return st.State != core.StateFailed
+	}, "Restart did not start it")
+	failedWithin("2s")
 }
 
 func TestHTTPAndSSEDownstreams(t *testing.T) {
