@@ -192,7 +192,7 @@ func definitions() []authz.ToolDef {
 		},
 		{
 			Name:        "respond_chat",
-			Description: "Chat session: answers in a conversation you take part in; everything before your answer counts as read.",
+			Description: "Chat session: answers in a conversation you take part in. Messages of others you have not read yet stay pending: the answer says how many (unread_count), and you read them with get_pending_messages.",
 			InputSchema: authz.Schema(tok, conv, str("content", "Your answer (at most 16 KiB).", true),
 				str("in_reply_to", "The message id you answer (msg_…).", false)),
 			Example: ex(`{"session_token":"als_xxx","conversation_id":"conv_abc","content":"Understood, starting now."}`),

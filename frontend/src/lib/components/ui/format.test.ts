@@ -47,7 +47,9 @@ describe('linkParts', () => {
 
 describe('showControls', () => {
   it('shows bidirectional controls as marks, so reordered text cannot pass for other text (found by a new-user test)', async () => {
-    const { showControls, prettyJson, linkParts } = await import('./format');
+    const { showControls, hasControls, prettyJson, linkParts } = await import('./format');
+    expect(hasControls('a\u202eb')).toBe(true);
+    expect(hasControls('plain 日本語')).toBe(false);
     expect(showControls('RTL \u202e gnp.exe')).toBe('RTL ⟨U+202E⟩ gnp.exe');
     expect(showControls('a\u2066b\u2069c\u200fd')).toBe('a⟨U+2066⟩b⟨U+2069⟩c⟨U+200F⟩d');
     expect(showControls('日本語 and émoji 🙂')).toBe('日本語 and émoji 🙂');

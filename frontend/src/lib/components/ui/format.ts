@@ -7,6 +7,10 @@ import { currentTime } from './clock.svelte';
  * what a person reads (a path to approve, a task title) is what it says
  * (found by a new-user test).
  */
+export function hasControls(text: string): boolean {
+  return /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/.test(text);
+}
+
 export function showControls(text: string): string {
   return text.replace(/[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g, (c) => `⟨U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`);
 }
