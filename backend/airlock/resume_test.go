@@ -2,6 +2,7 @@ package airlock_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -32,6 +33,15 @@ func startAt(t *testing.T, addr string, o airlock.Options) *airlock.Instance {
 // status.
 func send(t *testing.T, method, endpoint, token, sid, body string) int {
 	t.Helper()
+	code, err := sendCode(method, endpoint, token, sid, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code
+}
+
+// sendCode is send for any goroutine: the transport's error is returned.
+func sendCode(method, endpoint, token, sid, body string) (int, error) {
 	req, _ := http.NewRequest(method, endpoint, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -41,10 +51,10 @@ func send(t *testing.T, method, endpoint, token, sid, body string) int {
 	// A connection of its own: one pooled from before a restart is dead.
 	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	resp.Body.Close()
-	return resp.StatusCode
+	return resp.StatusCode, nil
 }
 
 // answering waits until the client reaches the new Airlock on a new
@@ -214,5 +224,36 @@ func TestAuthenticatedSessionOutlivesRestart(t *testing.T) {
 	answering(t, sess)
 	if res := call("everything__whoami", nil); !res.IsError {
 		t.Errorf("whoami after logout and a restart = %q, want it refused: nobody is authenticated", textOf(res))
+	}
+}
+
+// Requests that come at once as the first after a restart all find the
+// session (a regression test saw one of two get 404, once).
+func TestConcurrentFirstRequestsAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	in := startWith(t, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
+	u, _ := url.Parse(in.Info.MCPURL)
+	sess := connect(t, in)
+	sid := sess.ID()
+	in.Close()
+	in2 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
+	const n = 8
+	codes := make(chan int, n)
+	start := make(chan struct{})
+	for i := range n {
+		go func() {
+			<-start
+			code, err := sendCode("POST", in2.Info.MCPURL, in2.Info.AgentToken, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i+1))
+			if err != nil {
+				t.Error(err)
+			}
+			codes <- code
+		}()
+	}
+	close(start)
+	for range n {
+		if c := <-codes; c != http.StatusOK {
+			t.Errorf("a first request after the restart = HTTP %d, want 200", c)
+		}
 	}
 }
