@@ -338,6 +338,11 @@ func matchPipeline(segs []segment, stages [][]*invocation) (yes, maybe bool) {
 
 // redirect checks an output redirection against the redirection rules.
 func (a *analysis) redirect(r *syntax.Redirect) {
+	if r.N != nil && strings.HasPrefix(r.N.Value, "{") && strings.Contains(r.N.Value, "[") {
+		// exec {a[x]}>f: bash evaluates the subscript (found by a third
+		// regression test).
+		a.subscriptNames(strings.Trim(r.N.Value, "{}"))
+	}
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
 		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.DplOut:
@@ -674,6 +679,21 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 	}
 	a.noteMade(inv.name, args)
 	switch {
+	case inv.name == "declare" || inv.name == "typeset" || inv.name == "local" || inv.name == "export" || inv.name == "readonly" || inv.name == "let":
+		// Bash parses these as declarations only as a bare word; run
+		// through builtin or command, or quoted, their assignments and
+		// arithmetic are not seen here (found by a third regression test).
+		a.report(core.Ask, "declaration-as-command", inv.text, fmt.Sprintf("%s run as a plain command (after builtin or command, or quoted) assigns and evaluates what the checker cannot see", inv.name))
+	case inv.name == "git" && gitRunsSomething(args):
+		a.report(core.Ask, "git-config-command", inv.text, "git is given a setting or a transport that can make it run a command (a config key in capitals, a renamed section, ext::)")
+	case inv.name == "tar" && len(args) > 0 && args[0].lit && !strings.HasPrefix(args[0].text, "-") && strings.ContainsAny(args[0].text, "IF"):
+		a.report(core.Ask, "tar-program", inv.text, "tar's old-style options name a program to run (I: compression, F: volume script)")
+	case inv.name == "ed" || inv.name == "red" || inv.name == "ex":
+		a.report(core.Ask, "editor-stdin", inv.text, inv.name+" reads its commands from its input, where !cmd runs a shell command")
+	case (inv.name == "vim" || inv.name == "vi" || inv.name == "nvim") && readsInput(redirs) && slices.ContainsFunc(args, func(w word) bool {
+		return w.lit && (w.text == "-e" || w.text == "-es" || w.text == "-E" || w.text == "-Es")
+	}):
+		a.report(core.Ask, "editor-stdin", inv.text, inv.name+" in Ex mode reads its commands from the command line's input, where !cmd runs a shell command")
 	case (inv.name == "make" || inv.name == "gmake") && slices.ContainsFunc(args, makeCodeArg):
 		a.report(core.Ask, "make-eval", inv.text, "make is given makefile code on the command line (--eval, a makefile read from the input, a variable with $(shell …)), whose recipes and functions run shell commands")
 	case posixShell(inv.name) || otherShell(inv.name):
@@ -1159,7 +1179,7 @@ func commandVariable(name string) bool {
 	case "BASH_CMDS", "BASH_ALIASES", // the command hash and the aliases: what a name runs
 		"PAGER", "MANPAGER", "GIT_PAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
 		"GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS",
-		"GIT_EXEC_PATH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+		"GIT_EXEC_PATH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_ALLOW_PROTOCOL",
 		"LESSOPEN", "LESSCLOSE", "BROWSER", "PYTHONPATH", "PERL5LIB", "RUBYLIB", "NODE_PATH",
 		"RSYNC_RSH", "CVS_RSH", "PROMPT_COMMAND":
 		return true
@@ -1308,4 +1328,29 @@ func (a *analysis) madeHere(name string) bool {
 		return false
 	}
 	return a.made["*"] || a.made[path.Base(path.Clean(name))]
+}
+
+// gitRunsSomething reports whether git's arguments may make it run a
+// command the ask list cannot see: a config key with capitals (keys are
+// case-insensitive; the list's are written in small letters), a section
+// renamed into another, or the ext:: transport, which runs its URL.
+func gitRunsSomething(args []word) bool {
+	config := false
+	for _, w := range args {
+		if !w.lit {
+			continue
+		}
+		t := w.text
+		switch {
+		case strings.Contains(t, "ext::"):
+			return true
+		case t == "config":
+			config = true
+		case config && (t == "--rename-section" || strings.HasPrefix(t, "--rename-section=")):
+			return true
+		case config && !strings.HasPrefix(t, "-") && strings.Contains(t, ".") && !strings.ContainsAny(t, " /") && strings.ToLower(t) != t:
+			return true
+		}
+	}
+	return false
 }

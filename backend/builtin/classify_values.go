@@ -400,6 +400,21 @@ func (a *analysis) valueNode(n syntax.Node) {
 		if n.Name == nil {
 			return
 		}
+		// A loop variable is assigned each item: one that names commands
+		// (BASH_CMDS, GIT_SSH_COMMAND), PATH or PS4 is checked as any
+		// assignment (found by a third regression test).
+		if name := n.Name.Value; name == "PATH" || name == "PS4" || commandVariable(name) || loaderVariable(name) {
+			a.variable(name)
+			if name == "PATH" {
+				a.pathChanged = true
+			}
+			if name == "PS4" {
+				a.report(core.Ask, "runtime-code", "for PS4 in …", "PS4 is set by a loop; with set -x bash runs the command substitutions in it")
+			}
+			if name == "BASH_CMDS" || name == "BASH_ALIASES" || name == "PATH" {
+				a.report(core.Ask, "command-variable", "for "+name+" in …", fmt.Sprintf("a loop sets %s, which decides what command names run", name))
+			}
+		}
 		for _, w := range n.Items {
 			if !numericWord(w) {
 				a.vals.other[n.Name.Value] = true
@@ -488,6 +503,12 @@ func (a *analysis) declare(d *syntax.DeclClause) {
 				a.arith(as.Value, "")
 			}
 		}
+		if strings.Contains(flags, "n") && (as.Naked || as.Value == nil) {
+			// declare -n h; h=BASH_CMDS: the reference's target is set
+			// later, by an assignment the checker cannot follow.
+			a.report(core.Ask, "runtime-code", d.Variant.Value+" -n "+name,
+				"a reference whose target is set later: what is written through it cannot be checked")
+		}
 		if strings.Contains(flags, "n") && as.Name != nil && !as.Naked && as.Value != nil {
 			target, ok := literal(as.Value)
 			switch {
@@ -498,6 +519,9 @@ func (a *analysis) declare(d *syntax.DeclClause) {
 				a.subscriptNames(target)
 				t := leadingName(target)
 				a.vals.nameref[name] = t
+				if t == "PATH" {
+					a.pathChanged = true // what is written through it sets PATH
+				}
 				a.variable(t) // a reference to PS4, BASH_ENV, GIT_PAGER: writing it sets them
 				if t == "PS4" {
 					a.report(core.Ask, "runtime-code", d.Variant.Value+" -n "+name+"=PS4", "a reference to PS4: what is assigned through it is prompt-expanded under set -x")

@@ -377,6 +377,12 @@ var listAdditions = []struct{ deny, ask []string }{
 		"zip {-TT,--unzip-command}",
 		"less +*",
 	}},
+	{ask: []string{ // 4: more settings and options that run a command
+		"git config {trailer.*,merge.*.driver,difftool.*,mergetool.*,credential.*,gpg.*,core.alternateRefsCommand,core.alternaterefscommand,submodule.*,protocol.*}",
+		"tar {-F,--info-script,--new-volume-script}",
+		"go {-toolexec,-toolexec=*,-exec,-exec=*}",
+		"sqlite3 {.sh*,.sy*,.output*|*,.once*|*,.read*|*}",
+	}},
 }
 
 // ListsVersion is the version of the default deny and ask lists.

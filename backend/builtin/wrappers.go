@@ -118,6 +118,7 @@ func wrappers() map[string]wrapper {
 		// parallel, like xargs, adds what it reads to the command it runs.
 		"parallel":    {guess: true, open: true},
 		"dbus-launch": guess, "ssh-agent": guess, "caffeinate": guess,
+		"dbus-run-session": guess, "systemd-cat": guess, "systemd-inhibit": guess,
 		// Package runners run the command or package binary they are given
 		// (npx rm -rf x runs rm; found by a regression test), or a script
 		// (npx -c '...').
