@@ -486,6 +486,9 @@ var evasionCorpus = []struct {
 	{`dbus-run-session -- rm -rf x`, deny},
 	{`echo "!rm -rf x" | ed -s`, ask},
 	{`vim -es <<< "!rm -rf x"`, ask},
+	{`git push "$remote" "$branch"`, ask},
+	{`git "$cmd" --force`, ask},
+	{`git -c "$x" status`, ask},
 	// Found by an adversarial review: commands run through wrappers, env,
 	// xargs, hashes, git options, sed and attached option values.
 	{`env 'a-b=1' rm -rf ~`, deny},
@@ -626,6 +629,9 @@ var harmlessCorpus = []string{
 	"PATH=/usr/local/go/bin:$PATH go version",
 	"git config user.email a@b.c", "tar czf a.tgz dir", "tar xf a.tar", "go test ./...", `sqlite3 db.sqlite "select 1"`,
 	"for f in *.go; do gofmt -l $f; done", "declare -a arr=(1 2 3)", "export FOO=bar",
+	// Found by a regression test: every git command with a computed
+	// argument asked, though its subcommand rules the git rules out.
+	`git commit -m "$(cat msg.txt)"`, `git checkout "$branch"`, `for f in *.go; do git add "$f"; done`, `git log --since="$since"`,
 	"let 'j=1' 'j+=2'; echo $j",
 	"declare -A m; m[key]=1; echo ${m[key]}",
 	"arr=(a b c); echo ${arr[1]} ${#arr[@]} ${!arr[@]} ${arr[@]:1}",

@@ -201,7 +201,49 @@ func (s *segment) match(inv *invocation) (yes, maybe bool) {
 	if all {
 		return true, false
 	}
+	if !inv.open && len(s.tokens) > 0 && s.subcommandRulesOut(inv) {
+		return false, false
+	}
 	return false, inv.open || inv.dynamicArgs()
+}
+
+// subcommandRulesOut reports whether inv's literal subcommand (its first
+// argument that is no flag, written out) rules the segment out whatever
+// its computed arguments hold: a rule for git push cannot match git
+// commit -m "$(cat msg)". For git, a rule on a global option (git -c)
+// cannot match either once the subcommand is written out with nothing
+// computed before it. (Found by a regression test: every git command with
+// a computed argument asked.)
+func (s *segment) subcommandRulesOut(inv *invocation) bool {
+	sub := -1
+	for i, a := range inv.args {
+		if !a.lit {
+			return false // computed before the subcommand
+		}
+		if !strings.HasPrefix(a.text, "-") {
+			sub = i
+			break
+		}
+	}
+	if sub < 0 {
+		return false
+	}
+	first := s.tokens[0]
+	flagRule := false
+	for _, alt := range first {
+		if strings.HasPrefix(alt, "-") {
+			flagRule = true
+		}
+	}
+	if flagRule {
+		return inv.name == "git"
+	}
+	for _, alt := range first {
+		if glob(alt, inv.args[sub].text) {
+			return false
+		}
+	}
+	return true
 }
 
 // tokenMet reports whether some literal argument meets one of alts.
