@@ -283,7 +283,17 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 		if connectCtx.Err() != nil && d.ctx.Err() == nil {
 			return time.Time{}, fmt.Errorf("did not become ready within %s%s", startTimeout, startTimeoutHint)
 		}
-		if errors.As(err, &bad) {
+		if !errors.As(err, &bad) {
+			// The handshake may fail on the broken connection before the
+			// read's own error reaches it: what the process wrote says
+			// why (found by CI, once: "killed by signal terminated").
+			if st, ok := transport.(*stdioTransport); ok {
+				if line := st.tap.badLine(); line != nil {
+					bad = &badOutputError{line: line, err: err}
+				}
+			}
+		}
+		if bad != nil {
 			// Airlock stopped the process after it broke the handshake:
 			// its exit status would only say so.
 			return time.Time{}, fmt.Errorf("%w before it answered initialize; %s%s", bad, badOutputHint, d.lastStderr())
