@@ -97,8 +97,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if len(args) > 1 && (args[0] == "--data-dir" || args[0] == "-data-dir") && !strings.HasPrefix(args[1], "-") {
 		dataDirFirst(args[1])
 		args = args[2:]
-	} else if v, ok := strings.CutPrefix(strings.Join(args[:min(len(args), 1)], ""), "--data-dir="); ok {
-		dataDirFirst(v)
+	} else if len(args) > 0 && strings.HasPrefix(args[0], "--data-dir=") {
+		dataDirFirst(strings.TrimPrefix(args[0], "--data-dir="))
 		args = args[1:]
 	}
 	cmd := ""

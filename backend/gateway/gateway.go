@@ -287,11 +287,12 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			return
 		}
 		var resume *mcp.ServerSessionState
+		var bound string
 		if sid != "" {
 			s := g.session(sid)
 			foreign := s != nil && s.conn.Key != conn.Key
 			if s == nil && !sse && !stateless {
-				resume, foreign = g.kept(sid, conn)
+				resume, bound, foreign = g.kept(sid, conn)
 			}
 			if foreign {
 				g.refuseForeign(r, conn, sid)
@@ -327,7 +328,7 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			opening = r.Method == http.MethodPost && sid == ""
 		}
 		if resume != nil {
-			g.resume(r, sid, conn, resume)
+			g.resume(r, sid, conn, resume, bound)
 		}
 		if opening {
 			s := g.newSession(conn)
@@ -415,7 +416,7 @@ func (g *Gateway) refusedInside(r *http.Request, conn Connection, err error, sid
 		// carried on as its agent's session, refused inside (found by a
 		// regression test: a suspended agent's session was refused at the
 		// door after a restart, and its client gave it up for good).
-		st, foreign := g.kept(sid, conn)
+		st, _, foreign := g.kept(sid, conn)
 		return st != nil && !foreign
 	}
 	return s.conn.Key == conn.Key
@@ -680,7 +681,7 @@ func (g *Gateway) keep(s *session) {
 // is (found by a regression test: a session whose client reconnected its
 // event stream first was dropped as never opened a minute later, and every
 // call on it was cancelled). The request then finds it as any other.
-func (g *Gateway) resume(r *http.Request, sid string, conn Connection, state *mcp.ServerSessionState) {
+func (g *Gateway) resume(r *http.Request, sid string, conn Connection, state *mcp.ServerSessionState, bound string) {
 	s := g.newSession(conn)
 	s.resumed = true
 	ss, made, err := g.streamable.Resume(r, sid, s.server, state)
@@ -702,7 +703,7 @@ func (g *Gateway) resume(r *http.Request, sid string, conn Connection, state *mc
 	if err := g.opts.Sessions.Seen([]string{sid}); err != nil {
 		g.log.Warn("mark a resumed session seen", "err", err)
 	}
-	if _, _, bound, _, err := g.opts.Sessions.Load(sid); err == nil && bound != "" {
+	if bound != "" {
 		// The agent it authenticated as, unless that session has ended
 		// (expired, logged out): then it is the connection's again.
 		if err := g.ids.Rebind(sid, bound); err != nil {
@@ -713,28 +714,29 @@ func (g *Gateway) resume(r *http.Request, sid string, conn Connection, state *mc
 	g.announce(s, false) // what it may see now, for list_changed later
 }
 
-// kept returns the state of session sid of an earlier run, when it was
-// opened with conn's credential; foreign when another credential opened it.
-func (g *Gateway) kept(sid string, conn Connection) (st *mcp.ServerSessionState, foreign bool) {
+// kept returns the state of session sid of an earlier run, and the agent
+// session authenticate bound to it, when it was opened with conn's
+// credential; foreign when another credential opened it.
+func (g *Gateway) kept(sid string, conn Connection) (st *mcp.ServerSessionState, bound string, foreign bool) {
 	if g.opts.Sessions == nil {
-		return nil, false
+		return nil, "", false
 	}
-	cred, raw, _, ok, err := g.opts.Sessions.Load(sid)
+	cred, raw, bound, ok, err := g.opts.Sessions.Load(sid)
 	if err != nil {
 		g.log.Warn("look up a session of an earlier run", "err", err)
-		return nil, false
+		return nil, "", false
 	}
 	if !ok {
-		return nil, false
+		return nil, "", false
 	}
 	if cred != conn.Key {
-		return nil, true
+		return nil, "", true
 	}
 	st = new(mcp.ServerSessionState)
 	if json.Unmarshal(raw, st) != nil || st.InitializeParams == nil {
-		return nil, false
+		return nil, "", false
 	}
-	return st, false
+	return st, bound, false
 }
 
 // keepBinding keeps what authenticate or logout made of s's binding, for
