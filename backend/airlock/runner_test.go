@@ -532,9 +532,9 @@ func TestNoRunForATaskThatCannotStart(t *testing.T) {
 	}
 }
 
-// Suspending or deleting an agent ends its live runs, saying why (found by
-// a new-user test: their processes ran on, a deleted agent's under a bare
-// id).
+// Suspending or deleting an agent, or taking it off the run's project,
+// ends its live runs, saying why (found by a new-user test: their processes
+// ran on, a deleted agent's under a bare id).
 func TestRunsEndWithTheirAgent(t *testing.T) {
 	rs := newRuns(t)
 	// An agent that works until it is stopped, with no call that a
@@ -565,6 +565,23 @@ func TestRunsEndWithTheirAgent(t *testing.T) {
 	if _, err := rs.in.API.Agents.Resume(rs.worker.Agent.ID); err != nil {
 		t.Fatal(err)
 	}
+	// Taken off the run's project: its task is nobody's now, and the run
+	// ends.
+	run = start()
+	if _, err := rs.in.API.Agents.Unassign(rs.worker.Agent.ID, rs.project.ID); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		got, err := rs.in.API.Runs.Get(run.ID)
+		return err == nil && got.Status == runner.StatusStopped
+	}, "the run of the agent taken off its project did not end")
+	if got, _ := rs.in.API.Runs.Get(run.ID); got.Reason != "stopped by Airlock, as its agent was taken off the project" || !gone(run.PID) {
+		t.Errorf("run after its agent left the project = %+v (process gone %v)", got, gone(run.PID))
+	}
+	if _, err := rs.in.API.Agents.Assign(rs.worker.Agent.ID, rs.project.ID); err != nil {
+		t.Fatal(err)
+	}
+
 	run = start()
 	if err := rs.in.API.Agents.Delete(rs.worker.Agent.ID); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package airlock
 
 import (
 	"context"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -30,6 +31,7 @@ func (in *Instance) startTeams(ctx context.Context, o Options, own *mcp.Server) 
 	}
 	go svc.Watch(ctx, teams.DefaultHintInterval)
 	in.teams = svc
+	go in.releaseTasksOutside(ctx, svc)
 	return teamParts{svc: svc}, nil
 }
 
@@ -54,3 +56,54 @@ func (in *Instance) reloadTeams() {
 // Teams is the running instance's team service: agent runs start and
 // finish their executions through it.
 func (in *Instance) Teams() *teams.Service { return in.teams }
+
+// releaseTasksOutside keeps tasks with the agents of their project: when
+// an agent is taken off a project (here, or by the CLI, which Reload
+// reports as a change of every agent), the open tasks it held there become
+// nobody's (teams.ReleaseTasksOutside). It sweeps every agent once at
+// start, for changes made while no Airlock ran, then follows the changes
+// until ctx ends.
+func (in *Instance) releaseTasksOutside(ctx context.Context, svc *teams.Service) {
+	var mu sync.Mutex
+	pending := map[string]bool{}
+	kick := make(chan struct{}, 1)
+	in.authz.OnChange(func(ids []string) {
+		mu.Lock()
+		for _, id := range ids {
+			pending[id] = true
+		}
+		mu.Unlock()
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	})
+	release := func(ids ...string) {
+		rel, err := svc.ReleaseTasksOutside(ids...)
+		if err != nil {
+			in.log.Error("unassign the tasks of agents taken off their projects", "err", err)
+			return
+		}
+		for _, r := range rel {
+			in.log.Info("task unassigned: its agent is no longer in the project", "task", r.Task.ID, "project", r.Task.ProjectID, "agent", r.Agent)
+		}
+	}
+	release()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-kick:
+		}
+		mu.Lock()
+		ids := make([]string, 0, len(pending))
+		for id := range pending {
+			ids = append(ids, id)
+		}
+		clear(pending)
+		mu.Unlock()
+		if len(ids) > 0 {
+			release(ids...)
+		}
+	}
+}

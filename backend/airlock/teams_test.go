@@ -999,3 +999,30 @@ func TestMyTasksFollowTheAgentsProject(t *testing.T) {
 		t.Errorf("get_my_tasks after the agent left the project = %v, want none", r.body)
 	}
 }
+
+// Taking an agent off a project, on the Agents screen or by the CLI in
+// another process, leaves none of its open tasks there assigned to it (found
+// by a new-user test: they stayed with an agent that could no longer see
+// them), and one in progress goes back to todo.
+func TestTasksOfAnAgentTakenOffAProject(t *testing.T) {
+	c := newCrew(t)
+	manager := c.session(t, "manager-dev", "task")
+	started := c.createTask(t, manager, "started", c.id("worker-frontend-01"))
+	waiting := c.createTask(t, manager, "waiting", c.id("worker-frontend-01"))
+	kept := c.createTask(t, manager, "kept", c.id("worker-frontend-02"))
+	worker := c.session(t, "worker-frontend-01", "task")
+	ok(t, worker, "update_task_status", map[string]any{"task_id": started, "status": "in_progress"})
+
+	if _, err := c.in.API.Agents.Unassign(c.id("worker-frontend-01"), crewProject); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 20*time.Second, func() bool {
+		return c.task(t, started).AssigneeID == "" && c.task(t, waiting).AssigneeID == ""
+	}, "the tasks of the agent taken off the project are still assigned to it")
+	if st := c.task(t, started).Status; st != teams.StatusTodo {
+		t.Errorf("the task it had started is %s, want todo", st)
+	}
+	if a := c.task(t, kept).AssigneeID; a != c.id("worker-frontend-02") {
+		t.Errorf("another agent's task went to %q", a)
+	}
+}

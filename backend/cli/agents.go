@@ -67,7 +67,14 @@ func RunAgents(ctx context.Context, db *store.DB, knownServers func() []string, 
 		run = agentsAdd
 	case "update":
 		run = func(s *authz.Service, a []string, w io.Writer) error {
-			return agentsUpdate(s, toolChecker(db, knownServers), a, w)
+			release := func(agentID string) ([]teams.Released, error) {
+				t, err := teams.New(store.NewTeams(db), s, teams.Options{})
+				if err != nil {
+					return nil, err
+				}
+				return t.ReleaseTasksOutside(agentID)
+			}
+			return agentsUpdate(s, toolChecker(db, knownServers), release, a, w)
 		}
 	case "rm", "remove", "delete":
 		run = func(s *authz.Service, a []string, w io.Writer) error {
@@ -211,9 +218,11 @@ func agentsAdd(svc *authz.Service, args []string, stdout io.Writer) error {
 var agentsUpdateCmd = command{name: "agents update", usage: `agents update NAME [flags]
 
 Change the given fields of an agent. --project replaces the agent's
-projects (give it once per project; --project "" clears them).`}
+projects (give it once per project; --project "" clears them); the open
+tasks it held in a project it leaves become unassigned (each is listed),
+and one in progress goes back to todo.`}
 
-func agentsUpdate(svc *authz.Service, checkTool func(server, tool string) error, args []string, stdout io.Writer) error {
+func agentsUpdate(svc *authz.Service, checkTool func(server, tool string) error, release func(agentID string) ([]teams.Released, error), args []string, stdout io.Writer) error {
 	c, fs := flagSet(agentsUpdateCmd.name, agentsUpdateCmd.usage)
 	name := fs.String("name", "", "new name")
 	kind := fs.String("kind", "", "coordinator, manager or worker")
@@ -307,10 +316,26 @@ func agentsUpdate(svc *authz.Service, checkTool func(server, tool string) error,
 			}
 		}
 	}
+	var released []teams.Released
+	if up.Projects != nil {
+		if released, err = release(a.ID); err != nil {
+			return fmt.Errorf("updated %s, but its tasks in the projects it left are still assigned to it: %w", a.Name, err)
+		}
+	}
 	if *asJSON {
 		return writeJSON(stdout, a)
 	}
 	fmt.Fprintf(stdout, "updated %s (%s)\n", a.Name, a.ID)
+	if len(released) > 0 {
+		fmt.Fprintf(stdout, "  %d open task(s) it held in projects it left are unassigned now:\n", len(released))
+		for _, r := range released {
+			st := r.Task.Status
+			if r.WasInProgress {
+				st = "in_progress → todo"
+			}
+			fmt.Fprintf(stdout, "    %s  %-18s  %s\n", r.Task.ID, st, r.Task.Title)
+		}
+	}
 	return nil
 }
 

@@ -187,3 +187,33 @@ func TestAgentsRemoveListsUnassignedTasks(t *testing.T) {
 		t.Errorf("rm of an agent without tasks printed:\n%s", out)
 	}
 }
+
+// TestAgentsUpdateProjectsReleasesTasks: taking an agent off a project with
+// `agents update --project` unassigns the open tasks it held there, and
+// says which (found by a new-user test: they stayed with an agent that
+// could no longer see them).
+func TestAgentsUpdateProjectsReleasesTasks(t *testing.T) {
+	db := rulesDB(t)
+	mustRun(t, projectsCmd, db, "add", "apollo")
+	mustRun(t, projectsCmd, db, "add", "gemini")
+	mustRun(t, agentsCmd, db, "add", "w1", "--project", "apollo", "--project", "gemini")
+	started := decodeJSON[teams.TaskCard](t, mustRun(t, tasksCmd, db, "add", "Orders API", "--project", "apollo", "--assignee", "w1", "--status", "todo", "--json"))
+	mustRun(t, tasksCmd, db, "move", started.ID, "in_progress")
+	stays := decodeJSON[teams.TaskCard](t, mustRun(t, tasksCmd, db, "add", "Launch", "--project", "gemini", "--assignee", "w1", "--status", "todo", "--json"))
+
+	out := mustRun(t, agentsCmd, db, "update", "w1", "--project", "gemini")
+	if !strings.Contains(out, "1 open task(s) it held in projects it left are unassigned now") || !strings.Contains(out, started.ID) ||
+		!strings.Contains(out, "in_progress → todo") || strings.Contains(out, stays.ID) {
+		t.Errorf("update printed:\n%s", out)
+	}
+	for _, c := range decodeJSON[[]teams.TaskCard](t, mustRun(t, tasksCmd, db, "list", "--project", "apollo", "--json")) {
+		if c.AssigneeID != "" || c.Status != teams.StatusTodo {
+			t.Errorf("task %s is %s, assigned to %q; want todo, unassigned", c.ID, c.Status, c.AssigneeID)
+		}
+	}
+	for _, c := range decodeJSON[[]teams.TaskCard](t, mustRun(t, tasksCmd, db, "list", "--project", "gemini", "--json")) {
+		if c.AssigneeName != "w1" {
+			t.Errorf("task %s of the project w1 stays in is assigned to %q", c.ID, c.AssigneeName)
+		}
+	}
+}

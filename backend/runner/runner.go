@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -699,26 +700,32 @@ func (r *Runner) stop(runID, who string) (Run, error) {
 }
 
 // Revalidate stops the live runs whose agent may no longer run: deleted,
-// suspended or disabled (found by a new-user test: their processes ran on,
+// suspended or disabled, or taken off the run's project (found by a new-user test: their processes ran on,
 // a deleted agent's under a bare id). It returns at once; the runs end as
 // a stop ends them.
 func (r *Runner) Revalidate() {
 	r.mu.Lock()
-	agents := map[string]string{} // run → agent
+	runs := map[string][2]string{} // run → agent, project
 	for id, l := range r.live {
-		agents[id] = l.rec.AgentID
+		runs[id] = [2]string{l.rec.AgentID, l.exec.ProjectID}
 	}
 	r.mu.Unlock()
-	for runID, agentID := range agents {
-		a, err := r.o.Agents.Agent(agentID)
+	for runID, run := range runs {
+		a, err := r.o.Agents.Agent(run[0])
 		var who string
 		switch {
 		case core.ErrorCode(err) == core.ENotFound:
 			who = "Airlock, as its agent was deleted"
-		case err != nil, a.Status == authz.StatusActive:
+		case err != nil:
 			continue
-		default:
+		case a.Status != authz.StatusActive:
 			who = "Airlock, as its agent was " + a.Status
+		case run[1] != "" && a.Kind != authz.KindOwner && !slices.Contains(a.Projects, run[1]):
+			// Its task is nobody's now (teams.ReleaseTasksOutside), and
+			// its session for the project has ended.
+			who = "Airlock, as its agent was taken off the project"
+		default:
+			continue
 		}
 		go r.stop(runID, who)
 	}

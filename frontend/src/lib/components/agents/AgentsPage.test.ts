@@ -253,4 +253,37 @@ describe('AgentsPage', () => {
     await userEvent.click(within(holds).getByRole('button', { name: 'Delete it all' }));
     expect(fakeApi.agents.deleteProject).toHaveBeenLastCalledWith('pj_1', true);
   });
+
+  it('takes an agent off a project where it holds open tasks only once the person saw they become unassigned (found by a new-user test)', async () => {
+    const onApollo = { ...bob, projects: ['pj_1'] };
+    backend([owner, lead, onApollo]);
+    vi.mocked(fakeApi.agents.projects).mockResolvedValue([
+      { id: 'pj_1', name: 'apollo', description: '', createdAt: '', updatedAt: '' },
+      { id: 'pj_2', name: 'gemini', description: '', createdAt: '', updatedAt: '' },
+    ]);
+    const task = (id: string, projectId: string, title: string, status: string) => ({ id, projectId, title, description: '', status, priority: 'high', assigneeId: 'ag_bob',
+      createdByAgentId: 'ag_owner', parentTaskId: '', dependsOn: [], blockedReason: '', statusChangedByAgentId: '', statusChangedAt: null,
+      startedFromConversationId: '', requestedInConversationId: '', requestedByAgentId: '', result: '', summary: '',
+      createdAt: '', updatedAt: '', completedAt: null });
+    vi.mocked(fakeApi.agents.openTasks).mockResolvedValue([task('tsk_1', 'pj_1', 'Orders API', 'in_progress'), task('tsk_2', 'pj_2', 'Elsewhere', 'todo')]);
+    vi.mocked(fakeApi.agents.unassign).mockResolvedValue(plain({ ...onApollo, projects: [] }));
+    renderPage({ view: 'agents', id: 'ag_bob', tab: 'projects' });
+    const box = await screen.findByRole('checkbox', { name: /apollo/ });
+    await userEvent.click(box);
+    const ask = await screen.findByRole('alertdialog', { name: 'Take bob off apollo?' });
+    expect(ask.textContent).toContain('bob holds 1 open task in this project (“Orders API”)');
+    expect(ask.textContent).toContain('the one in progress goes back to todo');
+    expect(ask.textContent).not.toContain('Elsewhere');
+    expect(fakeApi.agents.unassign).not.toHaveBeenCalled();
+    expect(document.activeElement).toBe(within(ask).getByRole('button', { name: 'Keep bob on it' }));
+    await userEvent.click(within(ask).getByRole('button', { name: 'Keep bob on it' }));
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+    expect((screen.getByRole('checkbox', { name: /apollo/ }) as HTMLInputElement).checked).toBe(true);
+    expect(fakeApi.agents.unassign).not.toHaveBeenCalled();
+
+    await userEvent.click(screen.getByRole('checkbox', { name: /apollo/ }));
+    await userEvent.click(within(await screen.findByRole('alertdialog')).getByRole('button', { name: 'Take off and unassign' }));
+    expect(fakeApi.agents.unassign).toHaveBeenCalledWith('ag_bob', 'pj_1');
+    expect((await screen.findByRole('status')).textContent).toContain('1 task bob held in apollo is unassigned now');
+  });
 });
