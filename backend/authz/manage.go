@@ -110,6 +110,9 @@ func (s *Service) CreateAgent(in AgentInput) (CreatedAgent, error) {
 	if err != nil {
 		return CreatedAgent{}, refErr(err, "parent agent %q", parent)
 	}
+	if err := s.checkHierarchy(Agent{}, in.Kind, p); err != nil {
+		return CreatedAgent{}, err
+	}
 	role, err := s.roleOrDefault(in.Role)
 	if err != nil {
 		return CreatedAgent{}, err
@@ -145,6 +148,51 @@ func validKind(k string) error {
 		}
 	}
 	return core.Errorf(core.EInvalid, "unknown agent kind %q (want %s)", k, strings.Join(Kinds, ", "))
+}
+
+// rank orders the kinds from the top of the hierarchy: Kinds' order.
+func rank(kind string) int { return slices.Index(Kinds, kind) }
+
+// CanReportTo reports why an agent of kind may not be placed under parent,
+// or nil: the hierarchy goes owner → coordinators → managers → workers, an
+// agent reports to one of its own kind or above, and a worker has nobody
+// under it (found by a new-user test: a manager could be put under a
+// worker).
+func CanReportTo(kind string, parent Agent) error {
+	switch {
+	case parent.Kind == KindWorker:
+		return core.Errorf(core.EInvalid, "'%s' is a worker, and a worker has no agents under it", parent.Name).
+			WithHint("put it under a manager, a coordinator or the owner, or make '" + parent.Name + "' a manager first")
+	case rank(parent.Kind) > rank(kind):
+		return core.Errorf(core.EInvalid, "a %s cannot report to a %s ('%s'): the hierarchy goes owner → coordinators → managers → workers", kind, parent.Kind, parent.Name).
+			WithHint("put it under a " + kind + " or an agent above that kind")
+	}
+	return nil
+}
+
+// checkHierarchy refuses to make a of kind report to parent, or to leave
+// an agent below a unable to report to it.
+func (s *Service) checkHierarchy(a Agent, kind string, parent Agent) error {
+	if err := CanReportTo(kind, parent); err != nil {
+		return err
+	}
+	if a.ID == "" || kind == a.Kind {
+		return nil
+	}
+	agents, err := s.store.ListAgents()
+	if err != nil {
+		return err
+	}
+	for _, c := range agents {
+		if c.ParentID != a.ID {
+			continue
+		}
+		if err := CanReportTo(c.Kind, Agent{Name: a.Name, Kind: kind}); err != nil {
+			return core.Errorf(core.EInvalid, "'%s' cannot become a %s: '%s' (a %s) reports to it", a.Name, kind, c.Name, c.Kind).
+				WithHint("move the agents under '" + a.Name + "' to another parent first")
+		}
+	}
+	return nil
 }
 
 func validStatus(st string) error {
@@ -235,6 +283,7 @@ func (s *Service) updateAgentLocked(ref string, up AgentUpdate) (Agent, error) {
 	if err != nil {
 		return Agent{}, err
 	}
+	before := a
 	if up.Name != nil && *up.Name != a.Name {
 		if err := validName("agent", *up.Name); err != nil {
 			return Agent{}, err
@@ -270,6 +319,15 @@ func (s *Service) updateAgentLocked(ref string, up AgentUpdate) (Agent, error) {
 				return Agent{}, err
 			}
 			a.ParentID = p.ID
+		}
+	}
+	if a.Kind != KindOwner && (a.Kind != before.Kind || a.ParentID != before.ParentID) {
+		p, err := s.findAgent(a.ParentID)
+		if err != nil {
+			return Agent{}, refErr(err, "parent agent %q", a.ParentID)
+		}
+		if err := s.checkHierarchy(before, a.Kind, p); err != nil {
+			return Agent{}, err
 		}
 	}
 	if up.Role != nil {

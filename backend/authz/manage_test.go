@@ -16,8 +16,6 @@ func strp(s string) *string { return &s }
 // nothing (neither the rows nor the version other processes poll).
 func TestManagementBadInput(t *testing.T) {
 	tm := newTeam(t)
-	sub := tm.agent(t, authz.AgentInput{Name: "sub", Parent: "wrk"})
-	_ = sub
 	agents := store.NewAgents(tm.db)
 	cases := []struct {
 		name string
@@ -26,9 +24,31 @@ func TestManagementBadInput(t *testing.T) {
 		msg  string
 	}{
 		{"cycle through a descendant", func() error {
-			_, err := tm.svc.UpdateAgent("mgr", authz.AgentUpdate{Parent: strp("sub")})
+			_, err := tm.svc.UpdateAgent("mgr", authz.AgentUpdate{Parent: strp("wrk")})
 			return err
-		}, core.EInvalid, "agent 'mgr' cannot be placed under 'sub': 'sub' is below 'mgr', which would make a cycle"},
+		}, core.EInvalid, "agent 'mgr' cannot be placed under 'wrk': 'wrk' is below 'mgr', which would make a cycle"},
+		// The hierarchy goes owner → coordinators → managers → workers
+		// (found by a new-user test: a manager went under a worker).
+		{"manager under a worker", func() error {
+			_, err := tm.svc.CreateAgent(authz.AgentInput{Name: "m2", Kind: authz.KindManager, Parent: "wrk"})
+			return err
+		}, core.EInvalid, "'wrk' is a worker, and a worker has no agents under it"},
+		{"worker under a worker", func() error {
+			_, err := tm.svc.CreateAgent(authz.AgentInput{Name: "w2", Parent: "wrk"})
+			return err
+		}, core.EInvalid, "'wrk' is a worker, and a worker has no agents under it"},
+		{"coordinator under a manager", func() error {
+			_, err := tm.svc.CreateAgent(authz.AgentInput{Name: "c2", Kind: authz.KindCoordinator, Parent: "mgr"})
+			return err
+		}, core.EInvalid, "a coordinator cannot report to a manager ('mgr'): the hierarchy goes owner → coordinators → managers → workers"},
+		{"a parent becomes a worker", func() error {
+			_, err := tm.svc.UpdateAgent("mgr", authz.AgentUpdate{Kind: strp(authz.KindWorker)})
+			return err
+		}, core.EInvalid, "'mgr' cannot become a worker: 'wrk' (a worker) reports to it"},
+		{"an agent outranks its parent", func() error {
+			_, err := tm.svc.UpdateAgent("wrk", authz.AgentUpdate{Kind: strp(authz.KindCoordinator)})
+			return err
+		}, core.EInvalid, "a coordinator cannot report to a manager ('mgr'): the hierarchy goes owner → coordinators → managers → workers"},
 		{"own parent", func() error {
 			_, err := tm.svc.UpdateAgent("wrk", authz.AgentUpdate{Parent: strp("wrk")})
 			return err
@@ -67,7 +87,7 @@ func TestManagementBadInput(t *testing.T) {
 			return err
 		}, core.EConflict, `an agent named "wrk" exists already`},
 		{"rename onto a taken name", func() error {
-			_, err := tm.svc.UpdateAgent("sub", authz.AgentUpdate{Name: strp("mgr")})
+			_, err := tm.svc.UpdateAgent("wrk", authz.AgentUpdate{Name: strp("mgr")})
 			return err
 		}, core.EConflict, `an agent named "mgr" exists already`},
 		{"bad name", func() error {
@@ -173,8 +193,9 @@ func TestManagementHappyPath(t *testing.T) {
 	if defaults != 1 {
 		t.Errorf("%d default roles", defaults)
 	}
-	// Moving a subtree: wrk under the owner, then mgr under wrk is fine.
-	if _, err := tm.svc.UpdateAgent("wrk", authz.AgentUpdate{Parent: strp("owner")}); err != nil {
+	// Moving a subtree: wrk under the owner as a manager, then mgr under
+	// wrk is fine.
+	if _, err := tm.svc.UpdateAgent("wrk", authz.AgentUpdate{Parent: strp("owner"), Kind: strp(authz.KindManager)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tm.svc.UpdateAgent("mgr", authz.AgentUpdate{Parent: strp("wrk")}); err != nil {

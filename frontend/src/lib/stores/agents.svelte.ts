@@ -7,6 +7,18 @@ import { errorText } from './util';
 export type AgentKind = 'owner' | 'coordinator' | 'manager' | 'worker';
 export const AGENT_KINDS: AgentKind[] = ['owner', 'coordinator', 'manager', 'worker'];
 
+/**
+ * Why an agent of kind may not report to parent, or null (authz.CanReportTo):
+ * the hierarchy goes owner → coordinators → managers → workers, and a worker
+ * has nobody under it.
+ */
+export function cannotReportTo(kind: string, parent: { name: string; kind: string }): string | null {
+  if (parent.kind === 'worker') return `${parent.name} is a worker: a worker has no agents under it`;
+  const rank = (k: string) => AGENT_KINDS.indexOf(k as AgentKind);
+  if (rank(parent.kind) > rank(kind)) return `a ${kind} cannot report to a ${parent.kind}`;
+  return null;
+}
+
 /** Agent statuses (authz.Statuses): only an active agent may do anything. */
 export type AgentStatus = 'active' | 'suspended' | 'disabled';
 export const AGENT_STATUSES: AgentStatus[] = ['active', 'suspended', 'disabled'];

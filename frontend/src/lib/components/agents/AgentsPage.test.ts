@@ -286,4 +286,20 @@ describe('AgentsPage', () => {
     expect(fakeApi.agents.unassign).toHaveBeenCalledWith('ag_bob', 'pj_1');
     expect((await screen.findByRole('status')).textContent).toContain('1 task bob held in apollo is unassigned now');
   });
+
+  it('offers no worker as a parent, and says why a chosen parent cannot be (found by a new-user test: a manager went under a worker)', async () => {
+    const mgr = a('ag_mgr', 'mgr', 'manager', 'ag_owner');
+    backend([owner, lead, bob, mgr]);
+    renderPage();
+    await userEvent.click(await screen.findByRole('button', { name: 'New agent' }));
+    const dialog = screen.getByRole('dialog');
+    const parent = within(dialog).getByLabelText('Reports to') as HTMLSelectElement;
+    const option = (name: string) => [...parent.options].find((o) => o.textContent!.includes(name))!;
+    expect(option('bob').disabled, 'a worker has no one under it').toBe(true);
+    expect(option('mgr').disabled).toBe(false);
+    await userEvent.selectOptions(parent, 'ag_mgr');
+    await userEvent.selectOptions(within(dialog).getByLabelText('Kind'), 'coordinator');
+    expect(option('mgr').disabled).toBe(true);
+    expect(within(dialog).getByRole('alert').textContent).toBe('a coordinator cannot report to a manager');
+  });
 });
