@@ -489,6 +489,14 @@ var evasionCorpus = []struct {
 	{`git push "$remote" "$branch"`, ask},
 	{`git "$cmd" --force`, ask},
 	{`git -c "$x" status`, ask},
+	// Found by a code review: a global option's value taken for the
+	// subcommand ruled every git rule out.
+	{`git -C . rebase "$(printf -- -x)" "sh -c id" main`, ask},
+	{`git -C . config "$(echo core.pager)" 'sh -c id'`, ask},
+	{`git -C . push "$(echo --force)" origin main`, ask},
+	{`git --work-tree . push "$(echo --delete)" origin main`, ask},
+	{`git --git-dir .git -c a.b=c push "$f" origin main`, ask},
+	{`git --unknown-global push "$(echo --force)" origin main`, ask},
 	// Found by an adversarial review: commands run through wrappers, env,
 	// xargs, hashes, git options, sed and attached option values.
 	{`env 'a-b=1' rm -rf ~`, deny},
@@ -632,6 +640,7 @@ var harmlessCorpus = []string{
 	// Found by a regression test: every git command with a computed
 	// argument asked, though its subcommand rules the git rules out.
 	`git commit -m "$(cat msg.txt)"`, `git checkout "$branch"`, `for f in *.go; do git add "$f"; done`, `git log --since="$since"`,
+	`git -C sub commit -m "$(cat msg.txt)"`, `git --no-pager log --since="$since"`,
 	"let 'j=1' 'j+=2'; echo $j",
 	"declare -A m; m[key]=1; echo ${m[key]}",
 	"arr=(a b c); echo ${arr[1]} ${#arr[@]} ${!arr[@]} ${arr[@]:1}",

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -215,16 +216,7 @@ func (s *segment) match(inv *invocation) (yes, maybe bool) {
 // computed before it. (Found by a regression test: every git command with
 // a computed argument asked.)
 func (s *segment) subcommandRulesOut(inv *invocation) bool {
-	sub := -1
-	for i, a := range inv.args {
-		if !a.lit {
-			return false // computed before the subcommand
-		}
-		if !strings.HasPrefix(a.text, "-") {
-			sub = i
-			break
-		}
-	}
+	sub := subcommandAt(inv)
 	if sub < 0 {
 		return false
 	}
@@ -244,6 +236,45 @@ func (s *segment) subcommandRulesOut(inv *invocation) bool {
 		}
 	}
 	return true
+}
+
+// gitValueOptions are git's global options that take the next argument as
+// their value; gitGlobalFlags those that take none.
+var (
+	gitValueOptions = []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--list-cmds", "--attr-source"}
+	gitGlobalFlags  = []string{"-p", "-P", "--paginate", "--no-pager", "--bare", "--no-replace-objects", "--no-lazy-fetch", "--no-optional-locks",
+		"--no-advice", "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs"}
+)
+
+// subcommandAt returns the index of inv's subcommand, written out, or -1
+// when it cannot be told: an argument computed before it, or an option
+// before it whose value could be the word taken for the subcommand. Only
+// git's own global options are known (git -C . push: the subcommand is
+// push, not the -C's "."; found by a code review); any other program's
+// option before the first word leaves its subcommand unknown.
+func subcommandAt(inv *invocation) int {
+	for i := 0; i < len(inv.args); i++ {
+		a := inv.args[i]
+		if !a.lit {
+			return -1 // computed before the subcommand
+		}
+		if !strings.HasPrefix(a.text, "-") {
+			return i
+		}
+		if inv.name != "git" {
+			return -1
+		}
+		name, _, withValue := strings.Cut(a.text, "=")
+		switch {
+		case slices.Contains(gitValueOptions, a.text):
+			i++ // its value is the next argument
+		case withValue && slices.Contains(gitValueOptions, name), withValue && name == "--exec-path",
+			slices.Contains(gitGlobalFlags, a.text), a.text == "--exec-path":
+		default:
+			return -1
+		}
+	}
+	return -1
 }
 
 // tokenMet reports whether some literal argument meets one of alts.
