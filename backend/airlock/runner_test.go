@@ -583,6 +583,26 @@ func TestRunsEndWithTheirAgent(t *testing.T) {
 	}
 
 	run = start()
+	// A deletion refused (an agent under it) leaves its runs alone (found
+	// by a code review: they were stopped, and auto-run took them as
+	// settled).
+	manager := authz.KindManager
+	if _, err := rs.in.API.Agents.Update(rs.worker.Agent.ID, authz.AgentUpdate{Kind: &manager}); err != nil {
+		t.Fatal(err)
+	}
+	child, err := rs.in.API.Agents.Create(authz.AgentInput{Name: "apprentice", Parent: rs.worker.Agent.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.in.API.Agents.Delete(rs.worker.Agent.ID); core.ErrorCode(err) != core.EConflict {
+		t.Fatalf("delete of an agent with one under it: %v, want conflict", err)
+	}
+	if got, _ := rs.in.API.Runs.Get(run.ID); got.Status != runner.StatusRunning || gone(run.PID) {
+		t.Fatalf("run after a refused deletion = %+v (process gone %v)", got, gone(run.PID))
+	}
+	if err := rs.in.API.Agents.Delete(child.Agent.ID); err != nil {
+		t.Fatal(err)
+	}
 	if err := rs.in.API.Agents.Delete(rs.worker.Agent.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,9 @@ func (a *Agents) Update(id string, up authz.AgentUpdate) (authz.Agent, error) {
 
 // Delete removes an agent (one with agents under it is refused).
 func (a *Agents) Delete(id string) error {
-	ag, err := a.d.Authz.Agent(id)
+	// Refused before its runs are stopped (found by a code review: an
+	// agent with agents under it lost its runs, and stayed).
+	ag, err := a.d.Authz.CanDelete(id)
 	if err != nil {
 		return err
 	}

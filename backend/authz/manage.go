@@ -403,23 +403,25 @@ func (s *Service) checkNoCycle(a, p Agent) error {
 	return nil
 }
 
-// DeleteAgent deletes agent ref with its tokens and sessions. The owner
-// cannot be deleted, nor an agent that still has child agents.
-func (s *Service) DeleteAgent(ref string) error {
+// CanDelete returns agent ref, or why DeleteAgent would refuse it: the
+// owner cannot be deleted, nor an agent that still has child agents.
+func (s *Service) CanDelete(ref string) (Agent, error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.canDeleteLocked(ref)
+}
+
+func (s *Service) canDeleteLocked(ref string) (Agent, error) {
 	a, err := s.findAgent(ref)
 	if err != nil {
-		s.mu.Unlock()
-		return err
+		return Agent{}, err
 	}
 	if a.Kind == KindOwner {
-		s.mu.Unlock()
-		return core.Errorf(core.EInvalid, "the owner cannot be deleted")
+		return Agent{}, core.Errorf(core.EInvalid, "the owner cannot be deleted")
 	}
 	agents, err := s.store.ListAgents()
 	if err != nil {
-		s.mu.Unlock()
-		return err
+		return Agent{}, err
 	}
 	var children []string
 	for _, x := range agents {
@@ -428,9 +430,20 @@ func (s *Service) DeleteAgent(ref string) error {
 		}
 	}
 	if len(children) > 0 {
-		s.mu.Unlock()
-		return core.Errorf(core.EConflict, "agent '%s' has %d child agent(s) (%s); move or delete them first",
+		return Agent{}, core.Errorf(core.EConflict, "agent '%s' has %d child agent(s) (%s); move or delete them first",
 			a.Name, len(children), strings.Join(children, ", "))
+	}
+	return a, nil
+}
+
+// DeleteAgent deletes agent ref with its tokens and sessions. The owner
+// cannot be deleted, nor an agent that still has child agents.
+func (s *Service) DeleteAgent(ref string) error {
+	s.mu.Lock()
+	a, err := s.canDeleteLocked(ref)
+	if err != nil {
+		s.mu.Unlock()
+		return err
 	}
 	if err := s.store.DeleteAgent(a.ID); err != nil {
 		s.mu.Unlock()
