@@ -3,6 +3,7 @@ package airlock_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -42,19 +43,28 @@ func send(t *testing.T, method, endpoint, token, sid, body string) int {
 
 // sendCode is send for any goroutine: the transport's error is returned.
 func sendCode(method, endpoint, token, sid, body string) (int, error) {
+	code, _, err := sendBody(method, endpoint, token, sid, body)
+	return code, err
+}
+
+// sendBody is sendCode with the answer's body; no token sends none.
+func sendBody(method, endpoint, token, sid, body string) (int, string, error) {
 	req, _ := http.NewRequest(method, endpoint, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+token)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	// A connection of its own: one pooled from before a restart is dead.
 	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	resp.Body.Close()
-	return resp.StatusCode, nil
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
 }
 
 // answering waits until the client reaches the new Airlock on a new
@@ -215,10 +225,37 @@ func TestAuthenticatedSessionOutlivesRestart(t *testing.T) {
 	if res := call("everything__whoami", nil); !strings.HasPrefix(textOf(res), "caller: "+alice.Agent.ID) {
 		t.Errorf("whoami after a restart = %q, want alice, as authenticated", textOf(res))
 	}
+	in2.Close()
+
+	// Calls that come at once as the first after a restart all run as the
+	// agent it authenticated as (found by a code review: the binding was
+	// restored after the session could be found, so a second request ran
+	// as the connection's own identity).
+	in3 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
+	const n = 6
+	answers := make(chan string, n)
+	start := make(chan struct{})
+	for i := range n {
+		go func() {
+			<-start
+			code, body, err := sendBody("POST", in3.Info.MCPURL, "", sess.ID(), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"everything__whoami"}}`, 100+i))
+			if err != nil || code != http.StatusOK {
+				body = fmt.Sprintf("HTTP %d: %v %s", code, err, body)
+			}
+			answers <- body
+		}()
+	}
+	close(start)
+	for range n {
+		if a := <-answers; !strings.Contains(a, "caller: "+alice.Agent.ID) {
+			t.Errorf("a first call after the restart answered %q, want alice, as authenticated", a)
+		}
+	}
+	answering(t, sess)
 	if res := call("logout", nil); res.IsError {
 		t.Fatalf("logout: %s", textOf(res))
 	}
-	in2.Close()
+	in3.Close()
 
 	startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
 	answering(t, sess)

@@ -445,6 +445,27 @@ func (s *Service) Bind(mcpSessionID, authSessionID string) error {
 	return nil
 }
 
+// RestoreBinding binds authSessionID to mcpSessionID again, as it was
+// bound before Airlock restarted, without checking that it is still live:
+// if it ended meanwhile (expired, logged out), the session's next request
+// is refused saying so and the binding goes, as on a session that never
+// stopped (found by a code review: it fell back to the connection's own
+// agent without a word).
+func (s *Service) RestoreBinding(mcpSessionID, authSessionID string) {
+	if mcpSessionID == "" || authSessionID == "" {
+		return
+	}
+	s.sessMu.Lock()
+	st := s.mcp[mcpSessionID]
+	if st == nil {
+		st = &mcpState{}
+		s.mcp[mcpSessionID] = st
+	}
+	st.bound = authSessionID
+	st.lastSeen.Store(s.now().UnixNano())
+	s.sessMu.Unlock()
+}
+
 // Binding returns the agent session bound to mcpSessionID ("" for none).
 func (s *Service) Binding(mcpSessionID string) string {
 	s.sessMu.Lock()

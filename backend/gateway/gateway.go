@@ -65,9 +65,10 @@ type Identifier interface {
 	// Ended tells that session sid is gone.
 	Ended(sid string)
 	// Binding is the agent session authenticate bound to session sid ("":
-	// none), kept for a restart; Rebind binds it again after one.
+	// none), kept for a restart; Restore binds it again after one, as it
+	// was: the first Resolve refuses it if it has ended meanwhile.
 	Binding(sid string) string
-	Rebind(sid, bound string) error
+	Restore(sid, bound string)
 }
 
 // Lister decides what a caller is shown in listings: the same answer the
@@ -569,6 +570,8 @@ type session struct {
 	// relisted once its client was told its lists may have changed.
 	resumed  bool
 	relisted atomic.Bool
+	// keptBinding is the binding last kept for a restart (a string).
+	keptBinding atomic.Value
 
 	mu      sync.Mutex // serialises announce
 	listed  [3]uint64  // hashes of the tools, prompts and resources it was last shown
@@ -692,6 +695,11 @@ func (g *Gateway) keep(s *session) {
 func (g *Gateway) resume(r *http.Request, sid string, conn Connection, state *mcp.ServerSessionState, bound string) {
 	s := g.newSession(conn)
 	s.resumed = true
+	// The agent it authenticated as, before any request can find it
+	// (found by a code review: a request arriving with the first ran as
+	// the connection's own agent).
+	g.ids.Restore(sid, bound)
+	s.keptBinding.Store(bound)
 	ss, made, err := g.streamable.Resume(r, sid, s.server, state)
 	if err != nil || !made {
 		if err != nil {
@@ -710,14 +718,6 @@ func (g *Gateway) resume(r *http.Request, sid string, conn Connection, state *mc
 	// its last use, not from its first.
 	if err := g.opts.Sessions.Seen([]string{sid}); err != nil {
 		g.log.Warn("mark a resumed session seen", "err", err)
-	}
-	if bound != "" {
-		// The agent it authenticated as, unless that session has ended
-		// (expired, logged out): then it is the connection's again.
-		if err := g.ids.Rebind(sid, bound); err != nil {
-			g.log.Info("a resumed session's binding has ended", "err", err)
-			g.keepBinding(s)
-		}
 	}
 	g.announce(s, false) // what it may see now, for list_changed later
 }
@@ -754,9 +754,15 @@ func (g *Gateway) keepBinding(s *session) {
 		return
 	}
 	sid := s.id()
-	if err := g.opts.Sessions.Bind(sid, g.ids.Binding(sid)); err != nil {
-		g.log.Warn("keep a session's binding for after a restart", "err", err)
+	b := g.ids.Binding(sid)
+	if kept, _ := s.keptBinding.Load().(string); kept == b {
+		return
 	}
+	if err := g.opts.Sessions.Bind(sid, b); err != nil {
+		g.log.Warn("keep a session's binding for after a restart", "err", err)
+		return
+	}
+	s.keptBinding.Store(b)
 }
 
 // session returns the session with MCP session id sid, if this gateway

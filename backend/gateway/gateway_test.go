@@ -78,8 +78,8 @@ func (ids *identities) Ended(sid string) {
 	ids.mu.Unlock()
 }
 
-func (ids *identities) Binding(string) string       { return "" }
-func (ids *identities) Rebind(string, string) error { return nil }
+func (ids *identities) Binding(string) string  { return "" }
+func (ids *identities) Restore(string, string) {}
 
 func (ids *identities) suspend(name string) {
 	ids.mu.Lock()

@@ -207,6 +207,10 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (mc
 	if !ok {
 		return nil, pipeline.RPCError(core.Errorf(core.EInvalid, "tools/call without parameters"))
 	}
+	// Who the session is may change (authenticate and logout, by name or
+	// through compact mode's call and batch; an ended binding Resolve
+	// dropped): a restart keeps what it is after the call.
+	defer g.keepBinding(s)
 	if isMeta(p.Name) && g.opts.Compact != nil {
 		if c, err := g.caller(s, p.Arguments); err == nil && g.compact(&c) {
 			return g.runMeta(ctx, s, req, c, p)
@@ -217,12 +221,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (mc
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		r.Progress = progressFunc(ctx, ss, tok)
 	}
-	res, err := g.run(ctx, s, req, r)
-	if p.Name == "authenticate" || p.Name == "logout" {
-		// Who the session is may have changed: a restart keeps it.
-		g.keepBinding(s)
-	}
-	return res, err
+	return g.run(ctx, s, req, r)
 }
 
 func (g *Gateway) getPrompt(ctx context.Context, s *session, req mcp.Request) (mcp.Result, error) {
