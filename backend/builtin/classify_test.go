@@ -497,6 +497,11 @@ var evasionCorpus = []struct {
 	{`git --work-tree . push "$(echo --delete)" origin main`, ask},
 	{`git --git-dir .git -c a.b=c push "$f" origin main`, ask},
 	{`git --unknown-global push "$(echo --force)" origin main`, ask},
+	// npm's option parser drops the "--": npm exec rm -- -rf x runs
+	// rm -rf x (code review).
+	{`npm exec rm -- -rf x`, deny},
+	{`yarn exec rm -- -rf x`, deny},
+	{`pnpm exec rm -- -rf x`, deny},
 	// Found by an adversarial review: commands run through wrappers, env,
 	// xargs, hashes, git options, sed and attached option values.
 	{`env 'a-b=1' rm -rf ~`, deny},

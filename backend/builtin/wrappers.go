@@ -226,6 +226,15 @@ func (a *analysis) guessAll(args []word, redirs []*syntax.Redirect, depth int, o
 			out = append(out, a.script(w.text, depth+1)...)
 		}
 		out = append(out, a.run(args[i:], redirs, depth+1, open)...)
+		// Some runners' option parsers swallow a "--" after the command
+		// (npm's nopt: npm exec rm -- -rf x runs rm -rf x; found by a code
+		// review), so the command is judged without it too.
+		for j := i + 1; j < len(args); j++ {
+			if args[j].lit && args[j].text == "--" {
+				out = append(out, a.run(slices.Concat(args[i:j], args[j+1:]), redirs, depth+1, open)...)
+				break
+			}
+		}
 	}
 	return out
 }
