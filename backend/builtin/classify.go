@@ -97,6 +97,16 @@ func (c *Classifier) Classify(script string) (out Classification) {
 	} else {
 		a.script(script, 0)
 		a.checkValues()
+		if len(a.made) > 0 || a.pathChanged {
+			// Again, knowing from the start what the command line puts in
+			// place: a use written before the copy runs after it in a loop
+			// or a function (for …; do ./ls -rf ~; cp /bin/rm ./ls; done;
+			// found by a code review).
+			a = &analysis{c: c, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues(),
+				made: a.made, pathChanged: a.pathChanged}
+			a.script(script, 0)
+			a.checkValues()
+		}
 	}
 	out = Classification{Outcome: core.Allow, Findings: a.findings, Commands: a.commands}
 	for _, f := range a.findings {
@@ -1203,6 +1213,20 @@ func loaderVariable(name string) bool {
 // (/bin/rm, /usr/sbin/x): copying or linking one is how a program is put
 // under another name.
 func systemProgram(p string) bool {
+	p = path.Clean(p)
+	if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
+		// /proc/self/root/bin/rm is /bin/rm.
+		if _, after, ok := strings.Cut(rest, "/root/"); ok {
+			p = path.Clean("/" + after)
+		}
+	}
+	if strings.HasPrefix(p, "../") {
+		// ../../../../bin/rm, from deep enough, is /bin/rm.
+		for strings.HasPrefix(p, "../") {
+			p = p[3:]
+		}
+		p = "/" + p
+	}
 	for _, d := range []string{"/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/usr/libexec/", "/lib/", "/usr/lib/"} {
 		if strings.HasPrefix(path.Clean(p)+"/", d) && path.Clean(p)+"/" != d {
 			return true

@@ -502,6 +502,12 @@ var evasionCorpus = []struct {
 	{`npm exec rm -- -rf x`, deny},
 	{`yarn exec rm -- -rf x`, deny},
 	{`pnpm exec rm -- -rf x`, deny},
+	// A program put in place after its use in the text, which runs after
+	// it (code review).
+	{`for i in 1 2; do ./ls -rf ~; cp "$(command -v rm)" ./ls; done`, ask},
+	{`f(){ ./ls -rf ~; }; cp "$src" ./ls; f`, ask},
+	{`cp /proc/self/root/bin/rm ./ls`, ask},
+	{`cp ../../../../../../../bin/rm ./ls`, ask},
 	// Found by an adversarial review: commands run through wrappers, env,
 	// xargs, hashes, git options, sed and attached option values.
 	{`env 'a-b=1' rm -rf ~`, deny},
