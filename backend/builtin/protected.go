@@ -48,14 +48,61 @@ func within(p, dir string) bool {
 // protectedErr refuses real (an absolute path, links resolved) when it
 // lies in the data directory; shown is the path as the agent gave it.
 func (c *config) protectedErr(real, shown string) error {
+	if len(c.protected) == 0 {
+		return nil
+	}
+	clean := filepath.Clean(real)
+	hit := false
 	for _, d := range c.protected {
-		if within(filepath.Clean(real), d) {
-			return (&core.Error{Code: EPathProtected,
-				Message: fmt.Sprintf("%s is inside Airlock's data directory (%s), which holds its tokens, rules and audit; the built-in tools never read or write there", shown, c.protected[0])}).
-				WithHint("use files outside Airlock's data directory")
-		}
+		hit = hit || within(clean, d)
+	}
+	if hit || sameAsDataDir(clean, c.protected[0]) {
+		return (&core.Error{Code: EPathProtected,
+			Message: fmt.Sprintf("%s is inside Airlock's data directory (%s), which holds its tokens, rules and audit; the built-in tools never read or write there", shown, c.protected[0])}).
+			WithHint("use files outside Airlock's data directory")
 	}
 	return nil
+}
+
+// sameAsDataDir reports whether p, or a folder it is in, is the data
+// directory by file identity, or p is a hard link to one of its files.
+// Names can differ from the data directory's while naming it: a
+// case-insensitive or normalising file system (macOS: ~/library/… for
+// ~/Library/…; found by a code review), a bind mount.
+func sameAsDataDir(p, dataDir string) bool {
+	di, err := os.Stat(dataDir)
+	if err != nil {
+		return false
+	}
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && hardLinks(fi) > 1 && linkedFrom(fi, dataDir) {
+		return true
+	}
+	for q := p; ; {
+		if qi, err := os.Stat(q); err == nil && os.SameFile(qi, di) {
+			return true
+		}
+		parent := filepath.Dir(q)
+		if parent == q {
+			return false
+		}
+		q = parent
+	}
+}
+
+// linkedFrom reports whether a file of dir is fi (a hard link to it).
+func linkedFrom(fi os.FileInfo, dir string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if i, err := d.Info(); err == nil && os.SameFile(i, fi) {
+			found = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // rootProtected says why an allowed folder cannot be one: it is the data

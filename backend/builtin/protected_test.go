@@ -23,6 +23,11 @@ func TestDataDirOutOfReach(t *testing.T) {
 	mustWrite(t, filepath.Join(home, "notes.txt"), "mine")
 	mustSymlink(t, filepath.Join(".config", "airlock", "agent-token"), filepath.Join(home, "tok"))
 	mustSymlink(t, filepath.Join(".config", "airlock"), filepath.Join(home, "cfg"))
+	// A hard link to the token, beside it (found in an earlier stop, left
+	// then).
+	if err := os.Link(filepath.Join(data, "agent-token"), filepath.Join(home, "hard")); err != nil {
+		t.Fatal(err)
+	}
 	db, err := store.Open(filepath.Join(data, store.FileName))
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +45,7 @@ func TestDataDirOutOfReach(t *testing.T) {
 	if res, err := b.ReadFile(ctx, builtin.ReadArgs{Path: filepath.Join(home, "notes.txt")}); err != nil || res.Content != "mine" {
 		t.Fatalf("reading a file beside the data directory = %q, %v", res.Content, err)
 	}
-	for _, p := range []string{filepath.Join(data, "agent-token"), ".config/airlock/agent-token", "tok", "cfg/rules.json", filepath.Join(home, ".config/./airlock/../airlock/rules.json")} {
+	for _, p := range []string{filepath.Join(data, "agent-token"), ".config/airlock/agent-token", "tok", "cfg/rules.json", filepath.Join(home, ".config/./airlock/../airlock/rules.json"), "hard"} {
 		res, err := b.ReadFile(ctx, builtin.ReadArgs{Path: p})
 		if code(err) != builtin.EPathProtected || res.Content != "" {
 			t.Errorf("ReadFile(%s) = %q, %v; want %s", p, res.Content, err, builtin.EPathProtected)
@@ -50,7 +55,7 @@ func TestDataDirOutOfReach(t *testing.T) {
 			t.Errorf("Check(file_read %s) = %+v, want a denial %s before anyone is asked", p, v, builtin.EPathProtected)
 		}
 	}
-	for _, p := range []string{filepath.Join(data, "rules.json"), "cfg/rules.json", "cfg/new/x.txt", ".config/airlock/journal/x.txt"} {
+	for _, p := range []string{filepath.Join(data, "rules.json"), "cfg/rules.json", "cfg/new/x.txt", ".config/airlock/journal/x.txt", "hard"} {
 		args := builtin.WriteArgs{Path: p, Content: `{"rules":[{"decision":"auto-approve"}]}`, Overwrite: true}
 		if _, err := b.WriteFile(ctx, args); code(err) != builtin.EPathProtected {
 			t.Errorf("WriteFile(%s) = %v; want %s", p, err, builtin.EPathProtected)
