@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -292,5 +293,70 @@ func TestConcurrentFirstRequestsAfterRestart(t *testing.T) {
 		if c := <-codes; c != http.StatusOK {
 			t.Errorf("a first request after the restart = HTTP %d, want 200", c)
 		}
+	}
+}
+
+// A session's resource subscriptions outlive a restart of Airlock: its
+// client hears of updates after it as before (clients do not subscribe
+// again on their own).
+func TestSubscriptionsOutliveRestart(t *testing.T) {
+	dir := t.TempDir()
+	in := startWith(t, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
+	allowAll(t, in)
+	u, _ := url.Parse(in.Info.MCPURL)
+	updated := make(chan string, 10)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
+	})
+	sess := connectClient(t, in, c)
+	waitTool(t, sess, "everything__touch")
+	ctx := context.Background()
+	for _, uri := range []string{"test://doc/readme", "test://item/7"} {
+		if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatalf("subscribe %s: %v", uri, err)
+		}
+	}
+	if err := sess.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "test://item/7"}); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+
+	server := testutil.NewTestServer()
+	startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: map[string]*mcp.Server{"everything": server.Server}})
+	answering(t, sess)
+	testutil.Eventually(t, 20*time.Second, func() bool { return slices.Contains(server.Started(), "subscribe test://doc/readme") },
+		"the server was not subscribed again after the restart: %v", server.Started())
+	touch := func(uri string) {
+		t.Helper()
+		if res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__touch", Arguments: map[string]any{"uri": uri}}); err != nil || res.IsError {
+			t.Fatalf("touch %s: %v %s", uri, err, textOf(res))
+		}
+	}
+	// An update reaches the client once its event stream is back (the
+	// client reconnects it on its own schedule).
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		touch("test://doc/readme")
+		select {
+		case got := <-updated:
+			return got == "test://doc/readme"
+		case <-time.After(200 * time.Millisecond):
+			return false
+		}
+	}, "no resources/updated after the restart")
+	for len(updated) > 0 {
+		<-updated
+	}
+	touch("test://item/7")
+	touch("test://doc/readme")
+	select {
+	case got := <-updated:
+		if got != "test://doc/readme" {
+			t.Errorf("resources/updated for %s, want only the resource still subscribed", got)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no resources/updated for the resource still subscribed")
+	}
+	if slices.Contains(server.Started(), "subscribe test://item/7") {
+		t.Error("a resource unsubscribed before the restart was subscribed again")
 	}
 }

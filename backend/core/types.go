@@ -211,3 +211,16 @@ type ActivityFilter struct {
 	// Full returns whole records (exports); lists cut long arguments.
 	Full bool `json:"-"`
 }
+
+// KeptSession is what is kept of an agent's MCP session for after a
+// restart of Airlock (store.MCPSessions; the gateway carries it on).
+type KeptSession struct {
+	// Credential is the gateway's hash of the credential that opened it.
+	Credential string
+	// State is the protocol's session state, as JSON.
+	State []byte
+	// Bound is the agent session authenticate bound to it ("": none).
+	Bound string
+	// Subs are the resources it is subscribed to: server, URI.
+	Subs [][2]string
+}

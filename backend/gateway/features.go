@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,6 +158,7 @@ func (g *Gateway) subscribe(s *session, on bool) func(context.Context, string) e
 			if !had {
 				return nil
 			}
+			g.keepSubscriptions(s)
 			return g.cat.Unsubscribe(ctx, key[0], key[1])
 		}
 		server, err := g.subscribeTarget(s, uri)
@@ -175,8 +178,68 @@ func (g *Gateway) subscribe(s *session, on bool) func(context.Context, string) e
 		s.mu.Lock()
 		s.subs[key] = true
 		s.mu.Unlock()
+		g.keepSubscriptions(s)
 		return nil
 	}
+}
+
+// keepSubscriptions keeps what session s is subscribed to for a restart
+// (found by a new-user test: after one, a subscribed client heard of no
+// update until it subscribed again, which clients do not do).
+func (g *Gateway) keepSubscriptions(s *session) {
+	if g.opts.Sessions == nil || !s.keepable() {
+		return
+	}
+	s.mu.Lock()
+	subs := make([][2]string, 0, len(s.subs))
+	for k := range s.subs {
+		subs = append(subs, k)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(subs, func(a, b [2]string) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	if err := g.opts.Sessions.Subscriptions(s.id(), subs); err != nil {
+		g.log.Warn("keep a session's subscriptions for after a restart", "err", err)
+	}
+}
+
+// resubscribe subscribes a session carried on from an earlier run to what
+// it was subscribed to then, where its agent may still read it (a source
+// not started yet is subscribed once it is). One it may no longer read is
+// dropped, as a new subscription to it would be refused.
+func (g *Gateway) resubscribe(s *session, subs [][2]string) {
+	if len(subs) == 0 {
+		return
+	}
+	c, err := g.caller(s, nil)
+	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	defer cancel()
+	for _, k := range subs {
+		if err == nil {
+			if cerr := g.lister.Check(&c, core.Target{Kind: core.KindResourceRead, Server: k[0], Name: k[1]}); cerr != nil {
+				g.log.Info("a resumed session's subscription is dropped: its agent may no longer read the resource", "server", k[0], "uri", k[1], "err", cerr)
+				continue
+			}
+		} else {
+			g.log.Info("a resumed session's subscription is dropped", "server", k[0], "uri", k[1], "err", err)
+			continue
+		}
+		if err := g.cat.Subscribe(ctx, k[0], k[1]); err != nil {
+			g.log.Warn("subscribe a resumed session again", "server", k[0], "uri", k[1], "err", err)
+			continue
+		}
+		s.mu.Lock()
+		ended := s.ctx.Err() != nil // its subscriptions were released
+		if !ended {
+			s.subs[k] = true
+			s.server.RestoreSubscription(s.ss.Load(), k[1])
+		}
+		s.mu.Unlock()
+		if ended {
+			g.cat.Unsubscribe(context.Background(), k[0], k[1])
+			return
+		}
+	}
+	g.keepSubscriptions(s)
 }
 
 // KindSubscribe is the audit kind of a refused resource subscription.

@@ -110,10 +110,13 @@ type SessionStore interface {
 	// Save keeps session id, opened with credential (Connection.Key), in
 	// state (the JSON of the SDK's mcp.ServerSessionState).
 	Save(id, credential string, state []byte) error
-	// Load returns what Save and Bind kept of session id.
-	Load(id string) (credential string, state []byte, bound string, ok bool, err error)
+	// Load returns what Save, Bind and Subscriptions kept of session id.
+	Load(id string) (k core.KeptSession, ok bool, err error)
 	// Bind keeps the agent session (authenticate's) bound to session id.
 	Bind(id, bound string) error
+	// Subscriptions keeps the resources session id is subscribed to, as
+	// server and URI pairs.
+	Subscriptions(id string, subs [][2]string) error
 	// Delete forgets session id: it ended.
 	Delete(id string) error
 	// Seen marks sessions still open when Airlock stops.
@@ -287,13 +290,12 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			g.refuseVersion(w, r, conn, verr)
 			return
 		}
-		var resume *mcp.ServerSessionState
-		var bound string
+		var resume *keptSession
 		if sid != "" {
 			s := g.session(sid)
 			foreign := s != nil && s.conn.Key != conn.Key
 			if s == nil && !sse && !stateless {
-				resume, bound, foreign = g.kept(sid, conn)
+				resume, foreign = g.kept(sid, conn)
 			}
 			if foreign {
 				g.refuseForeign(r, conn, sid)
@@ -329,7 +331,7 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			opening = r.Method == http.MethodPost && sid == ""
 		}
 		if resume != nil {
-			g.resume(r, sid, conn, resume, bound)
+			g.resume(r, sid, conn, resume)
 		}
 		if r.Method == http.MethodDelete && sid != "" && !sse && g.opts.Sessions != nil {
 			// Its client ends it: forgotten before the answer, so that a
@@ -425,8 +427,8 @@ func (g *Gateway) refusedInside(r *http.Request, conn Connection, err error, sid
 		// carried on as its agent's session, refused inside (found by a
 		// regression test: a suspended agent's session was refused at the
 		// door after a restart, and its client gave it up for good).
-		st, _, foreign := g.kept(sid, conn)
-		return st != nil && !foreign
+		k, foreign := g.kept(sid, conn)
+		return k != nil && !foreign
 	}
 	return s.conn.Key == conn.Key
 }
@@ -692,15 +694,15 @@ func (g *Gateway) keep(s *session) {
 // is (found by a regression test: a session whose client reconnected its
 // event stream first was dropped as never opened a minute later, and every
 // call on it was cancelled). The request then finds it as any other.
-func (g *Gateway) resume(r *http.Request, sid string, conn Connection, state *mcp.ServerSessionState, bound string) {
+func (g *Gateway) resume(r *http.Request, sid string, conn Connection, k *keptSession) {
 	s := g.newSession(conn)
 	s.resumed = true
 	// The agent it authenticated as, before any request can find it
 	// (found by a code review: a request arriving with the first ran as
 	// the connection's own agent).
-	g.ids.Restore(sid, bound)
-	s.keptBinding.Store(bound)
-	ss, made, err := g.streamable.Resume(r, sid, s.server, state)
+	g.ids.Restore(sid, k.Bound)
+	s.keptBinding.Store(k.Bound)
+	ss, made, err := g.streamable.Resume(r, sid, s.server, k.state)
 	if err != nil || !made {
 		if err != nil {
 			g.log.Warn("carry on a session of an earlier run", "err", err)
@@ -719,32 +721,39 @@ func (g *Gateway) resume(r *http.Request, sid string, conn Connection, state *mc
 	if err := g.opts.Sessions.Seen([]string{sid}); err != nil {
 		g.log.Warn("mark a resumed session seen", "err", err)
 	}
+	go g.resubscribe(s, k.Subs)
 	g.announce(s, false) // what it may see now, for list_changed later
 }
 
-// kept returns the state of session sid of an earlier run, and the agent
-// session authenticate bound to it, when it was opened with conn's
-// credential; foreign when another credential opened it.
-func (g *Gateway) kept(sid string, conn Connection) (st *mcp.ServerSessionState, bound string, foreign bool) {
+// keptSession is what an earlier run kept of a session: its protocol
+// state, decoded, and the rest as the store has it.
+type keptSession struct {
+	core.KeptSession
+	state *mcp.ServerSessionState
+}
+
+// kept returns what an earlier run kept of session sid, when it was opened
+// with conn's credential; foreign when another credential opened it.
+func (g *Gateway) kept(sid string, conn Connection) (k *keptSession, foreign bool) {
 	if g.opts.Sessions == nil {
-		return nil, "", false
+		return nil, false
 	}
-	cred, raw, bound, ok, err := g.opts.Sessions.Load(sid)
+	ks, ok, err := g.opts.Sessions.Load(sid)
 	if err != nil {
 		g.log.Warn("look up a session of an earlier run", "err", err)
-		return nil, "", false
+		return nil, false
 	}
 	if !ok {
-		return nil, "", false
+		return nil, false
 	}
-	if cred != conn.Key {
-		return nil, "", true
+	if ks.Credential != conn.Key {
+		return nil, true
 	}
-	st = new(mcp.ServerSessionState)
-	if json.Unmarshal(raw, st) != nil || st.InitializeParams == nil {
-		return nil, "", false
+	st := new(mcp.ServerSessionState)
+	if json.Unmarshal(ks.State, st) != nil || st.InitializeParams == nil {
+		return nil, false
 	}
-	return st, bound, false
+	return &keptSession{KeptSession: ks, state: st}, false
 }
 
 // keepBinding keeps what authenticate or logout made of s's binding, for

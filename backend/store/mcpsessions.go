@@ -3,10 +3,13 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/airlock-dev/airlock/backend/core"
 )
 
 // MCPSessions keeps the agents' MCP sessions across restarts of Airlock
@@ -38,22 +41,44 @@ func (m *MCPSessions) Save(id, credential string, state []byte) error {
 	return nil
 }
 
-// Load returns the credential, state and bound agent session of session
-// id, if it is kept.
-func (m *MCPSessions) Load(id string) (credential string, state []byte, bound string, ok bool, err error) {
+// Load returns what is kept of session id, if it is.
+func (m *MCPSessions) Load(id string) (k core.KeptSession, ok bool, err error) {
 	var row struct {
 		Credential string
 		State      string
 		Bound      string
+		Subs       string
 	}
-	res := m.db.Raw(`SELECT credential, state, bound FROM mcp_sessions WHERE id_hash = ?`, sessionKey(id)).Scan(&row)
+	res := m.db.Raw(`SELECT credential, state, bound, subs FROM mcp_sessions WHERE id_hash = ?`, sessionKey(id)).Scan(&row)
 	if res.Error != nil {
-		return "", nil, "", false, fmt.Errorf("read MCP session: %w", res.Error)
+		return k, false, fmt.Errorf("read MCP session: %w", res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return "", nil, "", false, nil
+		return k, false, nil
 	}
-	return row.Credential, []byte(row.State), row.Bound, true, nil
+	k = core.KeptSession{Credential: row.Credential, State: []byte(row.State), Bound: row.Bound}
+	if row.Subs != "" {
+		if err := json.Unmarshal([]byte(row.Subs), &k.Subs); err != nil {
+			return k, false, fmt.Errorf("read MCP session: its subscriptions: %w", err)
+		}
+	}
+	return k, true, nil
+}
+
+// Subscriptions keeps the resources session id is subscribed to (server,
+// URI), so that the next run subscribes them again.
+func (m *MCPSessions) Subscriptions(id string, subs [][2]string) error {
+	b := []byte("")
+	if len(subs) > 0 {
+		var err error
+		if b, err = json.Marshal(subs); err != nil {
+			return err
+		}
+	}
+	if err := m.db.Exec(`UPDATE mcp_sessions SET subs = ? WHERE id_hash = ?`, string(b), sessionKey(id)).Error; err != nil {
+		return fmt.Errorf("keep the subscriptions of an MCP session: %w", err)
+	}
+	return nil
 }
 
 // Bind keeps the agent session (authenticate's) bound to session id, ""

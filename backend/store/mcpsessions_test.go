@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -25,16 +26,26 @@ func TestMCPSessions(t *testing.T) {
 	if err := m.Bind(id, "ses_1"); err != nil {
 		t.Fatal(err)
 	}
-	cred, state, bound, ok, err := m.Load(id)
-	if err != nil || !ok || cred != "cred-hash" || string(state) != `{"logLevel":"debug"}` || bound != "ses_1" {
-		t.Fatalf("Load = %q, %s, %q, %v, %v; want the last state saved and the binding", cred, state, bound, ok, err)
+	subs := [][2]string{{"everything", "test://static/resource/1"}, {"files", "file:///tmp/a b"}}
+	if err := m.Subscriptions(id, subs); err != nil {
+		t.Fatal(err)
+	}
+	k, ok, err := m.Load(id)
+	if err != nil || !ok || k.Credential != "cred-hash" || string(k.State) != `{"logLevel":"debug"}` || k.Bound != "ses_1" || !reflect.DeepEqual(k.Subs, subs) {
+		t.Fatalf("Load = %+v, %v, %v; want the last state saved, the binding and the subscriptions", k, ok, err)
+	}
+	if err := m.Subscriptions(id, nil); err != nil {
+		t.Fatal(err)
+	}
+	if k, _, _ := m.Load(id); k.Subs != nil {
+		t.Errorf("subscriptions after all were dropped = %v", k.Subs)
 	}
 	var ids []string
 	db.Raw("SELECT id_hash FROM mcp_sessions").Scan(&ids)
 	if len(ids) != 1 || strings.Contains(ids[0], id) {
 		t.Errorf("stored ids = %v, want one hash, not the id", ids)
 	}
-	if _, _, _, ok, _ := m.Load("another"); ok {
+	if _, ok, _ := m.Load("another"); ok {
 		t.Error("an unknown session loaded")
 	}
 	if err := m.Seen([]string{id}); err != nil {
@@ -43,20 +54,20 @@ func TestMCPSessions(t *testing.T) {
 	if err := m.Prune(time.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, ok, _ := m.Load(id); !ok {
+	if _, ok, _ := m.Load(id); !ok {
 		t.Error("a session seen now was pruned")
 	}
 	if err := m.Prune(time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, ok, _ := m.Load(id); ok {
+	if _, ok, _ := m.Load(id); ok {
 		t.Error("a session not seen since the prune time is kept")
 	}
 	m.Save(id, "cred-hash", []byte(`{}`))
 	if err := m.Delete(id); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, ok, _ := m.Load(id); ok {
+	if _, ok, _ := m.Load(id); ok {
 		t.Error("a deleted session loaded")
 	}
 }

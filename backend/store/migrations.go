@@ -26,6 +26,7 @@ func migrations() []*gormigrate.Migration {
 		m0010DefaultRules(),
 		m0011ApprovalTask(),
 		m0012MCPSessions(),
+		m0013SessionSubs(),
 	}
 }
 

@@ -2096,6 +2096,20 @@ func (ss *ServerSession) NotifyListChanged(ctx context.Context, list string) err
 	return fmt.Errorf("no list %q", list)
 }
 
+// RestoreSubscription records that session ss is subscribed to the
+// resource uri, as a resources/subscribe would, without calling the
+// SubscribeHandler. (Airlock patch: a session carried on after a restart
+// with StreamableHTTPHandler.Resume keeps the subscriptions it had, so
+// that ResourceUpdated reaches it; its client does not subscribe again.)
+func (s *Server) RestoreSubscription(ss *ServerSession, uri string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resourceSubscriptions[uri] == nil {
+		s.resourceSubscriptions[uri] = make(map[*ServerSession]jsonrpc.ID)
+	}
+	s.resourceSubscriptions[uri][ss] = jsonrpc.ID{}
+}
+
 func (ss *ServerSession) InitializeParams() *InitializeParams {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
