@@ -169,6 +169,9 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	catOpts := o.Catalog
 	catOpts.Logger = o.Logger
 	catOpts.Expose = toolPins.Expose
+	if catOpts.Order == nil {
+		catOpts.Order = serverOrder(in.db, in.log)
+	}
 	in.cat = catalog.New(Version, catOpts)
 	in.closers = append(in.closers, in.cat.Close)
 	in.cat.OnChange(func(ch catalog.Change) { in.Hub.Emit(core.EventServerStatus, toolPins.Annotate(ch.Status)) })

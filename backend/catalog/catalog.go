@@ -57,6 +57,14 @@ type Options struct {
 	// definition). Nil exposes them as listed. In-process servers are
 	// Airlock's own code and are exposed as they are.
 	Expose func(cfg core.ServerConfig, observed []core.ToolInfo) []core.ToolInfo
+	// Order keeps the order servers were added in across restarts, so that
+	// a name two --no-prefix servers would expose stays with the same one
+	// (found by a new-user test: after a restart the server added later
+	// had it, because servers then started in the order of their ids). It
+	// gets the ids configured now, sorted, and returns each one's place:
+	// the places it had, new ids after them in the order given, removed
+	// ids forgotten. Nil orders each Apply's new servers after the others.
+	Order func(ids []string) map[string]uint64
 }
 
 func (o *Options) defaults() {
@@ -287,6 +295,15 @@ func (c *Catalog) Apply(cfgs []core.ServerConfig) {
 	for _, cfg := range cfgs {
 		want[cfg.ID] = cfg
 	}
+	var order map[string]uint64
+	if c.opts.Order != nil {
+		ids := make([]string, 0, len(want))
+		for id := range want {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		order = c.opts.Order(ids)
+	}
 	c.mu.Lock()
 	var stop, start []*source
 	// A server whose entry changed keeps its place in the order.
@@ -330,7 +347,10 @@ func (c *Catalog) Apply(cfgs []core.ServerConfig) {
 			continue
 		}
 		d := newSource(c, cfg, nil)
-		if n, ok := was[id]; ok {
+		if n, ok := order[id]; ok {
+			d.added = n
+			c.added = max(c.added, n)
+		} else if n, ok := was[id]; ok {
 			d.added = n
 		} else {
 			c.added++

@@ -152,11 +152,18 @@ func (c *Catalog) rebuild() {
 		srcs = append(srcs, d)
 	}
 	c.mu.RUnlock()
-	// Built-in servers first, then in the order servers were added: a
-	// name two servers would expose stays with the one that had it first.
+	// Built-in servers first, then servers with prefixed names, then
+	// --no-prefix ones, each in the order they were added: a name two
+	// servers would expose stays with the one that had it first, and a
+	// server's own server__tool names are always its own (found by a
+	// new-user test: after a restart a --no-prefix server listing a tool
+	// named everything__echo took that name from server everything).
 	sort.Slice(srcs, func(i, j int) bool {
 		if srcs[i].builtIn() != srcs[j].builtIn() {
 			return srcs[i].builtIn()
+		}
+		if srcs[i].cfg.NoPrefix != srcs[j].cfg.NoPrefix {
+			return !srcs[i].cfg.NoPrefix
 		}
 		if srcs[i].added != srcs[j].added {
 			return srcs[i].added < srcs[j].added
@@ -183,6 +190,31 @@ func (c *Catalog) rebuild() {
 		}
 		collided[k] = append(collided[k], name)
 	}
+	ids := map[string]bool{}
+	for _, d := range srcs {
+		ids[d.cfg.ID] = true
+	}
+	// reserved names the server that a --no-prefix name of another server
+	// would pass for: names of the form id__… are server id's.
+	reserved := func(cfg core.ServerConfig, name string) string {
+		if !cfg.NoPrefix {
+			return ""
+		}
+		if prefix, _, ok := strings.Cut(name, "__"); ok && prefix != cfg.ID && ids[prefix] {
+			return prefix
+		}
+		return ""
+	}
+	type reservation struct{ server, kind, owner string }
+	var reservedOrder []reservation
+	reservedNames := map[reservation][]string{}
+	reserve := func(server, kind, owner, name string) {
+		k := reservation{server, kind, owner}
+		if _, seen := reservedNames[k]; !seen {
+			reservedOrder = append(reservedOrder, k)
+		}
+		reservedNames[k] = append(reservedNames[k], name)
+	}
 	for _, d := range srcs {
 		d.mu.Lock()
 		tools, ls, cfg := d.tools, d.lists, d.cfg
@@ -193,6 +225,10 @@ func (c *Catalog) rebuild() {
 		}
 		for _, t := range tools {
 			t.ExposedName = exposed(cfg, t.Name)
+			if owner := reserved(cfg, t.ExposedName); owner != "" {
+				reserve(id, "tool", owner, t.Name)
+				continue
+			}
 			if owner, taken := toolOwner[t.ExposedName]; taken {
 				collide(id, "tool", owner, t.Name)
 				continue
@@ -203,6 +239,10 @@ func (c *Catalog) rebuild() {
 		for _, p := range ls.prompts {
 			cp := *p
 			cp.Name = exposedName(cfg, p.Name)
+			if owner := reserved(cfg, cp.Name); owner != "" {
+				reserve(id, "prompt", owner, p.Name)
+				continue
+			}
 			if owner, taken := promptOwner[cp.Name]; taken {
 				collide(id, "prompt", owner, p.Name)
 				continue
@@ -242,6 +282,9 @@ func (c *Catalog) rebuild() {
 	for _, k := range collisionOrder {
 		warn(k.server, "%s", collisionWarning(k.kind, k.owner, collided[k]))
 	}
+	for _, k := range reservedOrder {
+		warn(k.server, "%s", reservedWarning(k.kind, k.owner, reservedNames[k]))
+	}
 	sort.Slice(s.Tools, func(i, j int) bool { return s.Tools[i].ExposedName < s.Tools[j].ExposedName })
 	s.byOrigin = make(map[[2]string]int, len(s.Tools))
 	for i, t := range s.Tools {
@@ -264,6 +307,20 @@ func collisionWarning(kind, owner string, names []string) string {
 		return fmt.Sprintf("%s %q is hidden: server %s already exposes that name", kind, names[0], owner)
 	}
 	return fmt.Sprintf("%d %ss are hidden: server %s already exposes their names (%s)", len(names), kind, owner, list)
+}
+
+// reservedWarning says which names of a kind a --no-prefix server could
+// not expose because they would pass for server owner's.
+func reservedWarning(kind, owner string, names []string) string {
+	const shown = 5
+	if len(names) == 1 {
+		return fmt.Sprintf("%s %q is hidden: names that start with %s__ are server %s's", kind, names[0], owner, owner)
+	}
+	list := strings.Join(names[:min(len(names), shown)], ", ")
+	if len(names) > shown {
+		list += fmt.Sprintf(" and %d more", len(names)-shown)
+	}
+	return fmt.Sprintf("%d %ss are hidden: names that start with %s__ are server %s's (%s)", len(names), kind, owner, owner, list)
 }
 
 // exposed is the name agents see for a source's tool, prompt or resource.

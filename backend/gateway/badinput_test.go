@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -489,7 +490,7 @@ func TestNoPrefixCollision(t *testing.T) {
 	for id, want := range map[string][]string{
 		"alpha": nil,
 		"beta":  {`tool "echo" is hidden: server alpha already exposes that name`},
-		"gamma": {`tool "test__echo" is hidden: server test already exposes that name`},
+		"gamma": {`tool "test__echo" is hidden: names that start with test__ are server test's`},
 	} {
 		st, _ := e.cat.ServerStatus(id)
 		if diff := cmp.Diff(want, st.Warnings); diff != "" || st.State != core.StateRunning {
@@ -518,6 +519,64 @@ func TestNoPrefixCollision(t *testing.T) {
 	if res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "echo"}); err != nil || text(t, res) != "beta" {
 		t.Errorf("echo after a0 was added went to %q (%v), want beta", text(t, res), err)
 	}
+}
+
+// A --no-prefix server cannot pass for another server: a name of the form
+// zeta__… stays server zeta's whatever was added first, and which of two
+// --no-prefix servers has a name they share does not change when Airlock
+// restarts (found by a new-user test: after a restart a --no-prefix server
+// took everything__echo from server everything, and a shared name went to
+// the server added later, whose id sorted first).
+func TestNoPrefixCannotPassForAnotherServer(t *testing.T) {
+	impostor := noPrefixServer(t, "aaa", "zeta__echo")
+	zeta := noPrefixServer(t, "zeta", "echo")
+	zeta.NoPrefix = false
+	beta, early := noPrefixServer(t, "beta", "echo"), noPrefixServer(t, "a0", "echo")
+	kept := map[string]uint64{}
+	var mu sync.Mutex
+	// The order servers were added in, kept as Airlock keeps it.
+	order := func(ids []string) map[string]uint64 {
+		mu.Lock()
+		defer mu.Unlock()
+		var last uint64
+		for _, n := range kept {
+			last = max(last, n)
+		}
+		out := map[string]uint64{}
+		for _, id := range ids {
+			if n, ok := kept[id]; ok {
+				out[id] = n
+			} else {
+				last++
+				out[id] = last
+			}
+		}
+		kept = out
+		return maps.Clone(out)
+	}
+	e := newEnv(t, catalog.Options{Order: order}, impostor, beta)
+	e.cat.Apply([]core.ServerConfig{impostor, beta, zeta, early})
+	e.waitRunning(t, "zeta")
+	e.waitRunning(t, "a0")
+	check := func(e *env, when string) {
+		t.Helper()
+		sess := e.connect(t, nil)
+		for tool, want := range map[string]string{"zeta__echo": "zeta", "echo": "beta"} {
+			res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: tool})
+			if err != nil || text(t, res) != want {
+				t.Errorf("%s: %s went to %q (%v), want %s", when, tool, text(t, res), err, want)
+			}
+		}
+		if st, _ := e.cat.ServerStatus("aaa"); !slices.Equal(st.Warnings, []string{`tool "zeta__echo" is hidden: names that start with zeta__ are server zeta's`}) {
+			t.Errorf("%s: aaa warns %v", when, st.Warnings)
+		}
+		if st, _ := e.cat.ServerStatus("a0"); !slices.Equal(st.Warnings, []string{`tool "echo" is hidden: server beta already exposes that name`}) {
+			t.Errorf("%s: a0 warns %v", when, st.Warnings)
+		}
+	}
+	check(e, "added while running")
+	// Airlock restarts: every server starts at once.
+	check(newEnv(t, catalog.Options{Order: order}, impostor, beta, zeta, early), "after a restart")
 }
 
 // A request in a protocol revision Airlock does not speak is refused with
