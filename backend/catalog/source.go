@@ -493,7 +493,18 @@ func (d *source) startProcess() (mcp.Transport, func() error, error) {
 		})
 		return werr
 	}
-	return newStdioTransport(p.Stdout(), p.Stdin()), wait, nil
+	logged := 0
+	onJunk := func(line []byte) {
+		// Shown with what it wrote to stderr (the Servers screen), and
+		// logged (the first few): skipped, as MCP clients skip it.
+		fmt.Fprintf(tail, "[stdout, not MCP, skipped] %s\n", line)
+		if logged++; logged > 3 {
+			return
+		}
+		d.cat.opts.Logger.Warn("a server wrote a line on stdout that is not MCP; it is skipped ("+badOutputHint+")",
+			"server", d.cfg.ID, "line", strings.ToValidUTF8(string(line[:min(len(line), quoteMax)]), "\uFFFD"))
+	}
+	return newStdioTransport(p.Stdout(), p.Stdin(), onJunk), wait, nil
 }
 
 // lastStderr is "; stderr: LINE" with the last line the process wrote to

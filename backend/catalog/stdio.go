@@ -58,9 +58,10 @@ type stdioTransport struct {
 	w   io.WriteCloser
 }
 
-// newStdioTransport returns the transport over a process's stdout and stdin.
-func newStdioTransport(stdout io.ReadCloser, stdin io.WriteCloser) *stdioTransport {
-	return &stdioTransport{tap: &stdoutTap{r: stdout}, w: stdin}
+// newStdioTransport returns the transport over a process's stdout and
+// stdin; onJunk hears of each line on stdout that is not MCP, skipped.
+func newStdioTransport(stdout io.ReadCloser, stdin io.WriteCloser, onJunk func(line []byte)) *stdioTransport {
+	return &stdioTransport{tap: &stdoutTap{r: stdout, onJunk: onJunk}, w: stdin}
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -97,31 +98,126 @@ func unreadable(err error) bool {
 // tapSize is how many of the last bytes read stdoutTap keeps.
 const tapSize = 4096
 
-// stdoutTap reads a process's stdout and keeps the last bytes read, so
-// that the line the SDK could not read can be quoted.
+// stdoutTap reads a process's stdout for the SDK. A line that cannot be a
+// JSON-RPC message (its first byte other than blank is not { or [) is
+// skipped and reported to onJunk, as MCP clients do (Claude Code and the
+// TypeScript SDK log it and read on; found by a new-user test: one
+// "Loading model..." line on stdout broke a server that works with them).
+// It keeps the last bytes it passed on, so that a line the SDK could not
+// read can be quoted.
 type stdoutTap struct {
-	r   io.ReadCloser
+	r      io.ReadCloser
+	onJunk func(line []byte)
+
+	in    []byte // read from r and not yet filtered
+	inBuf []byte
+	rerr  error  // r's error, returned once in is drained
+	state int    // where in a line the filter is (lineStart, lineMessage, lineJunk)
+	junk  []byte // the start of the line being skipped, at most tapSize bytes
+
 	mu  sync.Mutex
-	buf []byte // the last bytes read, at most tapSize
+	buf []byte // the last bytes passed on, at most tapSize
 	cut bool   // bytes before buf were dropped
 }
 
+const (
+	lineStart   = iota // before a line's first byte other than blank
+	lineMessage        // in a line passed on
+	lineJunk           // in a line skipped
+)
+
 func (t *stdoutTap) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	if n > 0 {
-		b := p[:n]
-		t.mu.Lock()
-		if len(b) >= tapSize {
-			t.buf, t.cut = append(t.buf[:0], b[len(b)-tapSize:]...), true
-		} else {
-			if over := len(t.buf) + len(b) - tapSize; over > 0 {
-				t.buf, t.cut = append(t.buf[:0], t.buf[over:]...), true
-			}
-			t.buf = append(t.buf, b...)
-		}
-		t.mu.Unlock()
+	if len(p) == 0 {
+		return 0, nil
 	}
-	return n, err
+	for {
+		if len(t.in) == 0 {
+			if t.rerr != nil {
+				if t.state == lineJunk {
+					t.skipped() // its last line, without a newline
+				}
+				return 0, t.rerr
+			}
+			if t.inBuf == nil {
+				t.inBuf = make([]byte, 32<<10)
+			}
+			n, err := t.r.Read(t.inBuf)
+			t.in, t.rerr = t.inBuf[:n], err
+			continue
+		}
+		if n := t.filter(p); n > 0 {
+			t.keep(p[:n])
+			return n, nil
+		}
+	}
+}
+
+// filter moves what t.in holds of messages into p, skipping blanks between
+// them and lines that are not messages, and returns how much it moved.
+func (t *stdoutTap) filter(p []byte) int {
+	n := 0
+	for len(t.in) > 0 && n < len(p) {
+		switch t.state {
+		case lineMessage:
+			end, last := len(t.in), false
+			if i := bytes.IndexByte(t.in, '\n'); i >= 0 {
+				end, last = i+1, true
+			}
+			c := copy(p[n:], t.in[:end])
+			n += c
+			t.in = t.in[c:]
+			if last && c == end {
+				t.state = lineStart
+			}
+		case lineJunk:
+			i := bytes.IndexByte(t.in, '\n')
+			end := len(t.in)
+			if i >= 0 {
+				end = i
+			}
+			if room := tapSize - len(t.junk); room > 0 {
+				t.junk = append(t.junk, t.in[:min(end, room)]...)
+			}
+			if i < 0 {
+				t.in = nil
+				break
+			}
+			t.in = t.in[i+1:]
+			t.skipped()
+		default:
+			switch b := t.in[0]; b {
+			case ' ', '\t', '\r', '\n':
+				t.in = t.in[1:] // blank between messages: the decoder skips it anyway
+			case '{', '[':
+				t.state = lineMessage
+			default:
+				t.state = lineJunk
+			}
+		}
+	}
+	return n
+}
+
+// skipped reports the line skipped and goes on at the start of the next.
+func (t *stdoutTap) skipped() {
+	if t.onJunk != nil {
+		t.onJunk(bytes.TrimRight(t.junk, "\r"))
+	}
+	t.junk, t.state = t.junk[:0], lineStart
+}
+
+// keep remembers the last bytes passed on.
+func (t *stdoutTap) keep(b []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(b) >= tapSize {
+		t.buf, t.cut = append(t.buf[:0], b[len(b)-tapSize:]...), true
+		return
+	}
+	if over := len(t.buf) + len(b) - tapSize; over > 0 {
+		t.buf, t.cut = append(t.buf[:0], t.buf[over:]...), true
+	}
+	t.buf = append(t.buf, b...)
 }
 
 func (t *stdoutTap) Close() error { return t.r.Close() }

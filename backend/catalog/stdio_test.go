@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,25 +21,57 @@ func TestStdoutTapBadLine(t *testing.T) {
 	}{
 		{"nothing read", nil, ""},
 		{"only messages", []string{valid, `[` + strings.TrimSpace(valid) + `]` + "\n"}, ""},
-		{"a log line first", []string{"starting up\n", valid}, "starting up"},
-		{"after messages", []string{valid, valid + "  oops\r\n" + valid}, "oops"},
 		{"JSON that is not JSON-RPC", []string{valid, `{"hello":1}` + "\n"}, `{"hello":1}`},
-		{"a line whose start was dropped is skipped", []string{strings.Repeat("x", tapSize), "\nbad\n"}, "bad"},
-		{"a bad line split across reads", []string{valid + "not ", "json\n"}, "not json"},
+		{"broken JSON", []string{valid, `{"jsonrpc":"2.0","id":` + "\n"}, `{"jsonrpc":"2.0","id":`},
+		{"a line whose start was dropped is skipped", []string{"{" + strings.Repeat("x", tapSize), "\n{bad\n"}, "{bad"},
+		{"a bad line split across reads", []string{valid + "{not ", "json\n"}, "{not json"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tap := &stdoutTap{r: io.NopCloser(strings.NewReader(strings.Join(tc.writes, "")))}
-			for _, w := range tc.writes {
-				// Read as the writes came, so that the tap sees each chunk.
-				if _, err := io.ReadFull(tap, make([]byte, len(w))); err != nil {
-					t.Fatal(err)
-				}
+			if _, err := io.ReadAll(tap); err != nil {
+				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, string(tap.badLine())); diff != "" {
 				t.Errorf("badLine (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Lines that cannot be messages are skipped and reported, whatever the
+// size of the reads; messages pass as they were written.
+func TestStdoutTapSkipsLinesThatAreNotMessages(t *testing.T) {
+	msg := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Loading model... done"}]}}` + "\n"
+	batch := `[{"jsonrpc":"2.0","method":"x"}]` + "\n"
+	big := `{"jsonrpc":"2.0","id":2,"result":{"text":"` + strings.Repeat("é", 40000) + `"}}` + "\n"
+	data := "Loading model...\n" + msg + "\n   \r\n" + "  WARN: deprecated\r\n" + batch + big + "\x1b[32mready\x1b[0m\n" + msg + "no newline at the end"
+	wantOut := msg + batch + big + msg
+	wantJunk := []string{"Loading model...", "WARN: deprecated", "\x1b[32mready\x1b[0m", "no newline at the end"}
+	for _, chunk := range []int{1, 2, 7, 100, 4096, 1 << 20} {
+		var junk []string
+		tap := &stdoutTap{r: io.NopCloser(iotest.OneByteReader(strings.NewReader(data))), onJunk: func(l []byte) { junk = append(junk, string(l)) }}
+		if chunk > 1 {
+			tap.r = io.NopCloser(strings.NewReader(data))
+		}
+		var out bytes.Buffer
+		buf := make([]byte, chunk)
+		for {
+			n, err := tap.Read(buf)
+			out.Write(buf[:n])
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if out.String() != wantOut {
+			t.Errorf("chunk %d: passed on %d bytes, want the %d of the messages", chunk, out.Len(), len(wantOut))
+		}
+		if diff := cmp.Diff(wantJunk, junk); diff != "" {
+			t.Errorf("chunk %d: skipped lines (-want +got):\n%s", chunk, diff)
+		}
 	}
 }
 

@@ -1071,18 +1071,46 @@ func TestDownstreamCrashRestartAndFail(t *testing.T) {
 	}
 }
 
-// A stdio server that writes something else than JSON-RPC on stdout is
-// reported as such, quoting the line, and not by the exit status of the
-// process Airlock stopped after it (found by a tester: "killed by signal
-// terminated", with an empty stderr tail).
+// A stdio server that writes a line on stdout that cannot be MCP (a log
+// line, a banner) has it skipped, as Claude Code and the TypeScript SDK
+// skip it, and shown with what it wrote to stderr (found by a new-user test:
+// one such line broke a server that works with them). A line that looks
+// like a message but is not one still ends the connection, quoted.
 func TestDownstreamNotJSONOnStdout(t *testing.T) {
 	const hint = "a stdio server must write only JSON-RPC messages on stdout, and its logs on stderr"
 	opts := catalog.Options{BackoffMin: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond, MaxCrashes: 2, StableAfter: time.Hour,
 		StopGrace: 100 * time.Millisecond}
+	talker := func(before, duringCall string) string {
+		return "echo '" + before + "'\n" +
+			reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"junk","version":"1"}}`) +
+			"read initialized\n" +
+			reply(`{"tools":[{"name":"talk","inputSchema":{"type":"object"}}]}`) +
+			"read req\nid=$(echo \"$req\" | sed -n 's/.*\"id\":\\([0-9]*\\).*/\\1/p')\n" +
+			"echo '" + duringCall + "'\n" +
+			`echo '{"jsonrpc":"2.0","id":'$id',"result":{"content":[{"type":"text","text":"said it"}]}}'` + "\nsleep 1000\n"
+	}
 
-	t.Run("at start", func(t *testing.T) {
+	t.Run("log lines are skipped", func(t *testing.T) {
 		long := strings.Repeat("x", 200)
-		garbage := core.ServerConfig{ID: "garbage", Command: writeScript(t, "echo 'hello this is not json "+long+"'\nsleep 1000\n")}
+		chatty := core.ServerConfig{ID: "chatty", Command: writeScript(t, talker("hello this is not json "+long, "Loading model... done"))}
+		e := newEnv(t, opts, chatty)
+		res, err := e.cat.Dispatch(context.Background(), &core.Request{Kind: core.KindToolCall, Server: "chatty", Name: "talk"})
+		if err != nil {
+			t.Fatalf("call: %v", err)
+		}
+		if r, _ := res.(*mcp.CallToolResult); r == nil || text(t, r) != "said it" {
+			t.Errorf("call answered %+v, want the server's answer", res)
+		}
+		st, _ := e.cat.ServerStatus("chatty")
+		want := []string{"[stdout, not MCP, skipped] hello this is not json " + long, "[stdout, not MCP, skipped] Loading model... done"}
+		if st.State != core.StateRunning || !slices.Equal(st.StderrTail, want) {
+			t.Errorf("status %s, stderr %q; want running, showing the lines skipped %q", st.State, st.StderrTail, want)
+		}
+	})
+
+	t.Run("broken message at start", func(t *testing.T) {
+		long := strings.Repeat("x", 200)
+		garbage := core.ServerConfig{ID: "garbage", Command: writeScript(t, "echo '{\"hello this is not json "+long+"'\nsleep 1000\n")}
 		e := newEnv(t, opts)
 		e.cat.Apply([]core.ServerConfig{garbage})
 		testutil.Eventually(t, 30*time.Second, func() bool {
@@ -1091,25 +1119,21 @@ func TestDownstreamNotJSONOnStdout(t *testing.T) {
 		}, "garbage never marked failed: %+v", e.cat.Status())
 		st, _ := e.cat.ServerStatus("garbage")
 		// The line is quoted, cut at 80 bytes.
-		quoted := fmt.Sprintf("%q…", ("hello this is not json " + long)[:80])
+		quoted := fmt.Sprintf("%q…", (`{"hello this is not json ` + long)[:80])
 		want := "wrote a line on stdout that is not MCP (JSON-RPC): " + quoted + " before it answered initialize; " + hint + " (gave up after 2 failed starts in a row)"
 		if st.LastError != want {
 			t.Errorf("status error:\n got %q\nwant %q", st.LastError, want)
 		}
 	})
 
-	t.Run("in a call", func(t *testing.T) {
-		script := reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"junk","version":"1"}}`) +
-			"read initialized\n" +
-			reply(`{"tools":[{"name":"talk","inputSchema":{"type":"object"}}]}`) +
-			"read call\necho 'Loading model... done'\nsleep 1000\n"
-		junk := core.ServerConfig{ID: "junk", Command: writeScript(t, script)}
+	t.Run("broken message in a call", func(t *testing.T) {
+		junk := core.ServerConfig{ID: "junk", Command: writeScript(t, talker("starting", `{not json}`))}
 		// No second start: the status keeps the reason for the first.
 		opts := opts
 		opts.BackoffMin, opts.BackoffMax = time.Hour, time.Hour
 		e := newEnv(t, opts, junk)
 		_, err := e.cat.Dispatch(context.Background(), &core.Request{Kind: core.KindToolCall, Server: "junk", Name: "talk"})
-		want := `unavailable: server "junk" sent an invalid answer to talk: it wrote a line on stdout that is not MCP (JSON-RPC): "Loading model... done" (` +
+		want := `unavailable: server "junk" sent an invalid answer to talk: it wrote a line on stdout that is not MCP (JSON-RPC): "{not json}" (` +
 			hint + "; Airlock restarts the server by itself)"
 		if err == nil || err.Error() != want {
 			t.Errorf("call error:\n got %v\nwant %s", err, want)
@@ -1120,7 +1144,7 @@ func TestDownstreamNotJSONOnStdout(t *testing.T) {
 			return st.State == core.StateRestarting
 		}, "junk never restarting: %+v", e.cat.Status())
 		st, _ := e.cat.ServerStatus("junk")
-		if want := `wrote a line on stdout that is not MCP (JSON-RPC): "Loading model... done"; ` + hint + " (retrying in"; !strings.HasPrefix(st.LastError, want) {
+		if want := `wrote a line on stdout that is not MCP (JSON-RPC): "{not json}"; ` + hint + " (retrying in"; !strings.HasPrefix(st.LastError, want) {
 			t.Errorf("status error after the call = %q, want it to start %q", st.LastError, want)
 		}
 	})
