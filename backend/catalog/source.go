@@ -166,8 +166,9 @@ func (d *source) setState(state, lastErr string, listsChanged bool) {
 // run keeps the source alive until stop: connect, wait for the connection
 // to end, back off, again. A start that never became ready (it failed, or
 // hung until the connect timeout) and a run that ended soon after it
-// became ready both count as crashes; MaxCrashes in a row mark the source
-// failed, and the backoff doubles after each.
+// became ready both count as crashes; MaxCrashes in a row mark a process
+// source failed, and the backoff doubles after each (a URL source is tried
+// again for as long as it is configured).
 func (d *source) run() {
 	defer close(d.done)
 	opts := &d.cat.opts
@@ -190,13 +191,15 @@ func (d *source) run() {
 		if err != nil {
 			msg = err.Error()
 		}
-		if crashes >= opts.MaxCrashes {
+		// A server Airlock reaches by URL is not Airlock's to run: one that
+		// is down (not up yet at login, restarting) is tried again at the
+		// longest backoff for as long as it is configured (found by a
+		// new-user test: one that came up seconds after Airlock was given
+		// up for good, with a hint that it had crashed).
+		if crashes >= opts.MaxCrashes && d.cfg.Transport() == core.TransportStdio {
 			what := "crashes"
-			switch {
-			case ready.IsZero():
+			if ready.IsZero() {
 				what = "failed starts"
-			case d.cfg.Transport() != core.TransportStdio:
-				what = "failed connections"
 			}
 			d.setState(core.StateFailed, fmt.Sprintf("%s (gave up after %d %s in a row)", msg, crashes, what), hadLists)
 			return

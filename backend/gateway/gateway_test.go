@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -882,6 +883,36 @@ func TestHTTPDownstreamGoesAwayAndComesBack(t *testing.T) {
 		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "remote__echo", Arguments: map[string]any{"message": "back"}})
 		return err == nil && strings.Contains(text(t, res), "Echo: back")
 	}, "calls never worked again after the server came back: %+v", e.cat.Status())
+}
+
+// A remote server that is not up yet when Airlock starts (a container or a
+// dev server started after it at login) is tried again until it is, not
+// given up after a few tries as a crashing process is (found by a new-user
+// test: it stayed failed, with a hint that it had crashed).
+func TestHTTPDownstreamUpAfterAirlock(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	opts := catalog.Options{BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond, MaxCrashes: 2}
+	e := newEnv(t, opts)
+	e.cat.Apply([]core.ServerConfig{{ID: "later", URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)}})
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		st, _ := e.cat.ServerStatus("later")
+		return st.Restarts > 2*opts.MaxCrashes
+	}, "the server that is not up was not tried again: %+v", e.cat.Status())
+	if st, _ := e.cat.ServerStatus("later"); st.State == core.StateFailed {
+		t.Fatalf("a remote server not up yet was given up: %+v", st)
+	}
+	testutil.EverythingHTTPProcess(t, "streamableHttp", port)
+	e.waitRunning(t, "later")
+	sess := e.connect(t, nil)
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "later__echo", Arguments: map[string]any{"message": "up"}})
+	if err != nil || !strings.Contains(text(t, res), "Echo: up") {
+		t.Errorf("call once it is up = %v %+v", err, res)
+	}
 }
 
 func TestPromptsResourcesAndLogsPassThrough(t *testing.T) {
