@@ -146,8 +146,9 @@ func TestStopEndsCallThatNeverAnswers(t *testing.T) {
 
 // A call of a 2026-07-28 agent (sessionless, the Go SDK's default) still
 // running when the drain time is over does not hold the stop: it waited
-// for the 2-minute call timeout (found by a regression test). Its
-// connection is cut, and the stop ends within its bound.
+// for the 2-minute call timeout (found by a regression test). It is
+// answered and recorded with shutting_down, not as cancelled by its agent
+// (found by a new-user test), and the stop ends within its bound.
 func TestStopDoesNotWaitForASessionlessCall(t *testing.T) {
 	const drain = time.Second
 	dir := t.TempDir()
@@ -161,9 +162,14 @@ func TestStopDoesNotWaitForASessionlessCall(t *testing.T) {
 	testutil.Eventually(t, 10*time.Second, func() bool { return len(everything.Started()) == 1 }, "the call never reached the tool")
 	closed := closeAsync(in)
 	waitClosed(t, closed, drain+15*time.Second)
-	if res := result(t, done); !res.IsError {
-		t.Errorf("the cut call's result = %q, want an error", textOf(res))
+	if res := result(t, done); !res.IsError || !strings.Contains(textOf(res), "["+core.EShuttingDown+"]") {
+		t.Errorf("the cut call's result = %q, want a tool error with code %s", textOf(res), core.EShuttingDown)
 	}
-	// The data directory is free again.
-	startWith(t, airlock.Options{DataDir: dir})
+	// The data directory is free again, and the record says why the call
+	// ended.
+	in2 := startWith(t, airlock.Options{DataDir: dir})
+	recs, _ := in2.API.Activity.List(core.ActivityFilter{Server: "everything"})
+	if len(recs) != 1 || recs[0].ErrorCode != core.EShuttingDown {
+		t.Errorf("activity of the unfinished call = %+v, want one record with code %s", recs, core.EShuttingDown)
+	}
 }

@@ -157,6 +157,10 @@ type Gateway struct {
 
 	// closing is set when Close begins: new requests are refused.
 	closing atomic.Bool
+	// stopped ends, with errShuttingDown as its cause, when Close's drain
+	// time is over: sessionless requests still running take it on.
+	stopped context.Context
+	stop    context.CancelCauseFunc
 }
 
 // inflight counts work in progress and tells a waiter when none is left.
@@ -212,6 +216,7 @@ func New(cat *catalog.Catalog, pipe Runner, ids Identifier, lister Lister, opts 
 	}
 	g := &Gateway{cat: cat, pipe: pipe, ids: ids, lister: lister, opts: opts, log: opts.Logger,
 		sessions: map[*mcp.Server]*session{}, bySID: map[string]*session{}}
+	g.stopped, g.stop = context.WithCancelCause(context.Background())
 	g.stub = mcp.NewServer(g.impl(), nil)
 	g.streamable = mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: MaxRequestBytes,
@@ -843,16 +848,14 @@ func (g *Gateway) requestContext(ctx context.Context, s *session, req mcp.Reques
 			post = p.(context.Context)
 		}
 	}
-	if s.ctx == nil && post == nil {
-		// Nothing to tie it to (a sessionless call, whose own context
-		// ends it): the context is the caller's, unwrapped, so that its
-		// cancellation is seen by everything at the same moment. (Such a
-		// call still running when a stop's drain ends is cut with its
-		// connection, unanswered.)
-		return ctx, func() {}
-	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	stops := make([]func() bool, 0, 2)
+	stops := make([]func() bool, 0, 3)
+	if s.ctx == nil && post == nil {
+		// A sessionless call: its own context ends it, and the end of a
+		// stop's drain, with the reason (found by a new-user test: such a
+		// call was recorded as cancelled by its agent).
+		stops = append(stops, context.AfterFunc(g.stopped, func() { cancel(context.Cause(g.stopped)) }))
+	}
 	if s.ctx != nil { // a sessionless request's session is the request
 		stops = append(stops, context.AfterFunc(s.ctx, func() { cancel(context.Cause(s.ctx)) }))
 	}
@@ -907,6 +910,7 @@ func (g *Gateway) Close() {
 			g.log.Warn("mark the open sessions for the next run", "err", err)
 		}
 	}
+	g.stop(errShuttingDown)
 	for _, s := range all {
 		if s.halt != nil {
 			s.halt(errShuttingDown)
