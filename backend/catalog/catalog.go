@@ -272,11 +272,11 @@ func (c *Catalog) RemoveInProcess(id string) {
 	delete(c.sources, id)
 	delete(c.inproc, id)
 	c.mu.Unlock()
-	c.stopped(d)
+	c.stopped(d, "removed")
 }
 
-func (c *Catalog) stopped(d *source) {
-	d.stop()
+func (c *Catalog) stopped(d *source, gone string) {
+	d.stopFor(gone)
 	d.clearSession()
 	st := d.status()
 	st.State = core.StateStopped
@@ -308,6 +308,7 @@ func (c *Catalog) Apply(cfgs []core.ServerConfig) {
 	var stop, start []*source
 	// A server whose entry changed keeps its place in the order.
 	was := map[string]uint64{}
+	gone := map[*source]string{} // why a source stopped does not start again
 	for id, d := range c.sources {
 		if d.builtIn() {
 			continue
@@ -325,6 +326,12 @@ func (c *Catalog) Apply(cfgs []core.ServerConfig) {
 		}
 		// Removed, disabled or changed: it stops (and starts anew below).
 		stop = append(stop, d)
+		switch {
+		case !ok:
+			gone[d] = "removed"
+		case cfg.Disabled:
+			gone[d] = "disabled"
+		}
 		delete(c.sources, id)
 		if ok && !cfg.Disabled {
 			was[id] = d.added
@@ -361,7 +368,7 @@ func (c *Catalog) Apply(cfgs []core.ServerConfig) {
 	}
 	c.mu.Unlock()
 	for _, d := range stop {
-		c.stopped(d)
+		c.stopped(d, gone[d])
 	}
 	for _, d := range start {
 		go d.run()
@@ -662,6 +669,12 @@ func (c *Catalog) callError(ctx context.Context, r *core.Request, err error) err
 	var wire *jsonrpc.Error
 	switch {
 	case errors.As(context.Cause(ctx), new(*errSourceStopped)):
+		if gone := context.Cause(ctx).(*errSourceStopped).gone; gone != "" {
+			// Not to be called again (found by a new-user test: the agent
+			// was told the server was starting anew).
+			return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q was %s while %s ran: the call was ended unfinished and may have had effects", r.Server, gone, r.Name)}).
+				WithHint(fmt.Sprintf("check what it did; the server's tools are gone until it is %s again", map[string]string{"removed": "added", "disabled": "enabled"}[gone]))
+		}
 		return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q was stopped or restarted (its entry changed, or Restart) while %s ran: the call was ended unfinished and may have had effects", r.Server, r.Name)}).
 			WithHint("check what it did, then call again: the server is starting anew")
 	case errors.As(context.Cause(ctx), new(*callTimeoutError)):

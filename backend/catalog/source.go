@@ -95,7 +95,10 @@ func (d *source) setTimeouts(cfg core.ServerConfig) {
 
 // errSourceStopped is the cause of the context of a request whose source
 // was stopped or restarted while it ran.
-type errSourceStopped struct{ server string }
+type errSourceStopped struct {
+	server string
+	gone   string // "removed" or "disabled" when it does not start again
+}
 
 func (e *errSourceStopped) Error() string { return "server " + e.server + " stopped" }
 
@@ -530,14 +533,18 @@ func (d *source) lastStderr() string {
 
 // stop ends the source: for a process, stdin closed, then SIGTERM, then
 // SIGKILL to its process group, each after StopGrace.
-func (d *source) stop() {
+func (d *source) stop() { d.stopFor("") }
+
+// stopFor is stop, saying why the source does not start again ("removed",
+// "disabled"; "" when it does).
+func (d *source) stopFor(gone string) {
 	d.cancel()
 	// Its requests still running end now, saying why, rather than at
 	// their timeout (found by a regression test: a call cut by a restart
 	// reported that the server did not answer in time).
 	d.mu.Lock()
 	for _, cancel := range d.inflight {
-		cancel(&errSourceStopped{d.cfg.ID})
+		cancel(&errSourceStopped{d.cfg.ID, gone})
 	}
 	d.mu.Unlock()
 	select {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/instance"
+	"github.com/airlock-dev/airlock/backend/store"
 )
 
 const serversUsage = `usage: airlock servers <command> [flags]
@@ -239,7 +242,9 @@ func serversAdd(dataDir string, args []string, stdout io.Writer) error {
 
 var rmCmd = command{name: "servers rm", usage: `servers rm <id>
 
-Remove a server.`}
+Remove a server. Rules that name it stay (each is listed): they would
+apply to a server added later under the same id; remove them with
+airlock rules rm ID.`}
 
 func serversRemove(dataDir string, args []string, stdout io.Writer) error {
 	fs := rmCmd.newFlags(&dataDir)
@@ -258,7 +263,48 @@ func serversRemove(dataDir string, args []string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "removed server %s\n", pos[0])
+	// The rules that name it outlive it: a server added later under the
+	// same id would get them (found by a new-user test: an auto-approve
+	// rule applied to another program added as "slow").
+	if left := rulesNaming(dataDir, pos[0]); len(left) > 0 {
+		fmt.Fprintf(stdout, "  %d rule(s) still name server %s and would apply to a server added later under that id:\n", len(left), pos[0])
+		ids := make([]string, 0, len(left))
+		for _, r := range left {
+			what := "asks"
+			if r.AutoApprove {
+				what = "auto-approves"
+			}
+			fmt.Fprintf(stdout, "    %s  %s: %s\n", r.ID, what, r.Describe())
+			ids = append(ids, r.ID)
+		}
+		fmt.Fprintf(stdout, "  remove them with: airlock rules rm %s\n", strings.Join(ids, " "))
+	}
 	return nil
+}
+
+// rulesNaming lists the rules of dataDir that name server id; none when
+// the database cannot be read (the server is removed either way).
+func rulesNaming(dataDir, id string) []hitl.Rule {
+	path := filepath.Join(dataDir, store.FileName)
+	if _, err := os.Stat(path); err != nil {
+		return nil // no Airlock ran here: no rules
+	}
+	db, err := store.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer db.Close()
+	all, err := store.NewRules(db).ListRules()
+	if err != nil {
+		return nil
+	}
+	var out []hitl.Rule
+	for _, r := range all {
+		if r.ServerID != nil && *r.ServerID == id {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 var restartCmd = command{name: "servers restart", usage: `servers restart ID

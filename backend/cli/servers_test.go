@@ -13,6 +13,7 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/config"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/store"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -227,5 +228,36 @@ func TestServersEmptyList(t *testing.T) {
 	// No empty table: what to do instead (scripts use --json).
 	if !strings.HasPrefix(out.String(), "no servers yet: add one with 'airlock servers add'") || strings.Contains(out.String(), "STATE") {
 		t.Errorf("empty list: stdout %q, stderr %q", out.String(), errOut.String())
+	}
+}
+
+// Removing a server lists the rules that still name it: they would apply
+// to a server added later under the same id (found by a new-user test: an
+// auto-approve rule went to another program added as "slow").
+func TestServersRemoveListsItsRules(t *testing.T) {
+	dir := t.TempDir()
+	mustServers(t, dir, "add", "slow", "--", "node", "slow.js")
+	mustServers(t, dir, "add", "other", "--", "node", "other.js")
+	db, err := store.Open(filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRunRules(t, db, "add", "--server", "slow", "--auto-approve")
+	mustRunRules(t, db, "add", "--server", "other", "--auto-approve")
+	rules, _ := store.NewRules(db).ListRules()
+	db.Close()
+	var slowRule string
+	for _, r := range rules {
+		if r.ServerID != nil && *r.ServerID == "slow" {
+			slowRule = r.ID
+		}
+	}
+	out := mustServers(t, dir, "rm", "slow")
+	want := "removed server slow\n" +
+		"  1 rule(s) still name server slow and would apply to a server added later under that id:\n" +
+		"    " + slowRule + "  auto-approves: priority 0, server slow\n" +
+		"  remove them with: airlock rules rm " + slowRule + "\n"
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("rm printed (-want +got):\n%s", diff)
 	}
 }

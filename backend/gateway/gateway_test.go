@@ -770,6 +770,32 @@ func TestServerEntryChangedDuringACall(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the call cut by a restart did not end")
 	}
+
+	// Removed while a call runs: the call says so, and not to call again
+	// (found by a new-user test: it said the server was starting anew).
+	e.waitRunning(t, "slow")
+	go func() {
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow__hang"})
+		if err != nil {
+			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		}
+		done <- res
+	}()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		recs, _ := e.audit.List(core.ActivityFilter{Server: "slow"})
+		return len(recs) == 2
+	}, "the second call never started")
+	e.cat.Apply(nil)
+	select {
+	case res := <-done:
+		want := `Airlock: server "slow" was removed while hang ran: the call was ended unfinished and may have had effects [unavailable]` +
+			"\nHint: check what it did; the server's tools are gone until it is added again"
+		if got := text(t, res); !res.IsError || got != want {
+			t.Errorf("the call cut by a removal = %q, want %q", got, want)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call cut by a removal did not end")
+	}
 }
 
 // A call to a server that is starting for the first time waits for it,

@@ -173,6 +173,18 @@ describe('ServersPage', () => {
     await waitFor(() => expect(document.activeElement).toBe(screen.getAllByRole('button', { name: 'Add server' })[0]));
   });
 
+  it('says, before removing a server, that the rules naming it stay (found by a new-user test)', async () => {
+    const slow = { config: { id: 'slow', command: 'node' }, status: { id: 'slow', transport: 'stdio', state: 'running', restarts: 0, stderrTail: [], tools: [], since: '' } };
+    vi.mocked(fakeApi.servers.list).mockResolvedValue([slow]);
+    const rule = (id: string, serverId: string | null) => ({ id, kind: 'tool', serverId, toolName: null, toolPattern: null, autoApprove: true, priority: 0,
+      conditions: [], agentId: null, sessionId: null, expiresAt: null, createdAt: '', updatedAt: '' });
+    vi.mocked(fakeApi.rules.list).mockResolvedValue([rule('r1', 'slow'), rule('r2', 'other'), rule('r3', null)]);
+    const { context } = testStores();
+    render(ServersPage, { context });
+    await userEvent.click(await screen.findByRole('button', { name: 'Remove' }));
+    await waitFor(() => expect(document.body.textContent).toContain('Remove slow? 1 rule names it and stays (Rules screen): it would apply to a server added later as slow.'));
+  });
+
   it('imports a config and shows what was added and skipped', async () => {
     vi.mocked(fakeApi.servers.import).mockResolvedValue({ added: ['memory'], skipped: [{ id: 'fs', reason: 'exists already' }] });
     const { context } = testStores();
