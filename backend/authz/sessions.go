@@ -70,7 +70,7 @@ func errExpiredSession() *core.Error {
 
 func errUnknownToken() *core.Error {
 	return core.Errorf(core.EUnauthorized, "Unknown agent token").
-		WithHint("create a token for the agent on Airlock's Agents screen or with 'airlock agents token NAME --rotate'")
+		WithHint("the token may have been replaced: 'airlock token' prints the shared agent token as it is now; an agent's own token is on Airlock's Agents screen, or a new one from 'airlock agents token NAME --rotate'")
 }
 
 // IdentifyToken says whose token tok is: an agent token (alk_…) or a

@@ -522,13 +522,30 @@ func (d *source) lastStderr() string {
 	if tail == nil {
 		return ""
 	}
-	lines := tail.Lines()
+	if l := lastInformative(tail.Lines()); l != "" {
+		return "; stderr: " + l
+	}
+	return ""
+}
+
+// lastInformative is the last line of stderr that may say why a process
+// ended, "" when none does.
+func lastInformative(lines []string) string {
 	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			return "; stderr: " + l
+		if l := strings.TrimSpace(lines[i]); l != "" && !uninformative(l) {
+			return l
 		}
 	}
 	return ""
+}
+
+// uninformative reports whether a stderr line says nothing of why a
+// process ended: the version Node.js prints after a stack trace, a stack
+// frame, a line of stdout Airlock skipped (found by a new-user test: the
+// status ended with "stderr: Node.js v20.20.2").
+func uninformative(line string) bool {
+	return strings.HasPrefix(line, "Node.js v") || strings.HasPrefix(line, "at ") ||
+		strings.HasPrefix(line, "[stdout, not MCP, skipped]") || line == "^"
 }
 
 // stop ends the source: for a process, stdin closed, then SIGTERM, then

@@ -130,3 +130,24 @@ func FuzzStdoutTap(f *testing.F) {
 		}
 	})
 }
+
+// The stderr line a status quotes says why the process ended: not the
+// version Node.js prints after a stack trace, a stack frame, or a line of
+// stdout Airlock skipped.
+func TestLastInformativeStderrLine(t *testing.T) {
+	crash := []string{"file:///srv/index.js:12", "    throw new Error('no API key');", "    ^", "", "Error: no API key",
+		"    at file:///srv/index.js:12:11", "    at ModuleJob.run (node:internal/modules/esm/module_job:234:25)", "", "Node.js v20.20.2"}
+	for _, tc := range []struct {
+		lines []string
+		want  string
+	}{
+		{crash, "Error: no API key"},
+		{[]string{"listening", "[stdout, not MCP, skipped] Loading model..."}, "listening"},
+		{[]string{"", "  "}, ""},
+		{nil, ""},
+	} {
+		if got := lastInformative(tc.lines); got != tc.want {
+			t.Errorf("lastInformative(%q) = %q, want %q", tc.lines, got, tc.want)
+		}
+	}
+}

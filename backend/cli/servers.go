@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -32,6 +33,7 @@ every command takes:
 commands:
   list     list the servers (--json for JSON)
   add      add a server: a command to run, or a URL
+  update   change a server's timeouts, --disabled or --no-prefix
   rm       remove a server
   restart  restart a server now (a failed one too); needs the running Airlock
   import   import servers from a Claude Desktop, Cursor, Claude Code or VS Code config
@@ -59,6 +61,8 @@ func Servers(ctx context.Context, dataDir string, args []string, stdin io.Reader
 		return done(serversList(dataDir, args[1:], stdout, stderr))
 	case "add":
 		return done(serversAdd(dataDir, args[1:], stdout))
+	case "update", "set":
+		return done(serversUpdate(dataDir, args[1:], stdout))
 	case "rm", "remove":
 		return done(serversRemove(dataDir, args[1:], stdout))
 	case "restart":
@@ -240,9 +244,68 @@ func serversAdd(dataDir string, args []string, stdout io.Writer) error {
 	return nil
 }
 
-var rmCmd = command{name: "servers rm", usage: `servers rm <id>
+var updateCmd = command{name: "servers update", usage: `servers update <id> [--start-timeout D] [--call-timeout D] [--disabled=B] [--no-prefix=B] [--trust-new-tools=B]
 
-Remove a server. Rules that name it stay (each is listed): they would
+Change the given settings of a server; the rest stays as it is. A change of
+the timeouts alone applies to the next call without restarting the server.
+To change its command, URL, environment or headers, edit servers.json or
+use Edit on the Servers screen.`}
+
+func serversUpdate(dataDir string, args []string, stdout io.Writer) error {
+	fs := updateCmd.newFlags(&dataDir)
+	var start, call int
+	fs.Var(seconds{&start}, "start-timeout", "how long it may take to start and list its tools, e.g. `2m`")
+	fs.Var(seconds{&call}, "call-timeout", "how long one call may go without an answer, e.g. `30m`")
+	disabled := fs.String("disabled", "", "true: keep it but do not run it; false: run it")
+	noPrefix := fs.String("no-prefix", "", "true: expose its tools under their own names; false: as <id>__<tool>")
+	trust := fs.String("trust-new-tools", "", "true: accept tools it adds later without asking")
+	pos, _, err := updateCmd.parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return updateCmd.usageError("give exactly one server id")
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if len(set) == 0 {
+		return updateCmd.usageError("nothing to change").WithHint("give --start-timeout, --call-timeout, --disabled, --no-prefix or --trust-new-tools")
+	}
+	s, err := openServers(dataDir, false)
+	if err != nil {
+		return err
+	}
+	cfg, err := s.Get(pos[0])
+	if err != nil {
+		return err
+	}
+	if set["start-timeout"] {
+		cfg.StartTimeout = start
+	}
+	if set["call-timeout"] {
+		cfg.CallTimeout = call
+	}
+	for name, dst := range map[string]*bool{"disabled": &cfg.Disabled, "no-prefix": &cfg.NoPrefix, "trust-new-tools": &cfg.TrustNewTools} {
+		if !set[name] {
+			continue
+		}
+		v := map[string]*string{"disabled": disabled, "no-prefix": noPrefix, "trust-new-tools": trust}[name]
+		b, err := strconv.ParseBool(*v)
+		if err != nil {
+			return updateCmd.usageError("--%s %q: want true or false", name, *v)
+		}
+		*dst = b
+	}
+	if err := s.Update(cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "updated server %s\n", cfg.ID)
+	return nil
+}
+
+var rmCmd = command{name: "servers rm", usage: `servers rm <id>...
+
+Remove servers. Rules that name it stay (each is listed): they would
 apply to a server added later under the same id; remove them with
 airlock rules rm ID.`}
 
@@ -252,32 +315,41 @@ func serversRemove(dataDir string, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return rmCmd.usageError("give exactly one server id")
+	if len(pos) == 0 {
+		return rmCmd.usageError("give at least one server id")
 	}
 	s, err := openServers(dataDir, false)
 	if err != nil {
 		return err
 	}
-	if err := s.Remove(pos[0]); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "removed server %s\n", pos[0])
-	// The rules that name it outlive it: a server added later under the
-	// same id would get them (found by a new-user test: an auto-approve
-	// rule applied to another program added as "slow").
-	if left := rulesNaming(dataDir, pos[0]); len(left) > 0 {
-		fmt.Fprintf(stdout, "  %d rule(s) still name server %s and would apply to a server added later under that id:\n", len(left), pos[0])
-		ids := make([]string, 0, len(left))
-		for _, r := range left {
-			what := "asks"
-			if r.AutoApprove {
-				what = "auto-approves"
-			}
-			fmt.Fprintf(stdout, "    %s  %s: %s\n", r.ID, what, r.Describe())
-			ids = append(ids, r.ID)
+	// Every id first, so that a typo in the last removes nothing (a
+	// broken file refuses every change anyway, saying why).
+	for _, id := range pos {
+		if _, err := s.Get(id); err != nil && s.State().Error == "" {
+			return err
 		}
-		fmt.Fprintf(stdout, "  remove them with: airlock rules rm %s\n", strings.Join(ids, " "))
+	}
+	for _, id := range pos {
+		if err := s.Remove(id); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "removed server %s\n", id)
+		// The rules that name it outlive it: a server added later under
+		// the same id would get them (found by a new-user test: an
+		// auto-approve rule applied to another program added as "slow").
+		if left := rulesNaming(dataDir, id); len(left) > 0 {
+			fmt.Fprintf(stdout, "  %d rule(s) still name server %s and would apply to a server added later under that id:\n", len(left), id)
+			ids := make([]string, 0, len(left))
+			for _, r := range left {
+				what := "asks"
+				if r.AutoApprove {
+					what = "auto-approves"
+				}
+				fmt.Fprintf(stdout, "    %s  %s: %s\n", r.ID, what, r.Describe())
+				ids = append(ids, r.ID)
+			}
+			fmt.Fprintf(stdout, "  remove them with: airlock rules rm %s\n", strings.Join(ids, " "))
+		}
 	}
 	return nil
 }

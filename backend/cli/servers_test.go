@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -100,7 +101,7 @@ func TestServersErrors(t *testing.T) {
 		{"add timeout with a fraction", []string{"add", "x", "--start-timeout", "1.5s", "--", "cmd"}, core.EInvalid, "not a whole number of seconds"},
 		{"add timeout over a day", []string{"add", "x", "--call-timeout", "25h", "--", "cmd"}, core.EInvalid, "not a whole number of seconds from 1s to 24h"},
 		{"rm missing", []string{"rm", "nope"}, core.ENotFound, `server "nope" not found`},
-		{"rm no id", []string{"rm"}, core.EInvalid, "exactly one server id"},
+		{"rm no id", []string{"rm"}, core.EInvalid, "at least one server id"},
 		{"import nothing", []string{"import"}, core.EInvalid, "give a file"},
 		{"import missing file", []string{"import", filepath.Join(dir, "nope.json")}, core.ENotFound, "not found"},
 		{"import file and --from", []string{"import", "f.json", "--from", "cursor"}, core.EInvalid, "not both"},
@@ -259,5 +260,45 @@ func TestServersRemoveListsItsRules(t *testing.T) {
 		"  remove them with: airlock rules rm " + slowRule + "\n"
 	if diff := cmp.Diff(want, out); diff != "" {
 		t.Errorf("rm printed (-want +got):\n%s", diff)
+	}
+}
+
+// servers update changes the settings given and keeps the rest (found by a
+// new-user test: no command changed a server's timeouts, and adding it
+// again was refused without a hint).
+func TestServersUpdate(t *testing.T) {
+	dir := t.TempDir()
+	mustServers(t, dir, "add", "fs", "--env", "A=1", "--start-timeout", "90", "--", "npx", "-y", "server-filesystem", "/tmp")
+	_, _, err := servers(t, dir, "", "add", "fs", "--", "npx")
+	var ce *core.Error
+	if !errors.As(err, &ce) || ce.Code != core.EConflict || !strings.Contains(ce.Hint, "airlock servers update fs") {
+		t.Errorf("adding fs again: %v, want a conflict pointing to servers update", err)
+	}
+	if out := mustServers(t, dir, "update", "fs", "--call-timeout", "45m", "--no-prefix=true"); out != "updated server fs\n" {
+		t.Errorf("update printed %q", out)
+	}
+	var got []core.ServerConfig
+	if err := json.Unmarshal([]byte(mustServers(t, dir, "list", "--json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []core.ServerConfig{{ID: "fs", Command: "npx", Args: []string{"-y", "server-filesystem", "/tmp"}, Env: map[string]string{"A": "1"},
+		StartTimeout: 90, CallTimeout: 2700, NoPrefix: true}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after update (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		args []string
+		code string
+		msg  string
+	}{
+		{[]string{"update", "fs"}, core.EInvalid, "nothing to change"},
+		{[]string{"update", "nope", "--disabled=true"}, core.ENotFound, `server "nope" not found`},
+		{[]string{"update", "fs", "--disabled=maybe"}, core.EInvalid, `--disabled "maybe": want true or false`},
+		{[]string{"update", "fs", "--call-timeout", "0"}, core.EInvalid, "call-timeout"},
+	} {
+		_, _, err := servers(t, dir, "", tc.args...)
+		if core.ErrorCode(err) != tc.code || !strings.Contains(core.ErrorMessage(err), tc.msg) {
+			t.Errorf("servers %v: %v, want %s containing %q", tc.args, err, tc.code, tc.msg)
+		}
 	}
 }

@@ -235,7 +235,8 @@ func (s *Store) Add(cfg core.ServerConfig) error {
 	}
 	return s.change(func(servers map[string]core.ServerConfig) error {
 		if _, ok := servers[cfg.ID]; ok {
-			return core.Errorf(core.EConflict, "server %q already exists", cfg.ID)
+			return core.Errorf(core.EConflict, "server %q already exists", cfg.ID).
+				WithHint(fmt.Sprintf("change it with 'airlock servers update %s' (timeouts, --disabled, --no-prefix) or Edit on the Servers screen; or remove it first", cfg.ID))
 		}
 		servers[cfg.ID] = normalize(cfg)
 		return nil

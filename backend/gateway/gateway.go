@@ -304,9 +304,15 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			}
 			if foreign {
 				g.refuseForeign(r, conn, sid)
+				hint := "open your own session: connect without Mcp-Session-Id"
+				if conn.Key == "" {
+					// No credential on a session opened with one: the token
+					// was left off (found by a new-user test: the hint sent
+					// the client to open a session of its own).
+					hint = "send the token this session was opened with (Authorization: Bearer …), or connect without Mcp-Session-Id for a session of your own"
+				}
 				writeRefusal(w, r, http.StatusForbidden, (&core.Error{Code: core.EForbidden,
-					Message: "this MCP session belongs to another credential"}).
-					WithHint("open your own session: connect without Mcp-Session-Id"))
+					Message: "this MCP session belongs to another credential"}).WithHint(hint))
 				return
 			}
 		}

@@ -433,7 +433,18 @@ func (p *Pipeline) approve(ctx context.Context, f *flow) {
 		if decision == "" {
 			decision = core.DecisionDeclined
 		}
-		f.refuse(decision, &core.Error{Code: code, Message: msg})
+		// What the agent can do now (found by a new-user test: these
+		// refusals said nothing of it).
+		var hint string
+		switch out.Decision {
+		case core.DecisionTimeout:
+			hint = "a person has to approve it in Airlock: ask them, or call again when someone is there; the wait is set on Airlock's Approvals screen"
+		case core.DecisionExpired:
+			hint = "call again once Airlock runs; nothing ran"
+		default:
+			hint = "do not call it again as it was; follow the reason given, or ask the person what to do instead"
+		}
+		f.refuse(decision, (&core.Error{Code: code, Message: msg}).WithHint(hint))
 		return
 	}
 	f.rec.Decision = core.DecisionApproved
