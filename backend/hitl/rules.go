@@ -258,9 +258,19 @@ func (r *Rules) Lint(in RuleInput) (RuleInput, []string, error) {
 			*norm.ServerID, strings.Join(sortedKeys(known), ", ")))
 	}
 	for _, p := range []*string{norm.ToolName, norm.ToolPattern} {
-		if p != nil && strings.Contains(*p, core.NameSeparator) && norm.ServerID == nil {
+		if p == nil || !strings.Contains(*p, core.NameSeparator) {
+			continue
+		}
+		if norm.ServerID == nil {
 			warnings = append(warnings, fmt.Sprintf("%q looks like a name agents see (server%stool); a rule names the tool as its server does, with the server in its own field",
 				*p, core.NameSeparator))
+			continue
+		}
+		// Server w1 with tool everything__echo never matches (found by a
+		// new-user test: saved without a word).
+		if prefix, tool, _ := strings.Cut(*p, core.NameSeparator); known[prefix] {
+			warnings = append(warnings, fmt.Sprintf("%q looks like the name agents see for tool %q of server %q; this rule is for server %q, whose tools it names as that server does, and may never match",
+				*p, tool, prefix, *norm.ServerID))
 		}
 	}
 	if norm.ServerID == nil && norm.ToolName == nil && norm.ToolPattern == nil && len(norm.Conditions) == 0 && norm.AgentID == nil && norm.SessionID == nil {

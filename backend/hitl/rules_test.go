@@ -528,6 +528,7 @@ func TestLintAndExposedNames(t *testing.T) {
 		{hitl.RuleInput{ServerID: sp("nope")}, `no server named "nope" is configured (known: everything, fs)`},
 		{hitl.RuleInput{ToolPattern: sp("everything__read_*")}, `is the name agents see: saved as server everything, pattern read_*`},
 		{hitl.RuleInput{ToolName: sp("x__y")}, `looks like a name agents see`},
+		{hitl.RuleInput{ServerID: sp("fs"), ToolName: sp("everything__echo")}, `"everything__echo" looks like the name agents see for tool "echo" of server "everything"; this rule is for server "fs"`},
 		{hitl.RuleInput{AutoApprove: true}, `this global rule auto-approves every tool request`},
 	}
 	for _, tt := range tests {
