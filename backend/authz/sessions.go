@@ -432,11 +432,7 @@ func (s *Service) Bind(mcpSessionID, authSessionID string) error {
 		return err
 	}
 	s.sessMu.Lock()
-	st := s.mcp[mcpSessionID]
-	if st == nil {
-		st = &mcpState{}
-		s.mcp[mcpSessionID] = st
-	}
+	st := s.mcpStateLocked(mcpSessionID)
 	st.bound = authSessionID
 	st.lastSeen.Store(s.now().UnixNano())
 	s.sessMu.Unlock()
@@ -456,14 +452,21 @@ func (s *Service) RestoreBinding(mcpSessionID, authSessionID string) {
 		return
 	}
 	s.sessMu.Lock()
-	st := s.mcp[mcpSessionID]
-	if st == nil {
-		st = &mcpState{}
-		s.mcp[mcpSessionID] = st
-	}
+	st := s.mcpStateLocked(mcpSessionID)
 	st.bound = authSessionID
 	st.lastSeen.Store(s.now().UnixNano())
 	s.sessMu.Unlock()
+}
+
+// mcpStateLocked returns what is known of MCP session id, made on first
+// use. s.sessMu is held.
+func (s *Service) mcpStateLocked(id string) *mcpState {
+	st := s.mcp[id]
+	if st == nil {
+		st = &mcpState{}
+		s.mcp[id] = st
+	}
+	return st
 }
 
 // Binding returns the agent session bound to mcpSessionID ("" for none).
@@ -505,11 +508,7 @@ func (s *Service) SessionClient(mcpSessionID string, info core.ClientInfo) {
 		return
 	}
 	s.sessMu.Lock()
-	st := s.mcp[mcpSessionID]
-	if st == nil {
-		st = &mcpState{}
-		s.mcp[mcpSessionID] = st
-	}
+	st := s.mcpStateLocked(mcpSessionID)
 	st.client = info
 	s.sessMu.Unlock()
 }

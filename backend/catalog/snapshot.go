@@ -180,16 +180,21 @@ func (c *Catalog) rebuild() {
 	}
 	// Collisions are summed up per server, kind and owner: one line says
 	// "16 tools hidden…", not sixteen.
-	type collision struct{ server, kind, owner string }
+	// reserved: the name would pass for one of the owner's (reservedWarning).
+	type collision struct {
+		server, kind, owner string
+		reserved            bool
+	}
 	var collisionOrder []collision
 	collided := map[collision][]string{}
-	collide := func(server, kind, owner, name string) {
-		k := collision{server, kind, owner}
+	note := func(k collision, name string) {
 		if _, seen := collided[k]; !seen {
 			collisionOrder = append(collisionOrder, k)
 		}
 		collided[k] = append(collided[k], name)
 	}
+	collide := func(server, kind, owner, name string) { note(collision{server, kind, owner, false}, name) }
+	reserve := func(server, kind, owner, name string) { note(collision{server, kind, owner, true}, name) }
 	ids := map[string]bool{}
 	for _, d := range srcs {
 		ids[d.cfg.ID] = true
@@ -204,16 +209,6 @@ func (c *Catalog) rebuild() {
 			return prefix
 		}
 		return ""
-	}
-	type reservation struct{ server, kind, owner string }
-	var reservedOrder []reservation
-	reservedNames := map[reservation][]string{}
-	reserve := func(server, kind, owner, name string) {
-		k := reservation{server, kind, owner}
-		if _, seen := reservedNames[k]; !seen {
-			reservedOrder = append(reservedOrder, k)
-		}
-		reservedNames[k] = append(reservedNames[k], name)
 	}
 	for _, d := range srcs {
 		d.mu.Lock()
@@ -280,10 +275,11 @@ func (c *Catalog) rebuild() {
 		}
 	}
 	for _, k := range collisionOrder {
-		warn(k.server, "%s", collisionWarning(k.kind, k.owner, collided[k]))
-	}
-	for _, k := range reservedOrder {
-		warn(k.server, "%s", reservedWarning(k.kind, k.owner, reservedNames[k]))
+		if k.reserved {
+			warn(k.server, "%s", reservedWarning(k.kind, k.owner, collided[k]))
+		} else {
+			warn(k.server, "%s", collisionWarning(k.kind, k.owner, collided[k]))
+		}
 	}
 	sort.Slice(s.Tools, func(i, j int) bool { return s.Tools[i].ExposedName < s.Tools[j].ExposedName })
 	s.byOrigin = make(map[[2]string]int, len(s.Tools))
