@@ -557,11 +557,7 @@ func (s *Service) Resolve(mcpSessionID string, conn Identity, sessionToken strin
 	var bound string
 	if mcpSessionID != "" {
 		s.sessMu.Lock()
-		st = s.mcp[mcpSessionID]
-		if st == nil {
-			st = &mcpState{}
-			s.mcp[mcpSessionID] = st
-		}
+		st = s.mcpStateLocked(mcpSessionID)
 		if !st.ownerSet {
 			st.owner, st.ownerSet = conn.AgentID, true
 		}
