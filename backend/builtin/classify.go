@@ -3,6 +3,8 @@ package builtin
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -102,8 +104,13 @@ func (c *Classifier) Classify(script string) (out Classification) {
 			// place: a use written before the copy runs after it in a loop
 			// or a function (for …; do ./ls -rf ~; cp /bin/rm ./ls; done;
 			// found by a code review).
+			// A destination computed at run time ("*") counts only after
+			// the copy, as in the first pass: before it, every ./x would
+			// ask (found by a regression test: ./build.sh && cp a "$DEST").
+			made := maps.Clone(a.made)
+			delete(made, "*")
 			a = &analysis{c: c, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues(),
-				made: a.made, pathChanged: a.pathChanged}
+				made: made, pathChanged: a.pathChanged}
 			a.script(script, 0)
 			a.checkValues()
 		}
@@ -141,6 +148,9 @@ type analysis struct {
 type word struct {
 	text string
 	lit  bool
+	// split: a computed word the shell may split into several (an
+	// unquoted expansion or glob); a quoted one stays one word.
+	split bool
 }
 
 // invocation is one simple command as it would run.
@@ -481,7 +491,24 @@ func newWord(w *syntax.Word) word {
 	if s, ok := literal(w); ok {
 		return word{text: s, lit: true}
 	}
-	return word{text: wordSource(w)}
+	return word{text: wordSource(w), split: maySplit(w)}
+}
+
+// maySplit reports whether the shell may make several words of w: an
+// unquoted parameter, substitution or arithmetic is split on blanks, and an
+// unquoted glob becomes every name it matches.
+func maySplit(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst, *syntax.ExtGlob:
+			return true
+		case *syntax.Lit:
+			if hasUnquotedGlob(p.Value) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // literal returns the text a word stands for when it is fixed before the
@@ -658,6 +685,12 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 		return nil
 	}
 	a.count++
+	if len(argv) > 1 && argv[0].lit && argv[0].text == "--" {
+		// time -- rm -rf x: bash's time takes -- as the end of its options
+		// (found by a regression test); anywhere else "--" is no command,
+		// so judging what follows asks no more than it should.
+		argv = argv[1:]
+	}
 	inv := newInvocation(argv, open)
 	out := []*invocation{inv}
 	a.classify(inv)
@@ -674,6 +707,13 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 	if w, ok := a.c.wrappers[inv.name]; ok && len(w.sub) == 0 {
 		return append(out, a.wrapped(inv, w, args, redirs, depth, open)...)
 	} else if ok {
+		if w.scriptShort != "" || len(w.scriptLong) > 0 {
+			// Its script options count wherever they stand, before the
+			// subcommand too (npm --call 'cmd' exec).
+			for _, s := range scanScripts(w, args) {
+				out = append(out, a.wrapperScript(inv, s, depth)...)
+			}
+		}
 		// The subcommand may follow options of the program's own (npm
 		// --silent exec, uv --directory . run; found by a regression
 		// test): the first argument that names one counts, options or not.
@@ -1213,6 +1253,9 @@ func loaderVariable(name string) bool {
 // (/bin/rm, /usr/sbin/x): copying or linking one is how a program is put
 // under another name.
 func systemProgram(p string) bool {
+	if strings.HasPrefix(p, "/proc/") && strings.Contains(p, "/cwd/") && strings.Contains(p, "bin/") {
+		return true // /proc/self/cwd/../../bin/rm: not to be resolved here
+	}
 	p = path.Clean(p)
 	if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
 		// /proc/self/root/bin/rm is /bin/rm.
@@ -1221,18 +1264,55 @@ func systemProgram(p string) bool {
 		}
 	}
 	if strings.HasPrefix(p, "../") {
-		// ../../../../bin/rm, from deep enough, is /bin/rm.
+		// ../../../../bin/rm, from deep enough, is /bin/rm; ../../bin/x of
+		// a project is its own (found by a regression test: every copy of
+		// a monorepo's ../lib file asked). Only a program the system has
+		// by that name counts.
 		for strings.HasPrefix(p, "../") {
 			p = p[3:]
 		}
 		p = "/" + p
+		if !slices.ContainsFunc(binDirs, func(d string) bool { return strings.HasPrefix(p, d) }) || !installed(path.Base(p)) {
+			return false
+		}
 	}
-	for _, d := range []string{"/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/usr/libexec/", "/lib/", "/usr/lib/"} {
-		if strings.HasPrefix(path.Clean(p)+"/", d) && path.Clean(p)+"/" != d {
+	for _, d := range binDirs {
+		if strings.HasPrefix(p+"/", d) && p+"/" != d {
+			return true
+		}
+	}
+	for _, d := range []string{"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/nix/store/"} {
+		if strings.HasPrefix(p+"/", d) && p+"/" != d && !dataFile(path.Base(p)) {
+			return true // a loader, a shared object, a package's helper program
+		}
+	}
+	return false
+}
+
+// binDirs are the folders that hold the system's programs.
+var binDirs = []string{"/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/usr/libexec/",
+	"/usr/local/libexec/", "/opt/homebrew/bin/", "/opt/homebrew/sbin/", "/opt/local/bin/", "/snap/bin/", "/usr/local/opt/",
+	"/run/current-system/sw/bin/", "/nix/var/nix/profiles/", "/usr/games/"}
+
+// installed reports whether the system has a program of that name.
+func installed(name string) bool {
+	for _, d := range []string{"/usr/bin/", "/bin/", "/usr/sbin/", "/sbin/", "/usr/local/bin/"} {
+		if fi, err := os.Stat(d + name); err == nil && fi.Mode().IsRegular() {
 			return true
 		}
 	}
 	return false
+}
+
+// dataFile reports whether a file under /lib or /usr/lib is data by its
+// name (os-release, a package.json), not a program.
+func dataFile(base string) bool {
+	switch path.Ext(base) {
+	case ".json", ".txt", ".md", ".conf", ".cfg", ".ini", ".yaml", ".yml", ".xml", ".html", ".css", ".map", ".toml", ".lock",
+		".png", ".svg", ".gz", ".xz", ".zip", ".h", ".mo", ".pc", ".cmake", ".rules", ".service":
+		return true
+	}
+	return base == "os-release"
 }
 
 // makeCodeArg reports whether an argument of make gives it makefile code:
@@ -1272,17 +1352,52 @@ func (a *analysis) noteMade(name string, args []word) {
 		a.made = map[string]bool{}
 	}
 	switch name {
-	case "cp", "ln", "install", "mv", "rsync", "dd", "tee":
+	case "cp", "ln", "link", "install", "mv", "rsync", "scp", "dd", "tee", "sponge", "objcopy", "strip", "curl", "wget":
 	default:
 		return
 	}
 	for _, w := range args {
 		src := w.text
-		if name == "dd" {
+		switch {
+		case name == "dd":
 			src = strings.TrimPrefix(src, "if=")
+		case name == "curl" || name == "wget":
+			// curl -o ls file:///bin/rm copies too (found by a regression
+			// test).
+			_, src, _ = strings.Cut(src, "file://")
+		case !w.lit:
+			// A glob or a quoted part naming a system folder:
+			// cp /bin/r? ./ls (found by a regression test).
+			src = strings.Trim(src, `"'`)
 		}
-		if w.lit && systemProgram(src) && name != "tee" {
+		if systemProgram(src) && name != "tee" && name != "sponge" {
 			a.report(core.Ask, "program-copied", name+" "+src, fmt.Sprintf("%s copies or links the program %s: under another name it would pass for another command", name, src))
+		}
+	}
+	switch name {
+	case "sponge":
+		for _, w := range args {
+			if !strings.HasPrefix(w.text, "-") {
+				a.markMadeWord(w)
+			}
+		}
+		return
+	case "strip", "objcopy", "curl", "wget":
+		// What they write: -o/--output FILE, wget's -O; objcopy's last
+		// operand.
+		for i, w := range args {
+			switch {
+			case (w.text == "-o" || w.text == "--output" || w.text == "-O" || w.text == "--output-document") && i+1 < len(args):
+				a.markMadeWord(args[i+1])
+			case strings.HasPrefix(w.text, "--output=") || strings.HasPrefix(w.text, "--output-document="):
+				_, v, _ := strings.Cut(w.text, "=")
+				a.markMadeWord(word{text: v, lit: w.lit})
+			case len(w.text) > 2 && (strings.HasPrefix(w.text, "-o") || name == "wget" && strings.HasPrefix(w.text, "-O")):
+				a.markMadeWord(word{text: w.text[2:], lit: w.lit})
+			}
+		}
+		if name != "objcopy" || len(args) < 2 {
+			return
 		}
 	}
 	if name == "dd" || name == "tee" {
@@ -1336,12 +1451,31 @@ func (a *analysis) noteMade(name string, args []word) {
 }
 
 // markMade notes a file the command line writes or puts in place, by its
-// name: a cd between makes its path unreliable, so the name is what counts.
+// name: a cd between makes its path unreliable, so the name is what counts,
+// in small letters (a file system may not tell LS from ls). One put in a
+// folder that is on PATH already (~/.local/bin) may run by its bare name.
 func (a *analysis) markMade(p string) {
 	if a.made == nil {
 		a.made = map[string]bool{}
 	}
-	a.made[path.Base(path.Clean(p))] = true
+	a.made[strings.ToLower(path.Base(path.Clean(p)))] = true
+	switch strings.TrimSuffix(path.Dir(path.Clean(p)), "/") {
+	case "~/.local/bin", "~/bin", "$HOME/.local/bin", "$HOME/bin", "${HOME}/.local/bin", "${HOME}/bin",
+		"/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/opt/homebrew/bin":
+		a.pathChanged = true
+	}
+}
+
+// markMadeWord is markMade for a word, any path when it is computed.
+func (a *analysis) markMadeWord(w word) {
+	if !w.lit {
+		if a.made == nil {
+			a.made = map[string]bool{}
+		}
+		a.made["*"] = true
+		return
+	}
+	a.markMade(w.text)
 }
 
 // madeHere reports whether a command named by a path (or by a bare name,
@@ -1351,7 +1485,7 @@ func (a *analysis) madeHere(name string) bool {
 	if len(a.made) == 0 || !strings.Contains(name, "/") && !a.pathChanged {
 		return false
 	}
-	return a.made["*"] || a.made[path.Base(path.Clean(name))]
+	return a.made["*"] || a.made[strings.ToLower(path.Base(path.Clean(name)))]
 }
 
 // gitRunsSomething reports whether git's arguments may make it run a

@@ -497,11 +497,47 @@ var evasionCorpus = []struct {
 	{`git --work-tree . push "$(echo --delete)" origin main`, ask},
 	{`git --git-dir .git -c a.b=c push "$f" origin main`, ask},
 	{`git --unknown-global push "$(echo --force)" origin main`, ask},
+	// An unquoted computed value splits: -C $(cat f) may be
+	// -C . -c core.fsmonitor=… (regression test).
+	{`git -C $(cat f) status`, ask},
+	{`d=$(cat f); git -C $d log`, ask},
+	{`git -C /tmp/* status`, ask},
 	// npm's option parser drops the "--": npm exec rm -- -rf x runs
 	// rm -rf x (code review).
 	{`npm exec rm -- -rf x`, deny},
 	{`yarn exec rm -- -rf x`, deny},
 	{`pnpm exec rm -- -rf x`, deny},
+	// npm's --call/-c, in every spelling and place (regression test).
+	{`npm exec --call='rm -rf x'`, deny},
+	{`npm x --call='rm -rf x'`, deny},
+	{`npm exec -c='rm -rf x'`, deny},
+	{`npm --call 'rm -rf x' exec`, deny},
+	{`npm -c 'rm -rf x' exec`, deny},
+	{`npm exec --yes --call='rm -rf x'`, deny},
+	{`npx -c='rm -rf x'`, deny},
+	{`npm exec --call="$cmd"`, ask},
+	{`time -- rm -rf x`, deny},
+	// Copies of a system program by other means, and runs of them (a
+	// regression test).
+	{`curl -so ls file:///bin/rm; chmod +x ls; ./ls -rf ~`, ask},
+	{`curl -s file:///bin/rm -o ls`, ask},
+	{`wget -qO ls file:///bin/rm`, ask},
+	{`objcopy /bin/rm ./ls`, ask},
+	{`strip -o ./ls /bin/rm`, ask},
+	{`sponge ./ls < /bin/rm; chmod +x ls; ./ls -rf ~`, ask},
+	{`scp /bin/rm ./ls`, ask},
+	{`link /bin/rm ./ls`, ask},
+	{`for i in 1 2; do ./ls -rf ~; link "$(command -v rm)" ./ls; done`, ask},
+	{`cp /bin/r? ./ls`, ask},
+	{`cp /bin/r[m] ./ls`, ask},
+	{`cp /snap/bin/rm ./ls`, ask},
+	{`cp /opt/homebrew/bin/grm ./ls`, ask},
+	{`cp /run/current-system/sw/bin/rm ./ls`, ask},
+	{`cp /proc/self/cwd/../../bin/rm ./ls`, ask},
+	{`cp "$(command -v rm)" ~/.local/bin/ls && ls -rf ~`, ask},
+	{`cp "$(command -v rm)" ./LS; ./ls -rf ~`, ask},
+	{`cp /lib64/ld-linux-x86-64.so.2 ./x`, ask},
+	{`time -p -- rm -rf x`, deny},
 	// A program put in place after its use in the text, which runs after
 	// it (code review).
 	{`for i in 1 2; do ./ls -rf ~; cp "$(command -v rm)" ./ls; done`, ask},
@@ -652,6 +688,11 @@ var harmlessCorpus = []string{
 	// argument asked, though its subcommand rules the git rules out.
 	`git commit -m "$(cat msg.txt)"`, `git checkout "$branch"`, `for f in *.go; do git add "$f"; done`, `git log --since="$since"`,
 	`git -C sub commit -m "$(cat msg.txt)"`, `git --no-pager log --since="$since"`,
+	`git -C "$repo" pull --ff-only`, `git --git-dir="$d/.git" log -1`, `git -C "$dir" status`,
+	// Found by a regression test: everyday copies that asked.
+	`cp ../lib/util.py ./lib/`, `cp ../../bin/helper.sh ./`, `cp ../../lib/foo.so ./`, `ln -s ../../bin/tool tool`,
+	`cp /usr/lib/os-release ./`, `cp /usr/lib/node_modules/npm/package.json /tmp/p.json`,
+	`./scripts/build.sh && cp dist/app.js "$DEST"`, `./run.sh 2>&1 | tee build.log`,
 	"let 'j=1' 'j+=2'; echo $j",
 	"declare -A m; m[key]=1; echo ${m[key]}",
 	"arr=(a b c); echo ${arr[1]} ${#arr[@]} ${!arr[@]} ${arr[@]:1}",

@@ -205,7 +205,14 @@ func (s *segment) match(inv *invocation) (yes, maybe bool) {
 	if !inv.open && len(s.tokens) > 0 && s.subcommandRulesOut(inv) {
 		return false, false
 	}
-	return false, inv.open || inv.dynamicArgs()
+	dynamic := inv.dynamicArgs()
+	if sub := subcommandAt(inv); sub >= 0 && inv.name == "git" {
+		// What comes before git's subcommand is its global options, each
+		// value one word (subcommandAt): only what follows could meet the
+		// rule (git -C "$repo" pull --ff-only cannot be --upload-pack).
+		dynamic = slices.ContainsFunc(inv.args[sub+1:], func(w word) bool { return !w.lit })
+	}
+	return false, inv.open || dynamic
 }
 
 // subcommandRulesOut reports whether inv's literal subcommand (its first
@@ -256,7 +263,12 @@ func subcommandAt(inv *invocation) int {
 	for i := 0; i < len(inv.args); i++ {
 		a := inv.args[i]
 		if !a.lit {
-			return -1 // computed before the subcommand
+			// Computed before the subcommand; only the value of a git
+			// global option written --git-dir="$d" may be, as one word.
+			if inv.name != "git" || a.split || !gitOptionWithValue(a.text) {
+				return -1
+			}
+			continue
 		}
 		if !strings.HasPrefix(a.text, "-") {
 			return i
@@ -267,7 +279,13 @@ func subcommandAt(inv *invocation) int {
 		name, _, withValue := strings.Cut(a.text, "=")
 		switch {
 		case slices.Contains(gitValueOptions, a.text):
-			i++ // its value is the next argument
+			// Its value is the next argument: one word, written out or
+			// quoted (git -C $(cat f) status may be -C . -c core.fsmonitor=…
+			// once split; found by a regression test).
+			if i+1 < len(inv.args) && inv.args[i+1].split {
+				return -1
+			}
+			i++
 		case withValue && slices.Contains(gitValueOptions, name), withValue && name == "--exec-path",
 			slices.Contains(gitGlobalFlags, a.text), a.text == "--exec-path":
 		default:
@@ -275,6 +293,13 @@ func subcommandAt(inv *invocation) int {
 		}
 	}
 	return -1
+}
+
+// gitOptionWithValue reports whether a word, as written, is a git global
+// option with its value after "=" (--git-dir="$d/.git").
+func gitOptionWithValue(src string) bool {
+	name, _, ok := strings.Cut(src, "=")
+	return ok && (slices.Contains(gitValueOptions, name) || name == "--exec-path") && strings.HasPrefix(name, "--")
 }
 
 // tokenMet reports whether some literal argument meets one of alts.

@@ -124,7 +124,9 @@ func wrappers() map[string]wrapper {
 		// (npx -c '...').
 		"npx":  npx,
 		"bunx": guess, "uvx": guess, "pnpx": guess,
-		"npm": withSub(guess, "exec", "x", "explore"),
+		// npm's -c/--call script counts wherever it stands (npm --call 'cmd'
+		// exec, npm exec -c=cmd; found by a regression test).
+		"npm": withSub(wrapper{guess: true, scriptShort: "c", scriptLong: []string{"call"}}, "exec", "x", "explore"),
 		// pnpm runs a command it does not know as one (pnpm bash -c …).
 		"pnpm": guess, "corepack": guess,
 		"yarn":   withSub(guess, "exec", "dlx", "run", "node"),
@@ -160,13 +162,7 @@ func withSub(w wrapper, sub ...string) wrapper {
 // wrapped analyses what a wrapper runs.
 func (a *analysis) wrapped(inv *invocation, w wrapper, args []word, redirs []*syntax.Redirect, depth int, open bool) []*invocation {
 	var out []*invocation
-	script := func(s word) {
-		if !s.lit {
-			a.report(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script given to %s is computed when the command runs", inv.name))
-			return
-		}
-		out = append(out, a.script(s.text, depth+1)...)
-	}
+	script := func(s word) { out = append(out, a.wrapperScript(inv, s, depth)...) }
 	if w.scanAll {
 		for _, s := range scanScripts(w, args) {
 			script(s)
@@ -209,6 +205,16 @@ func (a *analysis) wrapped(inv *invocation, w wrapper, args []word, redirs []*sy
 		return out
 	}
 	return append(out, a.run(inner, redirs, depth+1, open || w.open)...)
+}
+
+// wrapperScript analyses a script a wrapper is given to run (sh -c's,
+// npm --call's).
+func (a *analysis) wrapperScript(inv *invocation, s word, depth int) []*invocation {
+	if !s.lit {
+		a.report(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script given to %s is computed when the command runs", inv.name))
+		return nil
+	}
+	return a.script(s.text, depth+1)
 }
 
 // guessAll treats every argument that is not an option as a possible start
@@ -326,7 +332,9 @@ func shortOptions(w wrapper, t string, args []word, i int, scripts *[]word) (nex
 		case strings.IndexByte(w.noCmdShort, c) >= 0:
 			return next, true, true
 		case strings.IndexByte(w.scriptShort, c) >= 0:
-			if rest != "" {
+			// -c=cmd is cmd to nopt (npx -c='rm -rf x'; a regression test
+			// found it passed as "=rm").
+			if rest = strings.TrimPrefix(rest, "="); rest != "" {
 				*scripts = append(*scripts, word{text: rest, lit: true})
 			} else if next < len(args) {
 				*scripts = append(*scripts, args[next])
@@ -377,7 +385,7 @@ func scanScripts(w wrapper, args []word) []word {
 				if strings.IndexByte(w.scriptShort, t[j]) < 0 {
 					continue
 				}
-				if rest := t[j+1:]; rest != "" {
+				if rest := strings.TrimPrefix(t[j+1:], "="); rest != "" {
 					out = append(out, word{text: rest, lit: true})
 				} else if i+1 < len(args) {
 					out = append(out, args[i+1])
