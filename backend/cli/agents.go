@@ -356,15 +356,44 @@ func agentsRemove(svc *authz.Service, tasks *store.Teams, args []string, stdout 
 	if len(pos) == 0 {
 		return c.usageError("missing agent NAME")
 	}
-	// Check every name first, so a typo in the last one deletes nothing.
+	// Check every name first, so a typo in the last one deletes nothing,
+	// nor one that cannot be deleted (agents under it; found by a
+	// regression test: the first went, the second was refused). One
+	// listed after the agents under it can go with them.
 	var ids []authz.Agent
+	going := map[string]bool{}
 	for _, ref := range pos {
 		a, err := svc.Agent(ref)
 		if err != nil {
 			return err
 		}
 		ids = append(ids, a)
+		going[a.ID] = true
 	}
+	all, err := svc.Agents()
+	if err != nil {
+		return err
+	}
+	for _, a := range ids {
+		if a.ID == authz.OwnerID {
+			return core.Errorf(core.EInvalid, "the owner cannot be deleted")
+		}
+		for _, c := range all {
+			if c.ParentID == a.ID && !going[c.ID] {
+				return core.Errorf(core.EConflict, "agent '%s' has agents under it ('%s', not in this list); move or delete them first", a.Name, c.Name)
+			}
+		}
+	}
+	// Those under others go first.
+	slices.SortStableFunc(ids, func(x, y authz.Agent) int {
+		switch {
+		case below(all, x.ID, y.ID):
+			return -1
+		case below(all, y.ID, x.ID):
+			return 1
+		}
+		return 0
+	})
 	for _, a := range ids {
 		open, err := openTasksOf(tasks, a.ID)
 		if err != nil {
@@ -385,6 +414,20 @@ func agentsRemove(svc *authz.Service, tasks *store.Teams, args []string, stdout 
 		}
 	}
 	return nil
+}
+
+// below reports whether agent id is somewhere under agent top.
+func below(all []authz.Agent, id, top string) bool {
+	parent := map[string]string{}
+	for _, a := range all {
+		parent[a.ID] = a.ParentID
+	}
+	for cur, n := parent[id], 0; cur != "" && n < len(all); cur, n = parent[cur], n+1 {
+		if cur == top {
+			return true
+		}
+	}
+	return false
 }
 
 // openTasksOf lists the tasks assigned to agentID that are not done or

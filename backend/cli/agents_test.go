@@ -276,3 +276,24 @@ func TestRolesCLI(t *testing.T) {
 	mustRun(t, rolesCmd, db, "add", "temp")
 	mustRun(t, rolesCmd, db, "rm", "temp")
 }
+
+// agents rm with several names deletes all or none: one with agents under
+// it that are not in the list refuses the whole command (found by a
+// regression test: the first was deleted, the second refused); a parent
+// listed with its children goes after them.
+func TestAgentsRemoveAllOrNone(t *testing.T) {
+	db := rulesDB(t)
+	mustRun(t, agentsCmd, db, "add", "mgr", "--kind", "manager")
+	mustRun(t, agentsCmd, db, "add", "w1", "--parent", "mgr")
+	mustRun(t, agentsCmd, db, "add", "w2")
+	if _, err := runCmd(t, agentsCmd, db, "rm", "w2", "mgr"); core.ErrorCode(err) != core.EConflict || !strings.Contains(core.ErrorMessage(err), "'w1', not in this list") {
+		t.Fatalf("rm w2 mgr: %v, want a conflict naming w1", err)
+	}
+	if out := mustRun(t, agentsCmd, db, "list"); !strings.Contains(out, "w2") {
+		t.Fatalf("w2 was deleted by a refused command:\n%s", out)
+	}
+	out := mustRun(t, agentsCmd, db, "rm", "mgr", "w1", "w2")
+	if !strings.Contains(out, "removed w1") || !strings.Contains(out, "removed mgr") || strings.Index(out, "removed w1") > strings.Index(out, "removed mgr") {
+		t.Errorf("rm mgr w1 w2 printed:\n%s", out)
+	}
+}

@@ -243,6 +243,9 @@ func (s *Agents) CreateAgent(a authz.Agent, passkeyHash [32]byte, token *authz.T
 		if err := tx.Create(&row).Error; err != nil {
 			return translate(err, fmt.Sprintf("agent %q", a.Name))
 		}
+		if err := checkPlaceTx(tx, a); err != nil {
+			return err
+		}
 		if err := writeAgentLinks(tx, a); err != nil {
 			return err
 		}
@@ -280,6 +283,10 @@ func writeAgentLinks(tx *gorm.DB, a authz.Agent) error {
 func (s *Agents) UpdateAgent(a authz.Agent) error {
 	row := toAgentRow(a)
 	return s.db.Transaction(func(tx *gorm.DB) error {
+		var was agentRow
+		if err := tx.Select("kind", "parent_id").Where("id = ?", a.ID).Take(&was).Error; err != nil {
+			return translate(err, fmt.Sprintf("agent %q", a.Name))
+		}
 		res := tx.Model(&agentRow{}).Where("id = ?", a.ID).
 			Select("name", "kind", "human", "parent_id", "status", "role_name", "compact", "updated_at").Updates(&row)
 		if res.Error != nil {
@@ -288,11 +295,59 @@ func (s *Agents) UpdateAgent(a authz.Agent) error {
 		if res.RowsAffected == 0 {
 			return core.Errorf(core.ENotFound, "Agent not found: %s", a.ID)
 		}
+		if was.Kind != a.Kind || deref(was.ParentID) != a.ParentID {
+			if err := checkPlaceTx(tx, a); err != nil {
+				return err
+			}
+		}
 		if err := writeAgentLinks(tx, a); err != nil {
 			return err
 		}
 		return bumpAgentsVersion(tx)
 	})
+}
+
+// checkPlaceTx checks, inside the transaction that wrote agent a, that its
+// place in the hierarchy is one (authz.CanReportTo, no cycle) with what
+// the database holds now: the service checks first, but another process
+// (the CLI and the app at once) may have moved a parent or a child
+// between that check and this write (found by a regression test: two
+// processes made a worker under a worker, and a cycle).
+func checkPlaceTx(tx *gorm.DB, a authz.Agent) error {
+	var children []agentRow
+	if err := tx.Where("parent_id = ?", a.ID).Find(&children).Error; err != nil {
+		return fmt.Errorf("read the agents under %s: %w", a.ID, err)
+	}
+	for _, c := range children {
+		if err := authz.CanReportTo(c.Kind, a); err != nil {
+			return core.Errorf(core.EInvalid, "'%s' cannot become a %s: '%s' (a %s) reports to it", a.Name, a.Kind, c.Name, c.Kind).
+				WithHint("move the agents under '" + a.Name + "' to another parent first")
+		}
+	}
+	if a.ParentID == "" {
+		return nil
+	}
+	var parent agentRow
+	if err := tx.Where("id = ?", a.ParentID).Take(&parent).Error; err != nil {
+		return translate(err, fmt.Sprintf("parent agent %q", a.ParentID))
+	}
+	if err := authz.CanReportTo(a.Kind, parent.agent()); err != nil {
+		return err
+	}
+	seen := map[string]bool{a.ID: true}
+	for cur := a.ParentID; cur != ""; {
+		if seen[cur] {
+			return core.Errorf(core.EInvalid, "agent '%s' cannot be placed under '%s': '%s' is below '%s', which would make a cycle",
+				a.Name, parent.Name, parent.Name, a.Name)
+		}
+		seen[cur] = true
+		var up agentRow
+		if err := tx.Select("id", "parent_id").Where("id = ?", cur).Take(&up).Error; err != nil {
+			return translate(err, fmt.Sprintf("agent %q", cur))
+		}
+		cur = deref(up.ParentID)
+	}
+	return nil
 }
 
 // DeleteAgent deletes agent id; its tokens, sessions, assignments and

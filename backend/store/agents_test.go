@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -116,6 +117,27 @@ func TestAgentsStoreConstraints(t *testing.T) {
 			b.Projects = []string{"pj_missing"}
 			return ag.UpdateAgent(b)
 		}, core.EConflict},
+		// The hierarchy holds in the database too, against another
+		// process's change between the service's check and the write (a
+		// regression test: two processes made a worker under a worker).
+		{"under a worker", func() error {
+			b := a
+			b.ID, b.Name, b.ParentID = "ag_6", "w6", "ag_1"
+			return ag.CreateAgent(b, [32]byte{}, nil)
+		}, core.EInvalid},
+		{"its own parent", func() error {
+			b := a
+			b.Kind, b.ParentID = authz.KindManager, "ag_1"
+			return ag.UpdateAgent(b)
+		}, core.EInvalid},
+		{"a parent becomes a worker", func() error {
+			o, err := ag.GetAgent(authz.OwnerID)
+			if err != nil {
+				return err
+			}
+			o.Kind = authz.KindWorker
+			return ag.UpdateAgent(o)
+		}, core.EInvalid},
 		{"second default role", func() error {
 			return db.Exec("UPDATE roles SET is_default = 1").Error
 		}, core.EInternal},
@@ -211,5 +233,30 @@ func TestAgentsStoreRoundTrip(t *testing.T) {
 	}
 	if toks, _ := ag.ListTokens(); len(toks) != 0 {
 		t.Errorf("tokens after delete: %+v", toks)
+	}
+}
+
+// A cycle is refused in the database too (two processes each moved one
+// agent under the other; found by a regression test).
+func TestAgentsStoreRefusesCycle(t *testing.T) {
+	db := mustOpen(t)
+	ag := store.NewAgents(db)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	mk := func(id, parent string) authz.Agent {
+		a := authz.Agent{ID: id, Name: id, Kind: authz.KindManager, ParentID: parent, Status: authz.StatusActive,
+			Role: authz.RoleDefault, Projects: []string{}, DisabledTools: []authz.ToolRef{}, CreatedAt: now, UpdatedAt: now}
+		if err := ag.CreateAgent(a, [32]byte{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	m1 := mk("m1", authz.OwnerID)
+	mk("m2", "m1")
+	m1.ParentID = "m2"
+	if err := ag.UpdateAgent(m1); core.ErrorCode(err) != core.EInvalid || !strings.Contains(core.ErrorMessage(err), "cycle") {
+		t.Fatalf("m1 under m2, which is under m1: %v, want a refusal naming the cycle", err)
+	}
+	if got, _ := ag.GetAgent("m1"); got.ParentID != authz.OwnerID {
+		t.Errorf("m1's parent after the refusal = %q", got.ParentID)
 	}
 }
