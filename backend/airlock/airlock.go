@@ -172,6 +172,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if catOpts.Order == nil {
 		catOpts.Order = serverOrder(in.db, in.log)
 	}
+	catOpts.Reserved = append(catOpts.Reserved, catalog.AirlockServerName, builtin.ServerFileRead, builtin.ServerFileWrite, builtin.ServerShellExec)
 	in.cat = catalog.New(Version, catOpts)
 	in.closers = append(in.closers, in.cat.Close)
 	in.cat.OnChange(func(ch catalog.Change) { in.Hub.Emit(core.EventServerStatus, toolPins.Annotate(ch.Status)) })

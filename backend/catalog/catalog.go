@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -65,6 +66,10 @@ type Options struct {
 	// the places it had, new ids after them in the order given, removed
 	// ids forgotten. Nil orders each Apply's new servers after the others.
 	Order func(ids []string) map[string]uint64
+	// Reserved are the ids of servers that are Airlock's own even while
+	// they are not running (the built-in tools while no folder is
+	// allowed): a --no-prefix server's id__… name would pass for theirs.
+	Reserved []string
 }
 
 func (o *Options) defaults() {
@@ -109,6 +114,9 @@ type Catalog struct {
 	// added counts the servers added, for their order: a name two servers
 	// would expose stays with the one that was there first.
 	added uint64
+	// configured are the ids of the servers configured, disabled ones
+	// too: their id__… names are theirs whether they run or not.
+	configured map[string]bool
 
 	snap    atomic.Pointer[Snapshot]
 	snapMu  sync.Mutex // serialises rebuilds
@@ -305,6 +313,12 @@ func (c *Catalog) Apply(cfgs []core.ServerConfig) {
 		order = c.opts.Order(ids)
 	}
 	c.mu.Lock()
+	configured := map[string]bool{}
+	for id := range want {
+		configured[id] = true
+	}
+	reserve := !maps.Equal(configured, c.configured) // a disabled server's names too
+	c.configured = configured
 	var stop, start []*source
 	// A server whose entry changed keeps its place in the order.
 	was := map[string]uint64{}
@@ -369,6 +383,24 @@ func (c *Catalog) Apply(cfgs []core.ServerConfig) {
 	c.mu.Unlock()
 	for _, d := range stop {
 		c.stopped(d, gone[d])
+	}
+	if reserve && len(stop) == 0 {
+		// Which names the --no-prefix servers may expose changed: their
+		// lists and warnings with it.
+		c.mu.RLock()
+		var noPrefix []*source
+		for _, d := range c.sources {
+			if d.cfg.NoPrefix {
+				noPrefix = append(noPrefix, d)
+			}
+		}
+		c.mu.RUnlock()
+		if len(noPrefix) == 0 {
+			c.rebuild()
+		}
+		for i, d := range noPrefix {
+			c.changed(d, i == 0) // rebuilt once, each status with its warnings
+		}
 	}
 	for _, d := range start {
 		go d.run()

@@ -151,6 +151,20 @@ func (c *Catalog) rebuild() {
 	for _, d := range c.sources {
 		srcs = append(srcs, d)
 	}
+	// Whose id__… names are reserved: every server running or configured
+	// (disabled too), and Airlock's own even while off (found by a
+	// regression test: with server everything disabled, a --no-prefix
+	// server's everything__echo answered for it).
+	ids := map[string]bool{}
+	for id := range c.configured {
+		ids[id] = true
+	}
+	for _, id := range c.opts.Reserved {
+		ids[id] = true
+	}
+	for _, d := range srcs {
+		ids[d.cfg.ID] = true
+	}
 	c.mu.RUnlock()
 	// Built-in servers first, then servers with prefixed names, then
 	// --no-prefix ones, each in the order they were added: a name two
@@ -195,10 +209,6 @@ func (c *Catalog) rebuild() {
 	}
 	collide := func(server, kind, owner, name string) { note(collision{server, kind, owner, false}, name) }
 	reserve := func(server, kind, owner, name string) { note(collision{server, kind, owner, true}, name) }
-	ids := map[string]bool{}
-	for _, d := range srcs {
-		ids[d.cfg.ID] = true
-	}
 	// reserved names the server that a --no-prefix name of another server
 	// would pass for: names of the form id__… are server id's.
 	reserved := func(cfg core.ServerConfig, name string) string {

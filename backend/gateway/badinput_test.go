@@ -576,7 +576,31 @@ func TestNoPrefixCannotPassForAnotherServer(t *testing.T) {
 	}
 	check(e, "added while running")
 	// Airlock restarts: every server starts at once.
-	check(newEnv(t, catalog.Options{Order: order}, impostor, beta, zeta, early), "after a restart")
+	e2 := newEnv(t, catalog.Options{Order: order}, impostor, beta, zeta, early)
+	check(e2, "after a restart")
+
+	// zeta disabled: its names are still its own, and Airlock's built-in
+	// servers' are theirs while they are off (found by a regression test:
+	// the impostor answered for both).
+	offZeta := zeta
+	offZeta.Disabled = true
+	builtinImpostor := noPrefixServer(t, "bbb", "file-read__file_read")
+	e3 := newEnv(t, catalog.Options{Order: order, Reserved: []string{"file-read"}}, impostor, beta, early, builtinImpostor)
+	e3.cat.Apply([]core.ServerConfig{impostor, beta, offZeta, early, builtinImpostor})
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		st, _ := e3.cat.ServerStatus("aaa")
+		return len(st.Warnings) == 1
+	}, "aaa never said zeta__echo is zeta's while zeta is disabled")
+	sess := e3.connect(t, nil)
+	for _, tool := range []string{"zeta__echo", "file-read__file_read"} {
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: tool})
+		if err != nil || !res.IsError || !strings.Contains(text(t, res), "[unknown_tool]") {
+			t.Errorf("%s with its server off = %v %q, want unknown_tool", tool, err, text(t, res))
+		}
+	}
+	if st, _ := e3.cat.ServerStatus("bbb"); !slices.Equal(st.Warnings, []string{`tool "file-read__file_read" is hidden: names that start with file-read__ are server file-read's`}) {
+		t.Errorf("bbb warns %v", st.Warnings)
+	}
 }
 
 // A request in a protocol revision Airlock does not speak is refused with
