@@ -99,21 +99,31 @@ func unreadable(err error) bool {
 const tapSize = 4096
 
 // stdoutTap reads a process's stdout for the SDK. A line that cannot be a
-// JSON-RPC message (its first byte other than blank is not { or [) is
+// JSON-RPC message (its first byte other than blank is not { or [, or the
+// one after that cannot follow it in a message: "[dotenv@17] …") is
 // skipped and reported to onJunk, as MCP clients do (Claude Code and the
 // TypeScript SDK log it and read on; found by a new-user test: one
 // "Loading model..." line on stdout broke a server that works with them).
-// It keeps the last bytes it passed on, so that a line the SDK could not
-// read can be quoted.
+// A message cut off at its line's end is followed by a byte the SDK's
+// decoder refuses, so that the connection ends on it, quoted, instead of
+// the decoder reading the next message into it (found by a regression
+// test: the call waited, and the next one got the error). It keeps the
+// last bytes it passed on, so that a line the SDK could not read can be
+// quoted.
 type stdoutTap struct {
 	r      io.ReadCloser
 	onJunk func(line []byte)
 
-	in    []byte // read from r and not yet filtered
-	inBuf []byte
-	rerr  error  // r's error, returned once in is drained
-	state int    // where in a line the filter is (lineStart, lineMessage, lineJunk)
-	junk  []byte // the start of the line being skipped, at most tapSize bytes
+	in     []byte // read from r and not yet filtered
+	inBuf  []byte
+	rerr   error  // r's error, returned once in is drained
+	state  int    // where in a line the filter is (lineStart, …)
+	held   []byte // the opener of a line and the blanks after it, until the next byte decides
+	junk   []byte // the start of the line being skipped, at most tapSize bytes
+	inject []byte // bytes to pass on before the rest (after a message cut off)
+	depth  int    // nesting of the message line passed on
+	inStr  bool   // in a string of it
+	esc    bool   // after a backslash in that string
 
 	mu  sync.Mutex
 	buf []byte // the last bytes passed on, at most tapSize
@@ -122,18 +132,24 @@ type stdoutTap struct {
 
 const (
 	lineStart   = iota // before a line's first byte other than blank
+	linePeek           // after its { or [, until the next byte other than blank
 	lineMessage        // in a line passed on
 	lineJunk           // in a line skipped
 )
+
+// cutOff follows a message line that ended unfinished: no JSON value can
+// go on with a NUL byte, so the decoder fails there.
+var cutOff = []byte("\x00\n")
 
 func (t *stdoutTap) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
 	for {
-		if len(t.in) == 0 {
+		if len(t.in) == 0 && len(t.inject) == 0 {
 			if t.rerr != nil {
-				if t.state == lineJunk {
+				if t.state == lineJunk || t.state == linePeek {
+					t.junk = append(t.junk, t.held...)
 					t.skipped() // its last line, without a newline
 				}
 				return 0, t.rerr
@@ -156,7 +172,13 @@ func (t *stdoutTap) Read(p []byte) (int, error) {
 // them and lines that are not messages, and returns how much it moved.
 func (t *stdoutTap) filter(p []byte) int {
 	n := 0
-	for len(t.in) > 0 && n < len(p) {
+	for n < len(p) && (len(t.inject) > 0 || len(t.in) > 0) {
+		if len(t.inject) > 0 {
+			c := copy(p[n:], t.inject)
+			n += c
+			t.inject = t.inject[c:]
+			continue
+		}
 		switch t.state {
 		case lineMessage:
 			end, last := len(t.in), false
@@ -164,10 +186,14 @@ func (t *stdoutTap) filter(p []byte) int {
 				end, last = i+1, true
 			}
 			c := copy(p[n:], t.in[:end])
+			t.scan(t.in[:c])
 			n += c
 			t.in = t.in[c:]
 			if last && c == end {
-				t.state = lineStart
+				if t.depth != 0 || t.inStr {
+					t.inject = cutOff
+				}
+				t.state, t.depth, t.inStr, t.esc = lineStart, 0, false, false
 			}
 		case lineJunk:
 			i := bytes.IndexByte(t.in, '\n')
@@ -184,18 +210,59 @@ func (t *stdoutTap) filter(p []byte) int {
 			}
 			t.in = t.in[i+1:]
 			t.skipped()
+		case linePeek:
+			b := t.in[0]
+			switch {
+			case b == ' ' || b == '\t' || b == '\r':
+				t.held = append(t.held, b)
+				t.in = t.in[1:]
+				if len(t.held) > tapSize {
+					t.junk, t.held, t.state = append(t.junk[:0], t.held...), t.held[:0], lineJunk
+				}
+			case t.held[0] == '{' && (b == '"' || b == '}'), t.held[0] == '[' && (b == '{' || b == ']'):
+				// A message: what was held goes first.
+				t.inject = append([]byte(nil), t.held...)
+				t.scan(t.held)
+				t.held, t.state = t.held[:0], lineMessage
+			default:
+				t.junk, t.held, t.state = append(t.junk[:0], t.held...), t.held[:0], lineJunk
+			}
 		default:
 			switch b := t.in[0]; b {
 			case ' ', '\t', '\r', '\n':
 				t.in = t.in[1:] // blank between messages: the decoder skips it anyway
 			case '{', '[':
-				t.state = lineMessage
+				t.held, t.state = append(t.held[:0], b), linePeek
+				t.in = t.in[1:]
 			default:
 				t.state = lineJunk
 			}
 		}
 	}
 	return n
+}
+
+// scan follows the nesting of a message line through b.
+func (t *stdoutTap) scan(b []byte) {
+	for _, c := range b {
+		switch {
+		case t.esc:
+			t.esc = false
+		case t.inStr:
+			switch c {
+			case '\\':
+				t.esc = true
+			case '"':
+				t.inStr = false
+			}
+		case c == '"':
+			t.inStr = true
+		case c == '{' || c == '[':
+			t.depth++
+		case c == '}' || c == ']':
+			t.depth--
+		}
+	}
 }
 
 // skipped reports the line skipped and goes on at the start of the next.
@@ -235,7 +302,7 @@ func (t *stdoutTap) badLine() []byte {
 	for _, l := range lines {
 		l = bytes.TrimSpace(l)
 		switch {
-		case len(l) == 0:
+		case len(l) == 0, bytes.Equal(l, cutOff[:1]): // the byte after a message cut off
 		case l[0] == '[' && json.Valid(l): // a batch
 		default:
 			if _, err := jsonrpc.DecodeMessage(l); err != nil {

@@ -23,8 +23,8 @@ func TestStdoutTapBadLine(t *testing.T) {
 		{"only messages", []string{valid, `[` + strings.TrimSpace(valid) + `]` + "\n"}, ""},
 		{"JSON that is not JSON-RPC", []string{valid, `{"hello":1}` + "\n"}, `{"hello":1}`},
 		{"broken JSON", []string{valid, `{"jsonrpc":"2.0","id":` + "\n"}, `{"jsonrpc":"2.0","id":`},
-		{"a line whose start was dropped is skipped", []string{"{" + strings.Repeat("x", tapSize), "\n{bad\n"}, "{bad"},
-		{"a bad line split across reads", []string{valid + "{not ", "json\n"}, "{not json"},
+		{"a line whose start was dropped is skipped", []string{`{"` + strings.Repeat("x", tapSize), "\n{\"bad\n"}, `{"bad`},
+		{"a message cut off, split across reads", []string{valid + `{"jsonrpc":`, `"2.0",` + "\n" + valid}, `{"jsonrpc":"2.0",`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,6 +48,10 @@ func TestStdoutTapSkipsLinesThatAreNotMessages(t *testing.T) {
 	data := "Loading model...\n" + msg + "\n   \r\n" + "  WARN: deprecated\r\n" + batch + big + "\x1b[32mready\x1b[0m\n" + msg + "no newline at the end"
 	wantOut := msg + batch + big + msg
 	wantJunk := []string{"Loading model...", "WARN: deprecated", "\x1b[32mready\x1b[0m", "no newline at the end"}
+	// Lines that start like a message and are not one (found by a
+	// regression test: dotenv's log line ended the connection).
+	data = "[dotenv@17.2.1] injecting env (0) from .env\n{not json at all\n" + data
+	wantJunk = append([]string{"[dotenv@17.2.1] injecting env (0) from .env", "{not json at all"}, wantJunk...)
 	for _, chunk := range []int{1, 2, 7, 100, 4096, 1 << 20} {
 		var junk []string
 		tap := &stdoutTap{r: io.NopCloser(iotest.OneByteReader(strings.NewReader(data))), onJunk: func(l []byte) { junk = append(junk, string(l)) }}
@@ -149,5 +153,29 @@ func TestLastInformativeStderrLine(t *testing.T) {
 		if got := lastInformative(tc.lines); got != tc.want {
 			t.Errorf("lastInformative(%q) = %q, want %q", tc.lines, got, tc.want)
 		}
+	}
+}
+
+// A message cut off at its line's end is followed by a NUL, on which the
+// SDK's decoder fails at once (it would read the next message into it).
+func TestStdoutTapEndsAMessageCutOff(t *testing.T) {
+	next := `{"jsonrpc":"2.0","id":2,"result":{"text":"a \"quoted\" {brace"}}` + "\n"
+	for _, cut := range []string{`{"half":`, `{"s":"unterminated`, `[{"jsonrpc":"2.0"}`} {
+		tap := &stdoutTap{r: io.NopCloser(strings.NewReader(cut + "\n" + next))}
+		out, err := io.ReadAll(tap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := cut + "\n\x00\n" + next; string(out) != want {
+			t.Errorf("%s: passed on %q, want %q", cut, out, want)
+		}
+		if got := string(tap.badLine()); got != cut {
+			t.Errorf("%s: badLine %q", cut, got)
+		}
+	}
+	// A whole message, braces in its strings included, passes as it is.
+	tap := &stdoutTap{r: io.NopCloser(strings.NewReader(next + next))}
+	if out, _ := io.ReadAll(tap); string(out) != next+next {
+		t.Errorf("passed on %q", out)
 	}
 }

@@ -1183,14 +1183,17 @@ func TestDownstreamNotJSONOnStdout(t *testing.T) {
 		}
 	})
 
+	// A message cut off at its line's end fails the call it answered at
+	// once (a regression test saw that call wait, and the next one get the
+	// error).
 	t.Run("broken message in a call", func(t *testing.T) {
-		junk := core.ServerConfig{ID: "junk", Command: writeScript(t, talker("starting", `{not json}`))}
+		junk := core.ServerConfig{ID: "junk", Command: writeScript(t, talker("starting", `{"jsonrpc": "2.0", "id":`))}
 		// No second start: the status keeps the reason for the first.
 		opts := opts
 		opts.BackoffMin, opts.BackoffMax = time.Hour, time.Hour
 		e := newEnv(t, opts, junk)
 		_, err := e.cat.Dispatch(context.Background(), &core.Request{Kind: core.KindToolCall, Server: "junk", Name: "talk"})
-		want := `unavailable: server "junk" sent an invalid answer to talk: it wrote a line on stdout that is not MCP (JSON-RPC): "{not json}" (` +
+		want := `unavailable: server "junk" sent an invalid answer to talk: it wrote a line on stdout that is not MCP (JSON-RPC): "{\"jsonrpc\": \"2.0\", \"id\":" (` +
 			hint + "; Airlock restarts the server by itself)"
 		if err == nil || err.Error() != want {
 			t.Errorf("call error:\n got %v\nwant %s", err, want)
@@ -1201,7 +1204,7 @@ func TestDownstreamNotJSONOnStdout(t *testing.T) {
 			return st.State == core.StateRestarting
 		}, "junk never restarting: %+v", e.cat.Status())
 		st, _ := e.cat.ServerStatus("junk")
-		if want := `wrote a line on stdout that is not MCP (JSON-RPC): "{not json}"; ` + hint + " (retrying in"; !strings.HasPrefix(st.LastError, want) {
+		if want := `wrote a line on stdout that is not MCP (JSON-RPC): "{\"jsonrpc\": \"2.0\", \"id\":"; ` + hint + " (retrying in"; !strings.HasPrefix(st.LastError, want) {
 			t.Errorf("status error after the call = %q, want it to start %q", st.LastError, want)
 		}
 	})
