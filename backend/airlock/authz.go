@@ -32,7 +32,7 @@ func (i identifier) Ended(sid string) { i.svc.SessionEnded(sid) }
 
 func (i identifier) Binding(sid string) string { return i.svc.Binding(sid) }
 
-func (i identifier) Restore(sid, bound string) { i.svc.RestoreBinding(sid, bound) }
+func (i identifier) Restore(sid, bound string) bool { return i.svc.RestoreBinding(sid, bound) }
 
 // ownServer is Airlock's own in-process MCP server: authenticate, logout,
 // help, and the compact-mode meta-tools, served under their bare names

@@ -3,9 +3,11 @@ package airlock_test
 import (
 	"context"
 	"fmt"
+	"github.com/airlock-dev/airlock/backend/store"
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -252,11 +254,31 @@ func TestAuthenticatedSessionOutlivesRestart(t *testing.T) {
 			t.Errorf("a first call after the restart answered %q, want alice, as authenticated", a)
 		}
 	}
-	answering(t, sess)
+	in3.Close()
+
+	// The agent session expires while Airlock is down: the first call
+	// after the restart says so, rather than running unauthenticated
+	// without a word (found by a regression test).
+	db, err := store.Open(filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("UPDATE agent_sessions SET expires_at = ?", time.Now().Add(-time.Minute).UTC()).Error; err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	in4 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
+	_, body, err := sendBody("POST", in4.Info.MCPURL, "", sess.ID(), `{"jsonrpc":"2.0","id":200,"method":"tools/call","params":{"name":"everything__whoami"}}`)
+	if err != nil || !strings.Contains(body, "Session token has expired") {
+		t.Errorf("the first call after its agent session expired answered %q (%v), want it to say so", body, err)
+	}
+	if res := call("authenticate", map[string]any{"agent_id": alice.Agent.ID, "passkey": alice.Passkey, "project_id": "apollo", "purpose": "task"}); res.IsError {
+		t.Fatalf("authenticate again: %s", textOf(res))
+	}
 	if res := call("logout", nil); res.IsError {
 		t.Fatalf("logout: %s", textOf(res))
 	}
-	in3.Close()
+	in4.Close()
 
 	startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
 	answering(t, sess)

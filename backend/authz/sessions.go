@@ -447,15 +447,19 @@ func (s *Service) Bind(mcpSessionID, authSessionID string) error {
 // is refused saying so and the binding goes, as on a session that never
 // stopped (found by a code review: it fell back to the connection's own
 // agent without a word).
-func (s *Service) RestoreBinding(mcpSessionID, authSessionID string) {
+func (s *Service) RestoreBinding(mcpSessionID, authSessionID string) (live bool) {
 	if mcpSessionID == "" || authSessionID == "" {
-		return
+		return false
+	}
+	if ls, err := s.sessionByID(authSessionID); err == nil {
+		live = s.liveErr(ls) == nil
 	}
 	s.sessMu.Lock()
 	st := s.mcpStateLocked(mcpSessionID)
 	st.bound = authSessionID
 	st.lastSeen.Store(s.now().UnixNano())
 	s.sessMu.Unlock()
+	return live
 }
 
 // mcpStateLocked returns what is known of MCP session id, made on first

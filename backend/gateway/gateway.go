@@ -66,9 +66,10 @@ type Identifier interface {
 	Ended(sid string)
 	// Binding is the agent session authenticate bound to session sid ("":
 	// none), kept for a restart; Restore binds it again after one, as it
-	// was: the first Resolve refuses it if it has ended meanwhile.
+	// was, and says whether that agent session is still live: the first
+	// Resolve refuses one that ended meanwhile.
 	Binding(sid string) string
-	Restore(sid, bound string)
+	Restore(sid, bound string) (live bool)
 }
 
 // Lister decides what a caller is shown in listings: the same answer the
@@ -711,7 +712,7 @@ func (g *Gateway) resume(r *http.Request, sid string, conn Connection, k *keptSe
 	// The agent it authenticated as, before any request can find it
 	// (found by a code review: a request arriving with the first ran as
 	// the connection's own agent).
-	g.ids.Restore(sid, k.Bound)
+	live := k.Bound == "" || g.ids.Restore(sid, k.Bound)
 	s.keptBinding.Store(k.Bound)
 	ss, made, err := g.streamable.Resume(r, sid, s.server, k.state)
 	if err != nil || !made {
@@ -732,8 +733,14 @@ func (g *Gateway) resume(r *http.Request, sid string, conn Connection, k *keptSe
 	if err := g.opts.Sessions.Seen([]string{sid}); err != nil {
 		g.log.Warn("mark a resumed session seen", "err", err)
 	}
-	go g.resubscribe(s, k.Subs)
-	g.announce(s, false) // what it may see now, for list_changed later
+	if live {
+		go g.resubscribe(s, k.Subs)
+		g.announce(s, false) // what it may see now, for list_changed later
+	}
+	// Else the agent session authenticate bound to it ended while Airlock
+	// was down: resolving it here would drop the binding without a word,
+	// where its first request must say so (found by a regression test).
+	// Its subscriptions go; it subscribes again once authenticated.
 }
 
 // keptSession is what an earlier run kept of a session: its protocol

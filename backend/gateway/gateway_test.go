@@ -80,7 +80,7 @@ func (ids *identities) Ended(sid string) {
 }
 
 func (ids *identities) Binding(string) string  { return "" }
-func (ids *identities) Restore(string, string) {}
+func (ids *identities) Restore(string, string) bool { return true }
 
 func (ids *identities) suspend(name string) {
 	ids.mu.Lock()
