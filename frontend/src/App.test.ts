@@ -127,7 +127,8 @@ describe('App shell', () => {
     render(App);
     await screen.findByRole('heading', { name: 'Servers' });
     const shell = ['agents:changed', 'approval:requested', 'approval:resolved', 'audit:failed', 'audit:recovered', 'chat:conversation', 'chat:message', 'run:output', 'run:status', 'server:status', 'servers:changed'];
-    await waitFor(() => expect(subscribedEvents()).toEqual(shell));
+    // The Servers screen counts the rules that name a server in its Remove question.
+    await waitFor(() => expect(subscribedEvents()).toEqual([...shell, 'rules:changed'].sort()));
     location.hash = '#/activity';
     await screen.findByRole('heading', { name: 'Activity' });
     await waitFor(() => expect(subscribedEvents()).toEqual(['activity:new', ...shell].sort()));
