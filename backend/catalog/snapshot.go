@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 )
@@ -48,6 +50,13 @@ func listExtras(ctx context.Context, sess *mcp.ClientSession) (lists, error) {
 		}
 		for t, err := range sess.ResourceTemplates(ctx, nil) {
 			if err != nil {
+				// A server that has resources and no templates may not
+				// know the method: it has none (found by a regression
+				// test: such a server was restarted until it was failed).
+				var wire *jsonrpc.Error
+				if errors.As(err, &wire) && wire.Code == jsonrpc.CodeMethodNotFound {
+					break
+				}
 				return l, err
 			}
 			l.templates = append(l.templates, t)

@@ -544,8 +544,17 @@ func lastInformative(lines []string) string {
 // frame, a line of stdout Airlock skipped (found by a new-user test: the
 // status ended with "stderr: Node.js v20.20.2").
 func uninformative(line string) bool {
-	return strings.HasPrefix(line, "Node.js v") || strings.HasPrefix(line, "at ") ||
-		strings.HasPrefix(line, "[stdout, not MCP, skipped]") || line == "^"
+	if strings.Trim(line, "{}[]()^,; ") == "" {
+		return true // the end of a printed object, a caret
+	}
+	for _, p := range []string{"Node.js v", "at ", "[stdout, not MCP, skipped]", "errno:", "code:", "syscall:", "throw ", "node:"} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	// Writing to the pipe Airlock closed: a consequence of the end, not
+	// its cause (found by a regression test).
+	return strings.Contains(line, "EPIPE")
 }
 
 // stop ends the source: for a process, stdin closed, then SIGTERM, then

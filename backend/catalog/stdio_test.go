@@ -147,6 +147,8 @@ func TestLastInformativeStderrLine(t *testing.T) {
 	}{
 		{crash, "Error: no API key"},
 		{[]string{"listening", "[stdout, not MCP, skipped] Loading model..."}, "listening"},
+		{[]string{"Error: API key missing", "node:events:497", "      throw er; // Unhandled 'error' event", "Error: write EPIPE",
+			"    at afterWriteDispatched (node:internal/stream_base_commons:161:15)", "  errno: -32,", "  code: 'EPIPE',", "  syscall: 'write'", "}", "", "Node.js v20.20.2"}, "Error: API key missing"},
 		{[]string{"", "  "}, ""},
 		{nil, ""},
 	} {

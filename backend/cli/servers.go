@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -256,9 +257,11 @@ func serversUpdate(dataDir string, args []string, stdout io.Writer) error {
 	var start, call int
 	fs.Var(seconds{&start}, "start-timeout", "how long it may take to start and list its tools, e.g. `2m`")
 	fs.Var(seconds{&call}, "call-timeout", "how long one call may go without an answer, e.g. `30m`")
-	disabled := fs.String("disabled", "", "true: keep it but do not run it; false: run it")
-	noPrefix := fs.String("no-prefix", "", "true: expose its tools under their own names; false: as <id>__<tool>")
-	trust := fs.String("trust-new-tools", "", "true: accept tools it adds later without asking")
+	// Bare --disabled means true, as on servers add (found by a
+	// regression test); --disabled=false turns it back on.
+	disabled := fs.Bool("disabled", false, "keep it but do not run it (--disabled=false: run it)")
+	noPrefix := fs.Bool("no-prefix", false, "expose its tools under their own names (--no-prefix=false: as <id>__<tool>)")
+	trust := fs.Bool("trust-new-tools", false, "accept tools it adds later without asking")
 	pos, _, err := updateCmd.parse(fs, args, stdout)
 	if err != nil {
 		return err
@@ -285,16 +288,10 @@ func serversUpdate(dataDir string, args []string, stdout io.Writer) error {
 	if set["call-timeout"] {
 		cfg.CallTimeout = call
 	}
-	for name, dst := range map[string]*bool{"disabled": &cfg.Disabled, "no-prefix": &cfg.NoPrefix, "trust-new-tools": &cfg.TrustNewTools} {
-		if !set[name] {
-			continue
+	for name, v := range map[string]*bool{"disabled": disabled, "no-prefix": noPrefix, "trust-new-tools": trust} {
+		if set[name] {
+			*map[string]*bool{"disabled": &cfg.Disabled, "no-prefix": &cfg.NoPrefix, "trust-new-tools": &cfg.TrustNewTools}[name] = *v
 		}
-		v := map[string]*string{"disabled": disabled, "no-prefix": noPrefix, "trust-new-tools": trust}[name]
-		b, err := strconv.ParseBool(*v)
-		if err != nil {
-			return updateCmd.usageError("--%s %q: want true or false", name, *v)
-		}
-		*dst = b
 	}
 	if err := s.Update(cfg); err != nil {
 		return err
@@ -318,6 +315,7 @@ func serversRemove(dataDir string, args []string, stdout io.Writer) error {
 	if len(pos) == 0 {
 		return rmCmd.usageError("give at least one server id")
 	}
+	pos = slices.Compact(slices.Sorted(slices.Values(pos)))
 	s, err := openServers(dataDir, false)
 	if err != nil {
 		return err
@@ -326,6 +324,9 @@ func serversRemove(dataDir string, args []string, stdout io.Writer) error {
 	// broken file refuses every change anyway, saying why).
 	for _, id := range pos {
 		if _, err := s.Get(id); err != nil && s.State().Error == "" {
+			if len(pos) > 1 {
+				return core.Errorf(core.ErrorCode(err), "%s; nothing was removed", core.ErrorMessage(err))
+			}
 			return err
 		}
 	}

@@ -277,12 +277,13 @@ func TestServersUpdate(t *testing.T) {
 	if out := mustServers(t, dir, "update", "fs", "--call-timeout", "45m", "--no-prefix=true"); out != "updated server fs\n" {
 		t.Errorf("update printed %q", out)
 	}
+	mustServers(t, dir, "update", "fs", "--disabled") // bare, as on servers add
 	var got []core.ServerConfig
 	if err := json.Unmarshal([]byte(mustServers(t, dir, "list", "--json")), &got); err != nil {
 		t.Fatal(err)
 	}
 	want := []core.ServerConfig{{ID: "fs", Command: "npx", Args: []string{"-y", "server-filesystem", "/tmp"}, Env: map[string]string{"A": "1"},
-		StartTimeout: 90, CallTimeout: 2700, NoPrefix: true}}
+		StartTimeout: 90, CallTimeout: 2700, NoPrefix: true, Disabled: true}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("after update (-want +got):\n%s", diff)
 	}
@@ -293,7 +294,8 @@ func TestServersUpdate(t *testing.T) {
 	}{
 		{[]string{"update", "fs"}, core.EInvalid, "nothing to change"},
 		{[]string{"update", "nope", "--disabled=true"}, core.ENotFound, `server "nope" not found`},
-		{[]string{"update", "fs", "--disabled=maybe"}, core.EInvalid, `--disabled "maybe": want true or false`},
+		{[]string{"update", "fs", "--disabled=maybe"}, core.EInvalid, `invalid boolean value "maybe"`},
+		{[]string{"rm", "fs", "nope"}, core.ENotFound, `server "nope" not found; nothing was removed`},
 		{[]string{"update", "fs", "--call-timeout", "0"}, core.EInvalid, "call-timeout"},
 	} {
 		_, _, err := servers(t, dir, "", tc.args...)

@@ -1210,6 +1210,24 @@ func TestDownstreamNotJSONOnStdout(t *testing.T) {
 	})
 }
 
+// A server with resources that does not know resources/templates/list has
+// no templates, and runs (found by a regression test: it was restarted
+// until it was failed).
+func TestServerWithoutTemplatesList(t *testing.T) {
+	script := reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{}},"serverInfo":{"name":"notemplates","version":"1"}}`) +
+		"read initialized\n" +
+		reply(`{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}`) +
+		reply(`{"resources":[{"uri":"mem://one","name":"one"}]}`) + `read req
+id=$(echo "$req" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+echo '{"jsonrpc":"2.0","id":'$id',"error":{"code":-32601,"message":"Method not found"}}'
+sleep 1000
+`
+	e := newEnv(t, catalog.Options{MaxCrashes: 2, BackoffMin: 10 * time.Millisecond}, core.ServerConfig{ID: "nt", Command: writeScript(t, script)})
+	if _, ok := e.cat.Snapshot().ResourceServer("mem://one"); !ok {
+		t.Errorf("the server's resource is not offered: %+v", e.cat.Status())
+	}
+}
+
 func writeScript(t *testing.T, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "server.sh")

@@ -441,8 +441,13 @@ func (p *Pipeline) approve(ctx context.Context, f *flow) {
 			hint = "a person has to approve it in Airlock: ask them, or call again when someone is there; the wait is set on Airlock's Approvals screen"
 		case core.DecisionExpired:
 			hint = "call again once Airlock runs; nothing ran"
-		default:
+		case core.DecisionDeclined:
 			hint = "do not call it again as it was; follow the reason given, or ask the person what to do instead"
+			if out.Reason == "" {
+				hint = "do not call it again as it was; ask the person what to do instead"
+			}
+		default:
+			hint = "do not call it again as it was; ask the person what to do instead"
 		}
 		f.refuse(decision, (&core.Error{Code: code, Message: msg}).WithHint(hint))
 		return
