@@ -79,7 +79,7 @@ func (ids *identities) Ended(sid string) {
 	ids.mu.Unlock()
 }
 
-func (ids *identities) Binding(string) string  { return "" }
+func (ids *identities) Binding(string) string       { return "" }
 func (ids *identities) Restore(string, string) bool { return true }
 
 func (ids *identities) suspend(name string) {
