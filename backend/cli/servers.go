@@ -241,8 +241,22 @@ func serversAdd(dataDir string, args []string, stdout io.Writer) error {
 	if err := s.Add(cfg); err != nil {
 		return err
 	}
+	recordOrder(dataDir, cfg.ID)
 	fmt.Fprintf(stdout, "added server %s (%s)\n", cfg.ID, cfg.Transport())
 	return nil
+}
+
+// recordOrder places a server just added after the others, for the name a
+// second --no-prefix server would expose too; the running Airlock (or the
+// next one) reads it. A database that cannot be opened leaves the order
+// to the next Airlock (by id among those added meanwhile).
+func recordOrder(dataDir, id string) {
+	db, err := store.Open(filepath.Join(dataDir, store.FileName))
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	_ = db.AddServerOrder(id)
 }
 
 var updateCmd = command{name: "servers update", usage: `servers update <id> [--start-timeout D] [--call-timeout D] [--disabled=B] [--no-prefix=B] [--trust-new-tools=B]

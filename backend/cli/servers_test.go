@@ -304,3 +304,22 @@ func TestServersUpdate(t *testing.T) {
 		}
 	}
 }
+
+// servers add records the order servers were added in, for the running
+// Airlock or the next one: zeta added before alpha stays first (found by
+// a regression test: servers added while Airlock did not run were ordered
+// by id).
+func TestServersAddRecordsTheOrder(t *testing.T) {
+	dir := t.TempDir()
+	mustServers(t, dir, "add", "zeta", "--no-prefix", "--", "node", "z.js")
+	mustServers(t, dir, "add", "alpha", "--no-prefix", "--", "node", "a.js")
+	db, err := store.Open(filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	order, err := db.ServerOrder([]string{"alpha", "zeta"})
+	if err != nil || order["zeta"] >= order["alpha"] {
+		t.Errorf("order = %v, %v; want zeta before alpha", order, err)
+	}
+}

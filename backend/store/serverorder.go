@@ -1,0 +1,78 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+)
+
+// serverOrderKey is the setting that keeps the order servers were added
+// in: a name two --no-prefix servers would expose stays with the one added
+// first, across restarts too.
+const serverOrderKey = "catalog.serverOrder"
+
+func (db *DB) serverOrder() (map[string]uint64, error) {
+	kept := map[string]uint64{}
+	v, ok, err := db.Setting(serverOrderKey)
+	if err != nil || !ok {
+		return kept, err
+	}
+	if err := json.Unmarshal([]byte(v), &kept); err != nil {
+		return map[string]uint64{}, fmt.Errorf("read the order servers were added in: %w", err)
+	}
+	return kept, nil
+}
+
+func (db *DB) setServerOrder(order map[string]uint64) error {
+	b, _ := json.Marshal(order)
+	return db.SetSetting(serverOrderKey, string(b))
+}
+
+// ServerOrder returns the place of each of the servers configured now
+// (ids, sorted): the places they had, new ids after them in the order
+// given, removed ids forgotten.
+func (db *DB) ServerOrder(ids []string) (map[string]uint64, error) {
+	kept, err := db.serverOrder()
+	out := make(map[string]uint64, len(ids))
+	var last uint64
+	for _, n := range kept {
+		last = max(last, n)
+	}
+	for _, id := range ids {
+		if n, ok := kept[id]; ok {
+			out[id] = n
+		}
+	}
+	for _, id := range ids {
+		if _, ok := out[id]; !ok {
+			last++
+			out[id] = last
+		}
+	}
+	if !maps.Equal(out, kept) {
+		if werr := db.setServerOrder(out); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return out, err
+}
+
+// AddServerOrder places server id after every server placed so far, unless
+// it has a place: `airlock servers add` records the order while no Airlock
+// runs, or before it applies two additions at once (found by a regression
+// test: those were ordered by id).
+func (db *DB) AddServerOrder(id string) error {
+	kept, err := db.serverOrder()
+	if err != nil {
+		return err
+	}
+	if _, ok := kept[id]; ok {
+		return nil
+	}
+	var last uint64
+	for _, n := range kept {
+		last = max(last, n)
+	}
+	kept[id] = last + 1
+	return db.setServerOrder(kept)
+}
