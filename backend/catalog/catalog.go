@@ -522,7 +522,7 @@ func (c *Catalog) Route(ctx context.Context, r *core.Request) error {
 	switch r.Kind {
 	case core.KindToolCall:
 		t, ok := s.Tool(r.Exposed)
-		if !ok && c.waitFirstStart(ctx, r.Exposed) {
+		if !ok && (c.waitFirstStart(ctx, r.Exposed) || !strings.Contains(r.Exposed, "__") && c.waitFirstStarts(ctx)) {
 			t, ok = c.Snapshot().Tool(r.Exposed)
 		}
 		if !ok {
@@ -535,6 +535,9 @@ func (c *Catalog) Route(ctx context.Context, r *core.Request) error {
 		r.Server, r.Name, r.Tool = t.ServerID, t.Name, &t
 	case core.KindPromptGet:
 		p, ok := s.Prompt(r.Exposed)
+		if !ok && c.waitFirstStarts(ctx) {
+			p, ok = c.Snapshot().Prompt(r.Exposed)
+		}
 		if !ok {
 			return (&core.Error{Code: EUnknownPrompt, Message: fmt.Sprintf("no server offers a prompt named %q", r.Exposed)}).
 				WithHint("call prompts/list for the prompts you can use")
@@ -542,6 +545,9 @@ func (c *Catalog) Route(ctx context.Context, r *core.Request) error {
 		r.Server, r.Name = p.Server, p.Name
 	case core.KindResourceRead:
 		server, ok := s.ResourceServer(r.Exposed)
+		if !ok && c.waitFirstStarts(ctx) {
+			server, ok = c.Snapshot().ResourceServer(r.Exposed)
+		}
 		if !ok {
 			return (&core.Error{Code: EUnknownResource, Message: fmt.Sprintf("no server offers the resource %q", r.Exposed)}).
 				WithHint("call resources/list or resources/templates/list for the resources you can read")
@@ -591,6 +597,50 @@ func (c *Catalog) waitFirstStart(ctx context.Context, exposed string) bool {
 	case <-t.C:
 	}
 	return false
+}
+
+// waitFirstStarts waits until every server that is starting for the first
+// time is up (or gave up), at most the longest of their start timeouts,
+// for a prompt, a resource or a --no-prefix tool whose name says no
+// server: right after Airlock starts, agents that carried their sessions
+// on read what they knew before the servers are up (found by a regression
+// test: such a read was refused as unknown, milliseconds before the
+// resource was listed). It reports whether it waited for any.
+func (c *Catalog) waitFirstStarts(ctx context.Context) bool {
+	c.mu.RLock()
+	var starting []*source
+	var longest time.Duration
+	for _, d := range c.sources {
+		if d.builtIn() {
+			continue
+		}
+		select {
+		case <-d.up:
+			continue // it was up: not a first start
+		default:
+		}
+		if d.status().State == core.StateStarting {
+			starting = append(starting, d)
+			longest = max(longest, d.startTimeout())
+		}
+	}
+	c.mu.RUnlock()
+	if len(starting) == 0 {
+		return false
+	}
+	t := time.NewTimer(longest)
+	defer t.Stop()
+	for _, d := range starting {
+		select {
+		case <-d.up:
+		case <-d.done:
+		case <-ctx.Done():
+			return true
+		case <-t.C:
+			return true
+		}
+	}
+	return true
 }
 
 // notRunning explains a call to a tool of a configured server that is not

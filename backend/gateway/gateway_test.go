@@ -817,6 +817,16 @@ func TestCallWaitsForAServersFirstStart(t *testing.T) {
 		}
 		done <- res
 	}()
+	// A read of a resource the server lists once up waits too (found by a
+	// regression test: it was refused as unknown_resource).
+	read := make(chan error, 1)
+	go func() {
+		res, err := sess.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "demo://resource/static/document/architecture.md"})
+		if err == nil && (len(res.Contents) == 0 || res.Contents[0].Text == "") {
+			err = fmt.Errorf("empty contents: %+v", res)
+		}
+		read <- err
+	}()
 	if err := os.WriteFile(release, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -827,6 +837,14 @@ func TestCallWaitsForAServersFirstStart(t *testing.T) {
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("the call never returned")
+	}
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Errorf("a read made while its server started the first time: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the read never returned")
 	}
 }
 
