@@ -30,6 +30,11 @@ func (i identifier) Resolve(sid string, conn gateway.Connection, sessionToken st
 
 func (i identifier) Ended(sid string) { i.svc.SessionEnded(sid) }
 
+func (i identifier) Peek(sid string, conn gateway.Connection) (core.Caller, error) {
+	id, _ := conn.Ref.(authz.Identity)
+	return i.svc.Peek(sid, id)
+}
+
 func (i identifier) Binding(sid string) string { return i.svc.Binding(sid) }
 
 func (i identifier) Restore(sid, bound string) bool { return i.svc.RestoreBinding(sid, bound) }

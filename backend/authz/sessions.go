@@ -555,6 +555,19 @@ const ErrSessionOwner = "session_owner_mismatch"
 // the gate-1 refusal. On refusal the Caller holds as much as is known, so
 // the refusal can be audited under the right name.
 func (s *Service) Resolve(mcpSessionID string, conn Identity, sessionToken string) (core.Caller, error) {
+	return s.resolve(mcpSessionID, conn, sessionToken, false)
+}
+
+// Peek is Resolve for a look at what session mcpSessionID may see (a
+// listing's baseline): a binding that ended is taken as gone, as Resolve
+// leaves it, but kept, so that the session's next request is told (found
+// by a review: a list change dropped it without a word, and a session
+// opened with a token was closed for it).
+func (s *Service) Peek(mcpSessionID string, conn Identity) (core.Caller, error) {
+	return s.resolve(mcpSessionID, conn, "", true)
+}
+
+func (s *Service) resolve(mcpSessionID string, conn Identity, sessionToken string, quiet bool) (core.Caller, error) {
 	now := s.now()
 	caller := core.Caller{Session: mcpSessionID}
 	var st *mcpState
@@ -577,17 +590,27 @@ func (s *Service) Resolve(mcpSessionID string, conn Identity, sessionToken strin
 		}
 	}
 
-	var agentID, authSession, purpose, project string
-	switch {
-	case bound != "":
+	var boundLS *liveSession
+	if bound != "" {
 		ls, err := s.sessionByID(bound)
 		if err == nil {
 			err = s.liveErr(ls)
 		}
-		if err != nil {
+		switch {
+		case err == nil:
+			boundLS = ls
+		case quiet:
+			bound = "" // as Resolve leaves it, without telling
+		default:
 			s.Unbind(mcpSessionID)
 			return caller, err
 		}
+	}
+
+	var agentID, authSession, purpose, project string
+	switch {
+	case bound != "":
+		ls := boundLS
 		agentID, authSession, purpose, project = ls.rec.AgentID, ls.rec.ID, ls.rec.Purpose, ls.rec.ProjectID
 	case sessionToken != "":
 		ls, err := s.sessionByToken(sessionToken)

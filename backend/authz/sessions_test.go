@@ -433,3 +433,39 @@ func TestSecretMatches(t *testing.T) {
 		}
 	}
 }
+
+// Peek, a look that is no request of the agent's (a listing's baseline),
+// takes a binding that ended as gone without dropping it: the session's
+// next request is told (found by a review: a list change dropped it
+// without a word, and closed a session opened with a token for it).
+func TestPeekLeavesAnEndedBindingToTheNextRequest(t *testing.T) {
+	tm := newTeam(t)
+	conn := authz.Identity{AgentID: tm.mgr.Agent.ID, Via: authz.ViaAgentToken}
+	if _, err := tm.svc.Resolve("m1", conn, ""); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := tm.svc.Authenticate("wrk", tm.wrk.Passkey, "alpha", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tm.svc.Bind("m1", sess.Record.ID); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := tm.svc.Peek("m1", conn); err != nil || c.AgentID != tm.wrk.Agent.ID {
+		t.Fatalf("Peek of a live binding = %+v, %v; want wrk", c, err)
+	}
+	tm.clock.Advance(authz.DefaultSessionTTL)
+	c, err := tm.svc.Peek("m1", conn)
+	if err != nil || c.AgentID != tm.mgr.Agent.ID {
+		t.Errorf("Peek of an ended binding = %+v, %v; want the connection's own agent, no error", c, err)
+	}
+	if tm.svc.Binding("m1") != sess.Record.ID {
+		t.Error("Peek dropped the binding")
+	}
+	if _, err := tm.svc.Resolve("m1", conn, ""); core.ErrorMessage(err) != "Session token has expired. Please re-authenticate." {
+		t.Errorf("the next request = %v, want it told the session expired", err)
+	}
+	if tm.svc.Binding("m1") != "" {
+		t.Error("the binding is still there after the request was told")
+	}
+}

@@ -210,7 +210,7 @@ func (g *Gateway) resubscribe(s *session, subs [][2]string) {
 	if len(subs) == 0 {
 		return
 	}
-	c, err := g.caller(s, nil)
+	c, err := g.peek(s)
 	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 	defer cancel()
 	for _, k := range subs {
@@ -310,7 +310,7 @@ func (g *Gateway) forwardUpdated(server string, p *mcp.ResourceUpdatedNotificati
 // resource it subscribed to: a subscription does not outlive the access
 // it was made with (a revoked grant, a suspended agent).
 func (g *Gateway) mayRead(s *session, server, uri string) bool {
-	c, err := g.caller(s, nil)
+	c, err := g.peek(s)
 	return err == nil && g.lister.Check(&c, core.Target{Kind: core.KindResourceRead, Server: server, Name: uri}) == nil
 }
 

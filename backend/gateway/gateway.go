@@ -62,6 +62,11 @@ type Identifier interface {
 	// any. It runs for every request, because a session's identity and
 	// purpose change (authenticate, logout, a suspended agent).
 	Resolve(sid string, conn Connection, sessionToken string) (core.Caller, error)
+	// Peek is Resolve for a look that is no request of the agent's (a
+	// listing's baseline, whom a notification may reach): it changes
+	// nothing, so that a binding that ended is told to the session's next
+	// request.
+	Peek(sid string, conn Connection) (core.Caller, error)
 	// Ended tells that session sid is gone.
 	Ended(sid string)
 	// Binding is the agent session authenticate bound to session sid ("":
@@ -827,6 +832,16 @@ func (g *Gateway) Sessions() int {
 func (g *Gateway) caller(s *session, args json.RawMessage) (core.Caller, error) {
 	sid := s.id()
 	c, err := g.ids.Resolve(sid, s.conn, sessionTokenArg(args))
+	c.Session = sid
+	c.Client = s.client()
+	return c, err
+}
+
+// peek is caller for a look that is no request of the agent's
+// (Identifier.Peek).
+func (g *Gateway) peek(s *session) (core.Caller, error) {
+	sid := s.id()
+	c, err := g.ids.Peek(sid, s.conn)
 	c.Session = sid
 	c.Client = s.client()
 	return c, err

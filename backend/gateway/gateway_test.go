@@ -82,6 +82,10 @@ func (ids *identities) Ended(sid string) {
 func (ids *identities) Binding(string) string       { return "" }
 func (ids *identities) Restore(string, string) bool { return true }
 
+func (ids *identities) Peek(sid string, conn gateway.Connection) (core.Caller, error) {
+	return ids.Resolve(sid, conn, "")
+}
+
 func (ids *identities) suspend(name string) {
 	ids.mu.Lock()
 	if ids.suspended == nil {

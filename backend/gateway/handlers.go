@@ -306,7 +306,7 @@ func (g *Gateway) Sync() {
 // announce computes what s may see now and, when notify is set, sends
 // list_changed for each list that differs from what it was last told.
 func (g *Gateway) announce(s *session, notify bool) {
-	c, err := g.caller(s, nil)
+	c, err := g.peek(s)
 	ok := err == nil
 	if core.ErrorCode(err) == core.EUnauthorized && s.conn.Key != "" {
 		// The credential the session was opened with is gone (a rotated
@@ -447,7 +447,7 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams, from ca
 // sessionOf reports whether session s belongs to the agent named as
 // catalog.LogSource names agents.
 func (g *Gateway) sessionOf(s *session, agent string) bool {
-	c, err := g.caller(s, nil)
+	c, err := g.peek(s)
 	if err != nil {
 		return false
 	}

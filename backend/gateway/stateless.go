@@ -363,7 +363,7 @@ func (g *Gateway) logStateless(server string, msg *mcp.LoggingMessageParams, fro
 	}
 	g.proto.mu.Unlock()
 	for _, rd := range rounds {
-		c, err := g.caller(rd.rs, nil)
+		c, err := g.peek(rd.rs)
 		if err != nil || !g.seesServer(&c, server) || !from.Idle && !g.sessionOf(rd.rs, from.Agents[0]) {
 			continue
 		}
