@@ -31,7 +31,14 @@ func (in *Instance) startTeams(ctx context.Context, o Options, own *mcp.Server) 
 	}
 	go svc.Watch(ctx, teams.DefaultHintInterval)
 	in.teams = svc
-	go in.releaseTasksOutside(ctx, svc)
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		in.releaseTasksOutside(ctx, svc)
+	}()
+	// Close waits for it (ctx ends first): a release still writing when
+	// the database closes would write into a data directory being removed.
+	in.closers = append(in.closers, func() { <-released })
 	return teamParts{svc: svc}, nil
 }
 
