@@ -121,6 +121,8 @@ type stdoutTap struct {
 	held   []byte // the opener of a line and the blanks after it, until the next byte decides
 	junk   []byte // the start of the line being skipped, at most tapSize bytes
 	inject []byte // bytes to pass on before the rest (after a message cut off)
+	line   []byte // a message line held until its end, up to lineHold bytes
+	stream bool   // the message line is longer: it passes as it comes
 	depth  int    // nesting of the message line passed on
 	inStr  bool   // in a string of it
 	esc    bool   // after a backslash in that string
@@ -140,6 +142,12 @@ const (
 // cutOff follows a message line that ended unfinished: no JSON value can
 // go on with a NUL byte, so the decoder fails there.
 var cutOff = []byte("\x00\n")
+
+// lineHold is how long a message line may be to be held until its end and
+// checked whole: a JSON log line ({"level":30,"msg":…}, {}) is no message
+// and is skipped (found by a regression test: pino's log lines took a
+// server down). A longer line passes as it comes.
+const lineHold = 64 << 10
 
 func (t *stdoutTap) Read(p []byte) (int, error) {
 	if len(p) == 0 {
@@ -181,6 +189,10 @@ func (t *stdoutTap) filter(p []byte) int {
 		}
 		switch t.state {
 		case lineMessage:
+			if !t.stream {
+				t.hold()
+				break
+			}
 			end, last := len(t.in), false
 			if i := bytes.IndexByte(t.in, '\n'); i >= 0 {
 				end, last = i+1, true
@@ -193,7 +205,7 @@ func (t *stdoutTap) filter(p []byte) int {
 				if t.depth != 0 || t.inStr {
 					t.inject = cutOff
 				}
-				t.state, t.depth, t.inStr, t.esc = lineStart, 0, false, false
+				t.state, t.stream, t.depth, t.inStr, t.esc = lineStart, false, 0, false, false
 			}
 		case lineJunk:
 			i := bytes.IndexByte(t.in, '\n')
@@ -220,9 +232,8 @@ func (t *stdoutTap) filter(p []byte) int {
 					t.junk, t.held, t.state = append(t.junk[:0], t.held...), t.held[:0], lineJunk
 				}
 			case t.held[0] == '{' && (b == '"' || b == '}'), t.held[0] == '[' && (b == '{' || b == ']'):
-				// A message: what was held goes first.
-				t.inject = append([]byte(nil), t.held...)
-				t.scan(t.held)
+				// It may be a message: held until its end.
+				t.line = append(t.line[:0], t.held...)
 				t.held, t.state = t.held[:0], lineMessage
 			default:
 				t.junk, t.held, t.state = append(t.junk[:0], t.held...), t.held[:0], lineJunk
@@ -240,6 +251,43 @@ func (t *stdoutTap) filter(p []byte) int {
 		}
 	}
 	return n
+}
+
+// hold takes the message line from t.in until its end and decides it
+// whole: a JSON-RPC message passes; one that is not whole JSON passes with
+// cutOff after it, so that the call it answered fails at once, quoted;
+// whole JSON that is no JSON-RPC (a log line) is skipped. A line longer
+// than lineHold passes as it comes from then on.
+func (t *stdoutTap) hold() {
+	i := bytes.IndexByte(t.in, '\n')
+	end := len(t.in)
+	if i >= 0 {
+		end = i
+	}
+	t.line = append(t.line, t.in[:end]...)
+	if i < 0 {
+		t.in = nil
+		if len(t.line) > lineHold {
+			t.stream = true
+			t.scan(t.line)
+			t.inject = append(t.inject[:0:0], t.line...)
+			t.line = t.line[:0]
+		}
+		return
+	}
+	t.in = t.in[i+1:]
+	line := bytes.TrimRight(t.line, "\r")
+	rpc := bytes.Contains(line, []byte(`"jsonrpc"`))
+	switch {
+	case rpc && json.Valid(line):
+		t.inject = append(append(t.inject[:0:0], line...), '\n')
+	case rpc:
+		t.inject = append(append(append(t.inject[:0:0], line...), '\n'), cutOff...)
+	default:
+		t.junk = append(t.junk[:0], line[:min(len(line), tapSize)]...)
+		t.skipped()
+	}
+	t.line, t.state = t.line[:0], lineStart
 }
 
 // scan follows the nesting of a message line through b.

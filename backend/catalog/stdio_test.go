@@ -21,9 +21,9 @@ func TestStdoutTapBadLine(t *testing.T) {
 	}{
 		{"nothing read", nil, ""},
 		{"only messages", []string{valid, `[` + strings.TrimSpace(valid) + `]` + "\n"}, ""},
-		{"JSON that is not JSON-RPC", []string{valid, `{"hello":1}` + "\n"}, `{"hello":1}`},
+		{"JSON-RPC that is no message", []string{valid, `{"jsonrpc":"2.0","hello":1}` + "\n"}, `{"jsonrpc":"2.0","hello":1}`},
 		{"broken JSON", []string{valid, `{"jsonrpc":"2.0","id":` + "\n"}, `{"jsonrpc":"2.0","id":`},
-		{"a line whose start was dropped is skipped", []string{`{"` + strings.Repeat("x", tapSize), "\n{\"bad\n"}, `{"bad`},
+		{"a line whose start was dropped is skipped", []string{`{"jsonrpc":"2.0","id":1,"result":{"t":"` + strings.Repeat("x", tapSize) + `"}}`, "\n{\"jsonrpc\":bad\n"}, `{"jsonrpc":bad`},
 		{"a message cut off, split across reads", []string{valid + `{"jsonrpc":`, `"2.0",` + "\n" + valid}, `{"jsonrpc":"2.0",`},
 	}
 	for _, tc := range tests {
@@ -52,6 +52,10 @@ func TestStdoutTapSkipsLinesThatAreNotMessages(t *testing.T) {
 	// regression test: dotenv's log line ended the connection).
 	data = "[dotenv@17.2.1] injecting env (0) from .env\n{not json at all\n" + data
 	wantJunk = append([]string{"[dotenv@17.2.1] injecting env (0) from .env", "{not json at all"}, wantJunk...)
+	// JSON that is no JSON-RPC: a structured log line, console.log({}), an
+	// empty list with words after it (regression test).
+	data = `{"level":30,"time":1,"msg":"handling call"}` + "\n{}\n[] no plugins\n" + data
+	wantJunk = append([]string{`{"level":30,"time":1,"msg":"handling call"}`, "{}", "[] no plugins"}, wantJunk...)
 	for _, chunk := range []int{1, 2, 7, 100, 4096, 1 << 20} {
 		var junk []string
 		tap := &stdoutTap{r: io.NopCloser(iotest.OneByteReader(strings.NewReader(data))), onJunk: func(l []byte) { junk = append(junk, string(l)) }}
@@ -162,7 +166,7 @@ func TestLastInformativeStderrLine(t *testing.T) {
 // SDK's decoder fails at once (it would read the next message into it).
 func TestStdoutTapEndsAMessageCutOff(t *testing.T) {
 	next := `{"jsonrpc":"2.0","id":2,"result":{"text":"a \"quoted\" {brace"}}` + "\n"
-	for _, cut := range []string{`{"half":`, `{"s":"unterminated`, `[{"jsonrpc":"2.0"}`} {
+	for _, cut := range []string{`{"jsonrpc":"2.0","id":`, `{"jsonrpc":"2.0","result":{"s":"unterminated`, `[{"jsonrpc":"2.0"}`} {
 		tap := &stdoutTap{r: io.NopCloser(strings.NewReader(cut + "\n" + next))}
 		out, err := io.ReadAll(tap)
 		if err != nil {

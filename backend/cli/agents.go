@@ -367,7 +367,9 @@ func agentsRemove(svc *authz.Service, tasks *store.Teams, args []string, stdout 
 		if err != nil {
 			return err
 		}
-		ids = append(ids, a)
+		if !going[a.ID] { // a name given twice goes once
+			ids = append(ids, a)
+		}
 		going[a.ID] = true
 	}
 	all, err := svc.Agents()
@@ -384,16 +386,10 @@ func agentsRemove(svc *authz.Service, tasks *store.Teams, args []string, stdout 
 			}
 		}
 	}
-	// Those under others go first.
-	slices.SortStableFunc(ids, func(x, y authz.Agent) int {
-		switch {
-		case below(all, x.ID, y.ID):
-			return -1
-		case below(all, y.ID, x.ID):
-			return 1
-		}
-		return 0
-	})
+	// The deepest go first, so that each goes before the agent above it
+	// (a regression test found a partial delete when the order left a
+	// parent before its child).
+	slices.SortStableFunc(ids, func(x, y authz.Agent) int { return depth(all, y.ID) - depth(all, x.ID) })
 	for _, a := range ids {
 		open, err := openTasksOf(tasks, a.ID)
 		if err != nil {
@@ -416,18 +412,17 @@ func agentsRemove(svc *authz.Service, tasks *store.Teams, args []string, stdout 
 	return nil
 }
 
-// below reports whether agent id is somewhere under agent top.
-func below(all []authz.Agent, id, top string) bool {
+// depth is how many agents are above agent id.
+func depth(all []authz.Agent, id string) int {
 	parent := map[string]string{}
 	for _, a := range all {
 		parent[a.ID] = a.ParentID
 	}
-	for cur, n := parent[id], 0; cur != "" && n < len(all); cur, n = parent[cur], n+1 {
-		if cur == top {
-			return true
-		}
+	n := 0
+	for cur := parent[id]; cur != "" && n < len(all); cur = parent[cur] {
+		n++
 	}
-	return false
+	return n
 }
 
 // openTasksOf lists the tasks assigned to agentID that are not done or

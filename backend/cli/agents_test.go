@@ -292,8 +292,12 @@ func TestAgentsRemoveAllOrNone(t *testing.T) {
 	if out := mustRun(t, agentsCmd, db, "list"); !strings.Contains(out, "w2") {
 		t.Fatalf("w2 was deleted by a refused command:\n%s", out)
 	}
-	out := mustRun(t, agentsCmd, db, "rm", "mgr", "w1", "w2")
-	if !strings.Contains(out, "removed w1") || !strings.Contains(out, "removed mgr") || strings.Index(out, "removed w1") > strings.Index(out, "removed mgr") {
-		t.Errorf("rm mgr w1 w2 printed:\n%s", out)
+	mustRun(t, agentsCmd, db, "add", "w3")
+	// A parent before its child, unrelated agents between, a name twice
+	// (regression test: w2 was deleted, then mgr refused).
+	out := mustRun(t, agentsCmd, db, "rm", "w2", "mgr", "w3", "w1", "w1")
+	if !strings.Contains(out, "removed w1") || !strings.Contains(out, "removed mgr") || strings.Index(out, "removed w1") > strings.Index(out, "removed mgr") ||
+		strings.Count(out, "removed ") != 4 {
+		t.Errorf("rm w2 mgr w3 w1 w1 printed:\n%s", out)
 	}
 }

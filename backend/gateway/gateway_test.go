@@ -1189,7 +1189,8 @@ func TestDownstreamNotJSONOnStdout(t *testing.T) {
 
 	t.Run("broken message at start", func(t *testing.T) {
 		long := strings.Repeat("x", 200)
-		garbage := core.ServerConfig{ID: "garbage", Command: writeScript(t, "echo '{\"hello this is not json "+long+"'\nsleep 1000\n")}
+		broken := `{"jsonrpc":"2.0","id":0,"result":{"hello this is not json ` + long
+		garbage := core.ServerConfig{ID: "garbage", Command: writeScript(t, "echo '"+broken+"'\nsleep 1000\n")}
 		e := newEnv(t, opts)
 		e.cat.Apply([]core.ServerConfig{garbage})
 		testutil.Eventually(t, 30*time.Second, func() bool {
@@ -1198,7 +1199,7 @@ func TestDownstreamNotJSONOnStdout(t *testing.T) {
 		}, "garbage never marked failed: %+v", e.cat.Status())
 		st, _ := e.cat.ServerStatus("garbage")
 		// The line is quoted, cut at 80 bytes.
-		quoted := fmt.Sprintf("%q…", (`{"hello this is not json ` + long)[:80])
+		quoted := fmt.Sprintf("%q…", broken[:80])
 		want := "wrote a line on stdout that is not MCP (JSON-RPC): " + quoted + " before it answered initialize; " + hint + " (gave up after 2 failed starts in a row)"
 		if st.LastError != want {
 			t.Errorf("status error:\n got %q\nwant %q", st.LastError, want)
