@@ -121,6 +121,7 @@ type stdoutTap struct {
 	held   []byte // the opener of a line and the blanks after it, until the next byte decides
 	junk   []byte // the start of the line being skipped, at most tapSize bytes
 	inject []byte // bytes to pass on before the rest (after a message cut off)
+	outBuf []byte // reused for inject, which is passed on before the next line
 	line   []byte // a message line held until its end, up to lineHold bytes
 	stream bool   // the message line is longer: it passes as it comes
 	depth  int    // nesting of the message line passed on
@@ -270,8 +271,8 @@ func (t *stdoutTap) hold() {
 		if len(t.line) > lineHold {
 			t.stream = true
 			t.scan(t.line)
-			t.inject = append(t.inject[:0:0], t.line...)
-			t.line = t.line[:0]
+			t.outBuf = append(t.outBuf[:0], t.line...)
+			t.inject, t.line = t.outBuf, t.line[:0]
 		}
 		return
 	}
@@ -280,9 +281,11 @@ func (t *stdoutTap) hold() {
 	rpc := bytes.Contains(line, []byte(`"jsonrpc"`))
 	switch {
 	case rpc && json.Valid(line):
-		t.inject = append(append(t.inject[:0:0], line...), '\n')
+		t.outBuf = append(append(t.outBuf[:0], line...), '\n')
+		t.inject = t.outBuf
 	case rpc:
-		t.inject = append(append(append(t.inject[:0:0], line...), '\n'), cutOff...)
+		t.outBuf = append(append(append(t.outBuf[:0], line...), '\n'), cutOff...)
+		t.inject = t.outBuf
 	default:
 		t.junk = append(t.junk[:0], line[:min(len(line), tapSize)]...)
 		t.skipped()
