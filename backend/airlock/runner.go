@@ -154,7 +154,7 @@ func (t runTokens) RunToken(agentID, projectID string) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	return s.Token, func() { t.svc.Logout(s.Record.ID) }, nil
+	return s.Token, func() { t.svc.Logout(s.Record.ID, "") }, nil
 }
 
 // teamBoard is the task board of package teams as the runner needs it:

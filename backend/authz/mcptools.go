@@ -189,7 +189,7 @@ func (svc *Service) toolLogout(_ context.Context, c core.Caller, _ json.RawMessa
 		return nil, core.Errorf(core.EInvalid, "No session to end: this connection uses the agent's own token").
 			WithHint("an agent token stays valid until it is rotated on the Agents screen")
 	}
-	if err := svc.Logout(c.AuthSession); err != nil {
+	if err := svc.Logout(c.AuthSession, c.Session); err != nil {
 		return nil, err
 	}
 	return map[string]any{"success": true, "session_id": c.AuthSession, "instruction": "Session ended. Call authenticate to start a new one."}, nil

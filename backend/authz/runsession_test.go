@@ -35,7 +35,7 @@ func TestOpenRunSession(t *testing.T) {
 	if id, err := e.svc.IdentifyToken(w.Token); err != nil || id.AgentID != w.Agent.ID {
 		t.Errorf("the agent's own token stopped working: %+v %v", id, err)
 	}
-	if err := e.svc.Logout(sess.Record.ID); err != nil {
+	if err := e.svc.Logout(sess.Record.ID, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.svc.IdentifyToken(sess.Token); core.ErrorCode(err) != core.EUnauthorized {

@@ -395,8 +395,12 @@ func contains(list []string, v string) bool {
 }
 
 // Logout ends the agent session id (only that one) and unbinds it from
-// every MCP session. Ending a session that already ended is not an error.
-func (s *Service) Logout(authSessionID string) error {
+// the MCP session that asked (from; "" for none). Other MCP sessions bound
+// to it keep the binding until their next request, which is told the
+// session ended (found by a regression test: one logged out from another
+// connection went on as its connection's own agent without a word).
+// Ending a session that already ended is not an error.
+func (s *Service) Logout(authSessionID, from string) error {
 	ls, err := s.sessionByID(authSessionID)
 	if err != nil {
 		return core.Errorf(core.ENotFound, "session %s not found", authSessionID)
@@ -406,13 +410,11 @@ func (s *Service) Logout(authSessionID string) error {
 	}
 	ls.revoked.Store(true)
 	s.sessMu.Lock()
-	for _, st := range s.mcp {
-		if st.bound == authSessionID {
-			st.bound = ""
-		}
+	if st := s.mcp[from]; st != nil && st.bound == authSessionID {
+		st.bound = ""
 	}
 	s.sessMu.Unlock()
-	// The connections it was bound to fall back to what they carry.
+	// The connection that asked falls back to what it carries.
 	s.notify([]string{ls.rec.AgentID})
 	return nil
 }

@@ -202,8 +202,20 @@ func TestLogoutEndsOnlyThatSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tm.svc.Logout(a.Record.ID); err != nil {
+	// Bound to a second MCP session too: ended from m1, it is told on m2's
+	// next request (found by a regression test: m2 went on as its
+	// connection's own agent without a word).
+	if err := tm.svc.Bind("m2", a.Record.ID); err != nil {
 		t.Fatal(err)
+	}
+	if err := tm.svc.Logout(a.Record.ID, "m1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tm.svc.Resolve("m2", authz.Identity{}, ""); core.ErrorCode(err) != core.EUnauthorized {
+		t.Errorf("m2's next request after the logout from m1: %v, want it told", err)
+	}
+	if got, err := tm.svc.Resolve("m2", authz.Identity{}, ""); err != nil || got.Authenticated() {
+		t.Errorf("m2 after it was told: %+v %v (want unbound, unauthenticated)", got, err)
 	}
 	if _, err := tm.svc.IdentifyToken(a.Token); core.ErrorCode(err) != core.EUnauthorized {
 		t.Errorf("the ended session's token: %v", err)
@@ -220,10 +232,10 @@ func TestLogoutEndsOnlyThatSession(t *testing.T) {
 	if _, err := tm.svc.IdentifyToken(tm.wrk.Token); err != nil {
 		t.Errorf("the agent token: %v", err)
 	}
-	if err := tm.svc.Logout(a.Record.ID); err != nil {
+	if err := tm.svc.Logout(a.Record.ID, ""); err != nil {
 		t.Errorf("logging out twice: %v", err)
 	}
-	if err := tm.svc.Logout("ses_nope"); core.ErrorCode(err) != core.ENotFound {
+	if err := tm.svc.Logout("ses_nope", ""); core.ErrorCode(err) != core.ENotFound {
 		t.Errorf("logout of an unknown session: %v", err)
 	}
 	// The revocation is in the store: a fresh process refuses the token too.
