@@ -491,3 +491,30 @@ func TestCancelledWhileDispatched(t *testing.T) {
 		})
 	}
 }
+
+// A call a person did not approve says what the agent can do now (found by
+// a new-user test: these refusals carried no hint).
+func TestUnapprovedCallsSayWhatToDo(t *testing.T) {
+	for _, tc := range []struct {
+		out  core.ApprovalOutcome
+		hint string
+	}{
+		{core.ApprovalOutcome{Decision: core.DecisionTimeout, Code: core.EApprovalTimeout}, "a person has to approve it in Airlock"},
+		{core.ApprovalOutcome{Decision: core.DecisionExpired, Code: core.EExpired}, "call again once Airlock runs; nothing ran"},
+		{core.ApprovalOutcome{Decision: core.DecisionDeclined, Code: core.EDenied, Reason: "use the staging db"}, "follow the reason given"},
+		{core.ApprovalOutcome{Decision: core.DecisionDeclined, Code: core.EDenied}, "do not call it again as it was; ask the person what to do instead"},
+	} {
+		p := newParts()
+		p.stg.Decider = decider{tr: p.tr, v: ask}
+		p.appr.out = tc.out
+		res, err := p.run(t, core.KindToolCall)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, _ := res.(*mcp.CallToolResult)
+		e, _ := tr.Meta["airlock/error"].(*core.Error)
+		if e == nil || !strings.Contains(e.Hint, tc.hint) {
+			t.Errorf("%s (reason %q): error %+v, want a hint containing %q", tc.out.Decision, tc.out.Reason, e, tc.hint)
+		}
+	}
+}
