@@ -743,17 +743,23 @@ func TestServerEntryChangedDuringACall(t *testing.T) {
 	sess := e.connect(t, nil)
 	pid := e.cat.PID("slow")
 	done := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow__hang"})
-		if err != nil {
-			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
-		}
-		done <- res
-	}()
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		recs, _ := e.audit.List(core.ActivityFilter{Server: "slow"})
-		return len(recs) == 1
-	}, "the call never started")
+	// hang calls slow__hang in the background, the nth call, and waits
+	// until it runs.
+	hang := func(n int) {
+		t.Helper()
+		go func() {
+			res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow__hang"})
+			if err != nil {
+				res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+			}
+			done <- res
+		}()
+		testutil.Eventually(t, 10*time.Second, func() bool {
+			recs, _ := e.audit.List(core.ActivityFilter{Server: "slow"})
+			return len(recs) == n
+		}, "call %d never started", n)
+	}
+	hang(1)
 	cfg.CallTimeout, cfg.StartTimeout = 7200, 60
 	e.cat.Apply([]core.ServerConfig{cfg})
 	if got := e.cat.PID("slow"); got != pid {
@@ -778,17 +784,7 @@ func TestServerEntryChangedDuringACall(t *testing.T) {
 	// Removed while a call runs: the call says so, and not to call again
 	// (found by a new-user test: it said the server was starting anew).
 	e.waitRunning(t, "slow")
-	go func() {
-		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow__hang"})
-		if err != nil {
-			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
-		}
-		done <- res
-	}()
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		recs, _ := e.audit.List(core.ActivityFilter{Server: "slow"})
-		return len(recs) == 2
-	}, "the second call never started")
+	hang(2)
 	e.cat.Apply(nil)
 	select {
 	case res := <-done:
