@@ -31,7 +31,13 @@ import (
 //go:embed all:frontend/dist
 var assets embed.FS
 
+// shownBinary is the airlock binary Airlock names in the commands it shows
+// (client configs): the desktop one when it handed this command over.
+var shownBinary string
+
 func main() {
+	handOff(os.Args[1:])
+	shownBinary = handedOffFrom()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
@@ -153,7 +159,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 				allowHosts = append(allowHosts, h)
 			}
 		}
-		o := airlock.Options{DataDir: dataDir, Addr: addr, UI: uiFS(), AllowedHosts: allowHosts, AllowPaths: allowPaths}
+		o := airlock.Options{DataDir: dataDir, Addr: addr, UI: uiFS(), AllowedHosts: allowHosts, AllowPaths: allowPaths, Binary: shownBinary}
 		airlock.TuneRuntime()
 		if cmd == "serve" {
 			return serve(ctx, o, stdout, stderr)

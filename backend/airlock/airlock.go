@@ -79,6 +79,9 @@ type Options struct {
 	// Drain is how long Close lets the agents' calls already running
 	// finish (default gateway.DrainTimeout; tests shorten it).
 	Drain time.Duration
+	// Binary is the airlock binary named in the commands Airlock shows
+	// (default: the running one).
+	Binary string
 }
 
 // Instance is a running Airlock backend.
@@ -268,9 +271,13 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	}
 	in.base = base
 
+	binary := o.Binary
+	if binary == "" {
+		binary = executable()
+	}
 	in.Info = api.Info{
 		Version: Version, MCPURL: "http://" + base + "/mcp", SSEURL: "http://" + base + "/sse",
-		AgentToken: agentToken, DataDir: o.DataDir, ConfigPath: in.cfg.State().Path, Binary: executable(), Bridge: bridgeBeside(executable()),
+		AgentToken: agentToken, DataDir: o.DataDir, ConfigPath: in.cfg.State().Path, Binary: binary, Bridge: bridgeBeside(binary),
 	}
 	if err := in.startRunner(ctx, o); err != nil {
 		ln.Close()

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"debug/buildinfo"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+)
+
+// Every command but the desktop window (`airlock serve`, the CLI, the
+// bridge) needs nothing of GTK and WebKit, yet the desktop binary loads them
+// before main runs: about 45 MB of resident memory and 50 ms at every start.
+// So the desktop build hands such a command to the headless build beside it
+// (build/bin/airlock-headless, which `go tool task build` makes too), in the
+// same process (exec), when that binary is the same build: the same commit,
+// clean, the same Go and modules. Otherwise, or with AIRLOCK_HANDOFF=0, it
+// runs the command itself, as before. handOff is in both builds; only the
+// desktop one (app.go) calls it.
+
+const (
+	// handoffEnv=0 keeps every command in the desktop binary.
+	handoffEnv = "AIRLOCK_HANDOFF"
+	// handedFromEnv tells the headless build which binary the user ran, so
+	// the commands Airlock shows (client configs) name it, not the headless one.
+	handedFromEnv = "AIRLOCK_HANDED_OFF_FROM"
+	headlessName  = "airlock-headless"
+)
+
+// windowCommand reports whether args (os.Args[1:]) open the desktop window:
+// no command, only flags (the way run parses them).
+func windowCommand(args []string) bool {
+	if len(args) > 1 && (args[0] == "--data-dir" || args[0] == "-data-dir") && !strings.HasPrefix(args[1], "-") {
+		args = args[2:]
+	} else if len(args) > 0 && strings.HasPrefix(args[0], "--data-dir=") {
+		args = args[1:]
+	}
+	return len(args) == 0 || strings.HasPrefix(args[0], "-")
+}
+
+// handOffTarget is the headless build to run args in instead of this
+// binary, or "" to run them here.
+func handOffTarget(args []string, getenv func(string) string) string {
+	if getenv(handoffEnv) == "0" || windowCommand(args) {
+		return ""
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if p, err := filepath.EvalSymlinks(self); err == nil {
+		self = p
+	}
+	other := filepath.Join(filepath.Dir(self), headlessName)
+	if fi, err := os.Stat(other); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return ""
+	}
+	own, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	theirs, err := buildinfo.ReadFile(other)
+	if err != nil {
+		return ""
+	}
+	if k := buildKey(own); k == "" || k != buildKey(theirs) {
+		return ""
+	}
+	return other
+}
+
+// buildKey identifies the source a binary was built from, leaving out what
+// tells the desktop and headless builds apart (build tags, cgo): "" when it
+// cannot be known (no VCS stamp, or uncommitted changes).
+func buildKey(bi *debug.BuildInfo) string {
+	s := map[string]string{}
+	for _, kv := range bi.Settings {
+		s[kv.Key] = kv.Value
+	}
+	if s["vcs.revision"] == "" || s["vcs.modified"] != "false" {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintln(&b, bi.GoVersion, bi.Path, bi.Main.Path, bi.Main.Version, bi.Main.Sum)
+	for _, k := range []string{"vcs", "vcs.revision", "vcs.time", "-ldflags", "-trimpath", "GOOS", "GOARCH", "GOAMD64", "GOARM64"} {
+		fmt.Fprintf(&b, "%s=%s\n", k, s[k])
+	}
+	for _, d := range bi.Deps {
+		fmt.Fprintln(&b, d.Path, d.Version, d.Sum)
+		if r := d.Replace; r != nil {
+			fmt.Fprintln(&b, "=>", r.Path, r.Version, r.Sum)
+		}
+	}
+	return b.String()
+}
+
+// handedOffFrom is the binary the user ran when the desktop build handed
+// this command over ("" otherwise). It is read once and taken out of the
+// environment, which the servers and agents Airlock starts inherit.
+func handedOffFrom() string {
+	from := os.Getenv(handedFromEnv)
+	os.Unsetenv(handedFromEnv)
+	if !filepath.IsAbs(from) {
+		return ""
+	}
+	return from
+}

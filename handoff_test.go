@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"debug/buildinfo"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestWindowCommand(t *testing.T) {
+	for args, want := range map[string]bool{
+		"":                               true,
+		"--data-dir /x":                  true,
+		"--data-dir=/x":                  true,
+		"--addr 127.0.0.1:1":             true,
+		"--data-dir /x --allow-path .":   true,
+		"serve":                          false,
+		"--data-dir /x serve":            false,
+		"--data-dir=/x servers list":     false,
+		"version":                        false,
+		"bridge --token t":               false,
+		"nonsense":                       false,
+		"--data-dir /x agents add a b c": false,
+	} {
+		if got := windowCommand(strings.Fields(args)); got != want {
+			t.Errorf("windowCommand(%q) = %v, want %v", args, got, want)
+		}
+	}
+}
+
+func settings(kv ...string) []debug.BuildSetting {
+	var s []debug.BuildSetting
+	for i := 0; i < len(kv); i += 2 {
+		s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+	}
+	return s
+}
+
+func TestBuildKeyTellsBuildsApart(t *testing.T) {
+	build := func(kv ...string) *debug.BuildInfo {
+		base := []string{"vcs", "git", "vcs.revision", "abc", "vcs.time", "2026-11-27T00:00:00Z", "vcs.modified", "false", "-ldflags", "-w -s", "GOOS", "linux", "GOARCH", "amd64"}
+		bi := &debug.BuildInfo{GoVersion: "go1.26.8", Path: "github.com/airlock-dev/airlock", Main: debug.Module{Path: "github.com/airlock-dev/airlock", Version: "(devel)"},
+			Deps: []*debug.Module{{Path: "modernc.org/sqlite", Version: "v1.23.1", Sum: "h1:x"}}}
+		bi.Settings = settings(append(base, kv...)...)
+		// Later settings override earlier ones, as a map would read them.
+		return bi
+	}
+	desktop := build("-tags", "desktop,production,webkit2_41", "CGO_ENABLED", "1")
+	headless := build("-tags", "headless", "CGO_ENABLED", "0")
+	if buildKey(desktop) == "" || buildKey(desktop) != buildKey(headless) {
+		t.Fatalf("the desktop and headless builds of one commit differ:\n%s\n%s", buildKey(desktop), buildKey(headless))
+	}
+	for name, other := range map[string]*debug.BuildInfo{
+		"another commit":     build("vcs.revision", "abd"),
+		"other ldflags":      build("-ldflags", "-X main.x=1"),
+		"another Go":         func() *debug.BuildInfo { b := build(); b.GoVersion = "go1.26.9"; return b }(),
+		"another dependency": func() *debug.BuildInfo { b := build(); b.Deps[0].Sum = "h1:y"; return b }(),
+	} {
+		if buildKey(other) == buildKey(headless) {
+			t.Errorf("%s: same key as the build it differs from", name)
+		}
+	}
+	for name, unknown := range map[string]*debug.BuildInfo{
+		"uncommitted changes": build("vcs.modified", "true"),
+		"no VCS stamp":        build("vcs.revision", ""),
+	} {
+		if k := buildKey(unknown); k != "" {
+			t.Errorf("%s: key %q, want none (the source cannot be known)", name, k)
+		}
+	}
+}
+
+// TestDesktopServeHandsOff runs the built binaries (go tool task test builds
+// them first; AIRLOCK_BIN names the desktop one): `airlock serve` of a clean
+// build runs in the headless binary beside it, in the same process, and
+// AIRLOCK_HANDOFF=0 keeps it in the desktop binary.
+func TestDesktopServeHandsOff(t *testing.T) {
+	bin := os.Getenv("AIRLOCK_BIN")
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/PID/exe")
+	}
+	if bin == "" {
+		t.Skip("AIRLOCK_BIN (the desktop build) is not set: run through go tool task test, which builds it")
+	}
+	headless := filepath.Join(filepath.Dir(bin), headlessName)
+	bi, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// From a clean checkout (CI's clone) the builds match; from a tree with
+	// uncommitted changes they cannot be known to, and the desktop binary
+	// serves itself.
+	clean := buildKey(bi) != ""
+	if os.Getenv("CI") != "" && !clean {
+		t.Fatalf("%s has no clean VCS stamp in CI (vcs.modified true or no revision): %v", bin, bi.Settings)
+	}
+	for _, tc := range []struct {
+		env  string
+		want string
+	}{{"", map[bool]string{true: headless, false: bin}[clean]}, {handoffEnv + "=0", bin}} {
+		cmd := exec.Command(bin, "serve", "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0")
+		cmd.Env = append(os.Environ(), tc.env)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Ready once it prints its endpoints.
+		sc := bufio.NewScanner(out)
+		ready := false
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "MCP endpoint: ") {
+				ready = true
+				break
+			}
+		}
+		exe, _ := os.Readlink("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/exe")
+		cmd.Process.Signal(os.Interrupt)
+		for sc.Scan() {
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("%s: airlock serve ended with %v", tc.env, err)
+		}
+		if !ready {
+			t.Fatalf("%s: airlock serve never printed its MCP endpoint", tc.env)
+		}
+		if exe != tc.want {
+			t.Errorf("%q: airlock serve ran in %s, want %s", tc.env, exe, tc.want)
+		}
+	}
+}
