@@ -14,8 +14,9 @@ import (
 // before main runs: about 45 MB of resident memory and 50 ms at every start.
 // So the desktop build hands such a command to the headless build beside it
 // (build/bin/airlock-headless, which `go tool task build` makes too), in the
-// same process (exec), when that binary is the same build: the same commit,
-// clean, the same Go and modules. Otherwise, or with AIRLOCK_HANDOFF=0, it
+// same process (exec), when that binary is the same build: the same source
+// (by the stamp go tool task build gives both, or a clean commit), the same
+// Go and modules. Otherwise, or with AIRLOCK_HANDOFF=0, it
 // runs the command itself, as before. handOff is in both builds; only the
 // desktop one (app.go) calls it.
 
@@ -64,35 +65,63 @@ func handOffTarget(args []string, getenv func(string) string) string {
 	if err != nil {
 		return ""
 	}
-	if k := buildKey(own); k == "" || k != buildKey(theirs) {
+	if !sameBuild(own, theirs) {
 		return ""
 	}
 	return other
 }
 
+// sourceStamp is the hash of the source this binary was built from
+// (build/scripts/stamp.sh, set with -ldflags -X by go tool task build).
+var sourceStamp string
+
 // buildKey identifies the source a binary was built from, leaving out what
 // tells the desktop and headless builds apart (build tags, cgo): "" when it
-// cannot be known (no VCS stamp, or uncommitted changes).
+// cannot be known. The source is known from the stamp go tool task build
+// sets (-X main.sourceStamp=…, part of -ldflags) or from a clean VCS stamp.
 func buildKey(bi *debug.BuildInfo) string {
 	s := map[string]string{}
 	for _, kv := range bi.Settings {
 		s[kv.Key] = kv.Value
 	}
-	if s["vcs.revision"] == "" || s["vcs.modified"] != "false" {
+	stamped := strings.Contains(s["-ldflags"], "main.sourceStamp=")
+	clean := s["vcs.revision"] != "" && s["vcs.modified"] == "false"
+	if !stamped && !clean {
 		return ""
 	}
 	var b strings.Builder
 	fmt.Fprintln(&b, bi.GoVersion, bi.Path, bi.Main.Path, bi.Main.Version, bi.Main.Sum)
-	for _, k := range []string{"vcs", "vcs.revision", "vcs.time", "-ldflags", "-trimpath", "GOOS", "GOARCH", "GOAMD64", "GOARM64"} {
+	for _, k := range []string{"vcs", "vcs.revision", "vcs.time", "vcs.modified", "-ldflags", "-trimpath", "GOOS", "GOARCH", "GOAMD64", "GOARM64"} {
 		fmt.Fprintf(&b, "%s=%s\n", k, s[k])
 	}
-	for _, d := range bi.Deps {
-		fmt.Fprintln(&b, d.Path, d.Version, d.Sum)
-		if r := d.Replace; r != nil {
-			fmt.Fprintln(&b, "=>", r.Path, r.Version, r.Sum)
+	return b.String()
+}
+
+// sameBuild reports whether the headless build theirs is of the source and
+// modules the desktop build own is: the same key, and every module the
+// headless build has (a subset: it leaves Wails out) at the same version.
+func sameBuild(own, theirs *debug.BuildInfo) bool {
+	if k := buildKey(own); k == "" || k != buildKey(theirs) {
+		return false
+	}
+	mods := map[string]string{}
+	for _, d := range own.Deps {
+		mods[d.Path] = module(d)
+	}
+	for _, d := range theirs.Deps {
+		if m, ok := mods[d.Path]; !ok || m != module(d) {
+			return false
 		}
 	}
-	return b.String()
+	return true
+}
+
+func module(d *debug.Module) string {
+	m := d.Version + " " + d.Sum
+	if r := d.Replace; r != nil {
+		m += " => " + r.Path + " " + r.Version + " " + r.Sum
+	}
+	return m
 }
 
 // handedOffFrom is the binary the user ran when the desktop build handed

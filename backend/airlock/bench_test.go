@@ -147,20 +147,27 @@ func BenchmarkEchoViaAirlock8Sessions(b *testing.B) {
 // ($AIRLOCK_HEADLESS_BIN), both built by `go tool task bench` — with one
 // downstream server, and measures the time until each answers on /mcp and its
 // resident memory after 200 calls: all of it (RSS) and the process's own
-// memory without mapped files such as shared libraries (anon).
+// memory without mapped files such as shared libraries (anon). The desktop
+// build hands `serve` to the headless build beside it (handoff.go);
+// desktop-build-alone is the desktop build serving itself
+// (AIRLOCK_HANDOFF=0), with GTK and WebKitGTK mapped.
 func BenchmarkServeStartupAndRSS(b *testing.B) {
-	for _, c := range []struct{ name, env string }{{"desktop-build", "AIRLOCK_BIN"}, {"headless-build", "AIRLOCK_HEADLESS_BIN"}} {
+	for _, c := range []struct{ name, bin, env string }{
+		{"desktop-build", "AIRLOCK_BIN", ""},
+		{"desktop-build-alone", "AIRLOCK_BIN", "AIRLOCK_HANDOFF=0"},
+		{"headless-build", "AIRLOCK_HEADLESS_BIN", ""},
+	} {
 		b.Run(c.name, func(b *testing.B) {
-			bin := os.Getenv(c.env)
+			bin := os.Getenv(c.bin)
 			if bin == "" {
-				b.Skipf("set %s to the binary (go tool task bench does)", c.env)
+				b.Skipf("set %s to the binary (go tool task bench does)", c.bin)
 			}
-			benchServe(b, bin)
+			benchServe(b, bin, c.env)
 		})
 	}
 }
 
-func benchServe(b *testing.B, bin string) {
+func benchServe(b *testing.B, bin, env string) {
 	var ready, rss, anon []float64
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
@@ -175,6 +182,9 @@ func benchServe(b *testing.B, bin string) {
 		addr := freeAddr(b)
 		t0 := time.Now()
 		cmd := exec.Command(bin, "serve", "--data-dir", dir, "--addr", addr)
+		if env != "" {
+			cmd.Env = append(os.Environ(), env)
+		}
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}

@@ -59,6 +59,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 type config struct {
 	Airlock  string // the airlock binary measured
 	Headless string // optional: the headless build, measured as its own column
+	// Alone measures the desktop build serving itself (AIRLOCK_HANDOFF=0)
+	// as its own column: what -airlock costs without the headless build
+	// beside it.
+	Alone    bool
 	Baseline string // optional: another airlock build (an older commit), measured as its own column
 	// Baseline2 is a second older build, measured as its own column too
 	// (e.g. the build the issue's figures came from, and the build before a
@@ -113,6 +117,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Airlock, "airlock", defAirlock, "airlock binary to measure (default $AIRLOCK_BIN, else $AIRLOCK_HEADLESS_BIN)")
 	fs.StringVar(&c.Headless, "headless", defHeadless, "the headless airlock build, measured as an extra column (default $AIRLOCK_HEADLESS_BIN when $AIRLOCK_BIN is set; empty: none)")
+	fs.BoolVar(&c.Alone, "alone", false, "also measure -airlock with AIRLOCK_HANDOFF=0 (the desktop build serving itself, not handing serve to the headless build beside it) as an extra column")
 	fs.StringVar(&c.Baseline, "baseline", "", "a second airlock binary (e.g. a build of an older commit) measured in the same rounds as its own column; the 'today's calls/s' target compares with it")
 	fs.StringVar(&c.Baseline2, "baseline2", "", "a third airlock binary, measured as its own column too")
 	fs.StringVar(&c.Bridge, "bridge", "", "the airlock-bridge binary measured as the bridge (default: airlock-bridge beside -airlock, else `AIRLOCK bridge`)")

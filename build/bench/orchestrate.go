@@ -25,6 +25,7 @@ const (
 	keyDirect   = "direct"
 	keyAirlock  = "airlock"
 	keyHeadless = "headless"
+	keyAlone    = "alone"
 	keyBaseline = "baseline"
 	keyBase2    = "baseline2"
 	keySG       = "supergateway"
@@ -132,14 +133,26 @@ func orchestrate(ctx context.Context, c *config, stdout, stderr io.Writer) error
 	everything := []string{c.Node, c.Everything, "stdio"}
 	res.Targets = append(res.Targets, &target{Key: keyDirect, Name: "direct stdio", EP: endpoint{Command: everything}, Tool: "echo"})
 
-	for _, a := range []struct{ key, name, bin string }{
-		{keyAirlock, "Airlock", c.Airlock}, {keyHeadless, "Airlock (headless build)", c.Headless}, {keyBaseline, "Airlock baseline", c.Baseline}, {keyBase2, "Airlock baseline 2", c.Baseline2},
+	alone := ""
+	if c.Alone {
+		alone = c.Airlock
+	}
+	for _, a := range []struct {
+		key, name, bin string
+		env            []string
+	}{
+		{keyAirlock, "Airlock", c.Airlock, nil},
+		// The desktop build hands `serve` to the headless build beside it
+		// (handoff.go); this column is the desktop build without it.
+		{keyAlone, "Airlock (desktop build serving itself)", alone, []string{"AIRLOCK_HANDOFF=0"}},
+		{keyHeadless, "Airlock (headless build)", c.Headless, nil},
+		{keyBaseline, "Airlock baseline", c.Baseline, nil}, {keyBase2, "Airlock baseline 2", c.Baseline2, nil},
 	} {
 		if a.bin == "" {
 			continue
 		}
 		logf("starting %s: airlock serve (%s)", a.name, a.bin)
-		g, err := startAirlock(ctx, c, a.bin, filepath.Join(work, a.key))
+		g, err := startAirlock(ctx, c, a.bin, filepath.Join(work, a.key), a.env...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", a.name, err)
 		}
@@ -402,7 +415,7 @@ func (g *gateway) close() {
 // startAirlock configures a fresh data directory with server-everything and
 // an auto-approve rule through the CLI, as a user would, and starts
 // `airlock serve` on a free loopback port.
-func startAirlock(ctx context.Context, c *config, bin, dir string) (*gateway, error) {
+func startAirlock(ctx context.Context, c *config, bin, dir string, env ...string) (*gateway, error) {
 	cli := func(args ...string) (string, error) {
 		out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 		if err != nil {
@@ -433,6 +446,9 @@ func startAirlock(ctx context.Context, c *config, bin, dir string) (*gateway, er
 	g := &gateway{name: "airlock serve", sig: os.Interrupt,
 		cmd: exec.Command(bin, "serve", "--data-dir", dir, "--addr", addr),
 		ep:  endpoint{URL: "http://" + addr + "/mcp", Token: strings.TrimSpace(tok)}}
+	if len(env) > 0 {
+		g.cmd.Env = append(os.Environ(), env...)
+	}
 	if err := g.start(dir + ".log"); err != nil {
 		return nil, err
 	}
@@ -718,7 +734,12 @@ func describeMachine(ctx context.Context, c *config, ts []*target) machine {
 	m.Node = out(c.Node, "--version")
 	for _, t := range ts {
 		if t.Bin != "" {
-			m.Binaries = append(m.Binaries, [2]string{t.Name, out(t.Bin, "version") + " (" + t.Bin + ")"})
+			where := t.Bin
+			// The program the process runs: another one when it handed off.
+			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", t.GW.pid())); err == nil && exe != t.Bin {
+				where += ", running " + exe
+			}
+			m.Binaries = append(m.Binaries, [2]string{t.Name, out(t.Bin, "version") + " (" + where + ")"})
 		}
 	}
 	if c.Bridge != "" {
