@@ -500,6 +500,11 @@ var evasionCorpus = []struct {
 	// An unquoted computed value splits: -C $(cat f) may be
 	// -C . -c core.fsmonitor=… (regression test).
 	{`git -C $(cat f) status`, ask},
+	// A computed --config-env may name core.fsmonitor (it ran with git
+	// 2.39; found by a code review).
+	{`FOO='rm -rf ~; false' git --config-env="$(cat f)" status`, ask},
+	{`x=core.fsmonitor=FOO; git --config-env="$x" status`, ask},
+	{`git --exec-path="$(cat f)" status`, ask},
 	{`d=$(cat f); git -C $d log`, ask},
 	{`git -C /tmp/* status`, ask},
 	// npm's option parser drops the "--": npm exec rm -- -rf x runs
@@ -515,6 +520,13 @@ var evasionCorpus = []struct {
 	{`npm -c 'rm -rf x' exec`, deny},
 	{`npm exec --yes --call='rm -rf x'`, deny},
 	{`npx -c='rm -rf x'`, deny},
+	// nopt reads --c as -c and --cal as --call (both ran with npm 11; found
+	// by a code review).
+	{`npx --c 'rm -rf x'`, deny},
+	{`npx --c='rm -rf x'`, deny},
+	{`npm exec --c='rm -rf x'`, deny},
+	{`npm --c 'rm -rf x' exec`, deny},
+	{`npm exec --cal 'rm -rf x'`, deny},
 	{`npm exec --call="$cmd"`, ask},
 	{`time -- rm -rf x`, deny},
 	// Copies of a system program by other means, and runs of them (a

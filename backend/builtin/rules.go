@@ -296,10 +296,13 @@ func subcommandAt(inv *invocation) int {
 }
 
 // gitOptionWithValue reports whether a word, as written, is a git global
-// option with its value after "=" (--git-dir="$d/.git").
+// option naming a place with its value after "=" (--git-dir="$d/.git"):
+// the only ones whose value may be computed. Any other computed one
+// (--config-env="$x" may name core.fsmonitor; found by a code review)
+// leaves the subcommand unknown.
 func gitOptionWithValue(src string) bool {
 	name, _, ok := strings.Cut(src, "=")
-	return ok && (slices.Contains(gitValueOptions, name) || name == "--exec-path") && strings.HasPrefix(name, "--")
+	return ok && slices.Contains([]string{"--git-dir", "--work-tree", "--namespace"}, name)
 }
 
 // tokenMet reports whether some literal argument meets one of alts.

@@ -126,7 +126,7 @@ func wrappers() map[string]wrapper {
 		"bunx": guess, "uvx": guess, "pnpx": guess,
 		// npm's -c/--call script counts wherever it stands (npm --call 'cmd'
 		// exec, npm exec -c=cmd; found by a regression test).
-		"npm": withSub(wrapper{guess: true, scriptShort: "c", scriptLong: []string{"call"}}, "exec", "x", "explore"),
+		"npm": withSub(wrapper{guess: true, scriptShort: "c", scriptLong: npmCall}, "exec", "x", "explore"),
 		// pnpm runs a command it does not know as one (pnpm bash -c …).
 		"pnpm": guess, "corepack": guess,
 		"yarn":   withSub(guess, "exec", "dlx", "run", "node"),
@@ -150,8 +150,14 @@ var npx = wrapper{
 	boolShort: "yq", valueShort: "p", scriptShort: "c",
 	boolLong:   []string{"yes", "no", "quiet", "ignore-existing", "no-install", "prefer-online", "prefer-offline"},
 	valueLong:  []string{"package", "workspace", "cache", "userconfig", "registry"},
-	scriptLong: []string{"call"},
+	scriptLong: npmCall,
 }
+
+// npmCall are the long spellings of npm's --call: its option parser (nopt)
+// takes an unknown --c for the shorthand -c, and a unique abbreviation of a
+// long option for the option (npx --c 'rm -rf x' ran; found by a code
+// review). --ca is another option (the certificate).
+var npmCall = []string{"call", "cal", "c"}
 
 // withSub is w, applying only after one of the subcommands.
 func withSub(w wrapper, sub ...string) wrapper {
