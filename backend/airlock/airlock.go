@@ -173,7 +173,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	catOpts.Logger = o.Logger
 	catOpts.Expose = toolPins.Expose
 	if catOpts.Order == nil {
-		catOpts.Order = serverOrder(in.db, in.log)
+		catOpts.Order = serverOrder(in.db, in.log, func() bool { return in.cfg.State().Error == "" })
 	}
 	catOpts.Reserved = append(catOpts.Reserved, catalog.AirlockServerName, builtin.ServerFileRead, builtin.ServerFileWrite, builtin.ServerShellExec)
 	in.cat = catalog.New(Version, catOpts)

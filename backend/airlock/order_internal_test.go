@@ -19,7 +19,7 @@ func TestServerOrderKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	order := serverOrder(db, log)
+	order := serverOrder(db, log, func() bool { return true })
 	steps := []struct {
 		ids  []string
 		want map[string]uint64
@@ -40,7 +40,7 @@ func TestServerOrderKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if got, want := serverOrder(db, log)([]string{"a0", "beta", "zeta"}), steps[3].want; !maps.Equal(got, want) {
+	if got, want := serverOrder(db, log, func() bool { return true })([]string{"a0", "beta", "zeta"}), steps[3].want; !maps.Equal(got, want) {
 		t.Errorf("after a restart: %v, want %v", got, want)
 	}
 }

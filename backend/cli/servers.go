@@ -259,6 +259,23 @@ func recordOrder(dataDir, id string) {
 	_ = db.AddServerOrder(id)
 }
 
+// forgetOrder forgets a removed server's place, as the running Airlock
+// does: added again, it comes after the others (found by a code review:
+// with no Airlock running it took its old place back, and a name a second
+// --no-prefix server exposes with it).
+func forgetOrder(dataDir, id string) {
+	path := filepath.Join(dataDir, store.FileName)
+	if _, err := os.Stat(path); err != nil {
+		return // no Airlock ran here: no order
+	}
+	db, err := store.Open(path)
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	_ = db.ForgetServerOrder(id)
+}
+
 var updateCmd = command{name: "servers update", usage: `servers update <id> [--start-timeout D] [--call-timeout D] [--disabled=B] [--no-prefix=B] [--trust-new-tools=B]
 
 Change the given settings of a server; the rest stays as it is. A change of
@@ -348,6 +365,7 @@ func serversRemove(dataDir string, args []string, stdout io.Writer) error {
 		if err := s.Remove(id); err != nil {
 			return err
 		}
+		forgetOrder(dataDir, id)
 		fmt.Fprintf(stdout, "removed server %s\n", id)
 		// The rules that name it outlive it: a server added later under
 		// the same id would get them (found by a new-user test: an

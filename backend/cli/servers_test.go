@@ -318,8 +318,32 @@ func TestServersAddRecordsTheOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	order, err := db.ServerOrder([]string{"alpha", "zeta"})
+	order, err := db.ServerOrder([]string{"alpha", "zeta"}, true)
 	if err != nil || order["zeta"] >= order["alpha"] {
 		t.Errorf("order = %v, %v; want zeta before alpha", order, err)
+	}
+}
+
+// With no Airlock running, a server removed and added again comes after
+// the others, as the running Airlock puts it (found by a code review: it
+// took its first place back, and with it a name a second --no-prefix
+// server exposes).
+func TestRemovedServerLosesItsPlace(t *testing.T) {
+	dir := t.TempDir()
+	mustServers(t, dir, "add", "a", "--no-prefix", "--", "node", "a.js")
+	mustServers(t, dir, "add", "b", "--no-prefix", "--", "node", "b.js")
+	mustServers(t, dir, "rm", "a")
+	mustServers(t, dir, "add", "a", "--no-prefix", "--", "node", "a.js")
+	db, err := store.Open(filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := db.ServerOrder([]string{"a", "b"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["a"] < got["b"] {
+		t.Errorf("a, removed and added again after b, orders before it: %v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 )
 
 // serverOrderKey is the setting that keeps the order servers were added
@@ -30,16 +31,19 @@ func (db *DB) setServerOrder(order map[string]uint64) error {
 
 // ServerOrder returns the place of each of the servers configured now
 // (ids, sorted): the places they had, new ids after them in the order
-// given, removed ids forgotten.
-func (db *DB) ServerOrder(ids []string) (map[string]uint64, error) {
+// given. With forget, ids no longer configured are forgotten (one added
+// again comes last); without it (the servers file cannot be read, so ids
+// are not all the servers there are), they keep their places (found by a
+// code review: a broken servers.json at start-up erased the order).
+func (db *DB) ServerOrder(ids []string, forget bool) (map[string]uint64, error) {
 	kept, err := db.serverOrder()
 	out := make(map[string]uint64, len(ids))
 	var last uint64
 	for _, n := range kept {
 		last = max(last, n)
 	}
-	for _, id := range ids {
-		if n, ok := kept[id]; ok {
+	for id, n := range kept {
+		if !forget || slices.Contains(ids, id) {
 			out[id] = n
 		}
 	}
@@ -55,6 +59,23 @@ func (db *DB) ServerOrder(ids []string) (map[string]uint64, error) {
 		}
 	}
 	return out, err
+}
+
+// ForgetServerOrder forgets the places of removed servers: added again,
+// each comes last (`airlock servers rm` while no Airlock runs).
+func (db *DB) ForgetServerOrder(ids ...string) error {
+	kept, err := db.serverOrder()
+	if err != nil {
+		return err
+	}
+	n := len(kept)
+	for _, id := range ids {
+		delete(kept, id)
+	}
+	if len(kept) == n {
+		return nil
+	}
+	return db.setServerOrder(kept)
 }
 
 // AddServerOrder places server id after every server placed so far, unless
