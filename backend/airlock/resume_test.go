@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -380,5 +381,93 @@ func TestSubscriptionsOutliveRestart(t *testing.T) {
 	}
 	if slices.Contains(server.Started(), "subscribe test://item/7") {
 		t.Error("a resource unsubscribed before the restart was subscribed again")
+	}
+}
+
+// Subscriptions made at once are all kept for a restart (found by a code
+// review: each save wrote a copy taken before it, and an older, smaller
+// copy could be written last; 8 of 16 were kept).
+func TestConcurrentSubscriptionsAllKept(t *testing.T) {
+	for round := range 3 {
+		dir := t.TempDir()
+		in := startWith(t, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
+		allowAll(t, in)
+		sess := connectClient(t, in, mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil))
+		waitTool(t, sess, "everything__touch")
+		const n = 16
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				if err := sess.Subscribe(context.Background(), &mcp.SubscribeParams{URI: fmt.Sprintf("test://item/%d", i)}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		sid := sess.ID()
+		in.Close()
+		db, err := store.Open(filepath.Join(dir, store.FileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, ok, err := store.NewMCPSessions(db).Load(sid)
+		db.Close()
+		if err != nil || !ok {
+			t.Fatalf("the session was not kept: %v %v", ok, err)
+		}
+		if len(k.Subs) != n {
+			t.Errorf("round %d: %d of %d subscriptions kept for the restart", round, len(k.Subs), n)
+		}
+	}
+}
+
+// An agent session that expired is told at the next call, whatever came
+// before it: a listing cannot say so, and must not drop the binding in
+// silence (found by a code review: after a listing, the call ran as the
+// connection's own agent without a word).
+func TestExpiredBindingToldAfterAListing(t *testing.T) {
+	dir := t.TempDir()
+	in := startWith(t, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
+	allowAll(t, in)
+	if _, err := in.API.Agents.CreateRole(authz.RoleInput{Name: "readers", Servers: []string{"everything"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.API.Agents.CreateProject("apollo", ""); err != nil {
+		t.Fatal(err)
+	}
+	alice, err := in.API.Agents.Create(authz.AgentInput{Name: "alice", Kind: authz.KindWorker, Role: "readers", Projects: []string{"apollo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(in.Info.MCPURL)
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "authenticate", Arguments: map[string]any{"agent_id": alice.Agent.ID, "passkey": alice.Passkey, "project_id": "apollo", "purpose": "task"}})
+	if err != nil || res.IsError {
+		t.Fatalf("authenticate: %v %v", err, res)
+	}
+	waitTool(t, sess, "everything__whoami")
+	in.Close()
+	db, err := store.Open(filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("UPDATE agent_sessions SET expires_at = ?", time.Now().Add(-time.Minute).UTC()).Error; err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	in2 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
+	for _, list := range []string{"tools/list", "prompts/list", "resources/list"} {
+		if code, body, err := sendBody("POST", in2.Info.MCPURL, "", sess.ID(), `{"jsonrpc":"2.0","id":1,"method":"`+list+`"}`); err != nil || code != http.StatusOK {
+			t.Fatalf("%s: HTTP %d %v %s", list, code, err, body)
+		}
+	}
+	_, body, err := sendBody("POST", in2.Info.MCPURL, "", sess.ID(), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"everything__whoami"}}`)
+	if err != nil || !strings.Contains(body, "Session token has expired") {
+		t.Errorf("the first call after its agent session expired (listings before it) answered %q (%v), want it to say so", body, err)
 	}
 }

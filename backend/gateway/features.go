@@ -190,6 +190,8 @@ func (g *Gateway) keepSubscriptions(s *session) {
 	if g.opts.Sessions == nil || !s.keepable() {
 		return
 	}
+	s.keepMu.Lock()
+	defer s.keepMu.Unlock()
 	s.mu.Lock()
 	subs := make([][2]string, 0, len(s.subs))
 	for k := range s.subs {

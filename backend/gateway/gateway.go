@@ -591,6 +591,11 @@ type session struct {
 	relisted atomic.Bool
 	// keptBinding is the binding last kept for a restart (a string).
 	keptBinding atomic.Value
+	// keepMu serialises what is kept of the session for a restart (its
+	// subscriptions, its binding): each save reads the state it writes
+	// under it, so an older copy is never written last (found by a code
+	// review: of 16 subscriptions made at once, 8 were kept).
+	keepMu sync.Mutex
 
 	mu      sync.Mutex // serialises announce
 	listed  [3]uint64  // hashes of the tools, prompts and resources it was last shown
@@ -741,11 +746,18 @@ func (g *Gateway) resume(r *http.Request, sid string, conn Connection, k *keptSe
 	if live {
 		go g.resubscribe(s, k.Subs)
 		g.announce(s, false) // what it may see now, for list_changed later
+		return
 	}
 	// Else the agent session authenticate bound to it ended while Airlock
 	// was down: resolving it here would drop the binding without a word,
 	// where its first request must say so (found by a regression test).
-	// Its subscriptions go; it subscribes again once authenticated.
+	// Its subscriptions, made as that agent, go, here and in the store (a
+	// code review found them kept for the run after).
+	if len(k.Subs) > 0 {
+		if err := g.opts.Sessions.Subscriptions(sid, nil); err != nil {
+			g.log.Warn("forget a resumed session's subscriptions", "err", err)
+		}
+	}
 }
 
 // keptSession is what an earlier run kept of a session: its protocol
@@ -786,6 +798,11 @@ func (g *Gateway) keepBinding(s *session) {
 		return
 	}
 	sid := s.id()
+	if kept, _ := s.keptBinding.Load().(string); kept == g.ids.Binding(sid) {
+		return // the common case, without the lock
+	}
+	s.keepMu.Lock()
+	defer s.keepMu.Unlock()
 	b := g.ids.Binding(sid)
 	if kept, _ := s.keptBinding.Load().(string); kept == b {
 		return

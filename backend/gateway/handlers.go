@@ -36,6 +36,14 @@ func (g *Gateway) middleware(s *session) mcp.Middleware {
 					}
 				}
 			}
+			if !strings.HasPrefix(method, "notifications/") {
+				// Who the session is may change (authenticate and logout,
+				// by name or through compact mode's call and batch; an
+				// ended binding any request's Resolve dropped): a restart
+				// keeps what it is after the request (found by a code
+				// review: only a tools/call saved it).
+				defer g.keepBinding(s)
+			}
 			switch method {
 			case "tools/list":
 				return g.listTools(s)
@@ -68,8 +76,12 @@ func (g *Gateway) middleware(s *session) mcp.Middleware {
 
 // listCaller resolves the caller for a listing. A caller that cannot be
 // resolved sees nothing (fail closed); the refusal shows on its next call.
+// A binding that ended is kept for that call to tell (Peek): a listing
+// cannot (found by a code review: the first listing after an agent
+// session expired dropped its binding, and the next call ran as the
+// connection's own agent without a word).
 func (g *Gateway) listCaller(s *session) (core.Caller, bool) {
-	c, err := g.caller(s, nil)
+	c, err := g.peek(s)
 	return c, err == nil
 }
 
@@ -207,10 +219,6 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (mc
 	if !ok {
 		return nil, pipeline.RPCError(core.Errorf(core.EInvalid, "tools/call without parameters"))
 	}
-	// Who the session is may change (authenticate and logout, by name or
-	// through compact mode's call and batch; an ended binding Resolve
-	// dropped): a restart keeps what it is after the call.
-	defer g.keepBinding(s)
 	if isMeta(p.Name) && g.opts.Compact != nil {
 		if c, err := g.caller(s, p.Arguments); err == nil && g.compact(&c) {
 			return g.runMeta(ctx, s, req, c, p)
