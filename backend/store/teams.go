@@ -307,6 +307,15 @@ func (s *Teams) fillDependencies(ts []teams.Task) error {
 
 // TaskCounts counts a project's tasks (every task when projectID is empty)
 // by status.
+// AgentProjects returns the projects agentID is assigned to.
+func (s *Teams) AgentProjects(agentID string) ([]string, error) {
+	var ids []string
+	if err := s.db.Model(&projectAgentRow{}).Where("agent_id = ?", agentID).Pluck("project_id", &ids).Error; err != nil {
+		return nil, fmt.Errorf("read projects of agent %s: %w", agentID, err)
+	}
+	return ids, nil
+}
+
 func (s *Teams) TaskCounts(projectID string) (map[string]int, error) {
 	var rows []struct {
 		Status string

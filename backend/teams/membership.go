@@ -53,8 +53,18 @@ func (s *Service) ReleaseTasksOutside(agentIDs ...string) ([]Released, error) {
 			if err != nil {
 				return err
 			}
+			if len(held) == 0 {
+				continue
+			}
+			// Its projects as the transaction sees them: added back to a
+			// project and given a task there since the roster was read,
+			// it keeps that task (found by a code review).
+			projects, err := tx.AgentProjects(a.ID)
+			if err != nil {
+				return err
+			}
 			for _, t := range held {
-				if slices.Contains(a.Projects, t.ProjectID) {
+				if slices.Contains(projects, t.ProjectID) {
 					continue
 				}
 				now := s.now().UTC()

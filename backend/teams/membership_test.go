@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/store"
 	"github.com/airlock-dev/airlock/backend/teams"
 )
 
@@ -77,5 +78,42 @@ func TestReleaseTasksOutside(t *testing.T) {
 	// Again: nothing left to release.
 	if rel, err := w.svc.ReleaseTasksOutside(); err != nil || len(rel) != 0 {
 		t.Fatalf("second run released %v, %v; want nothing", rel, err)
+	}
+}
+
+// staleDirectory answers with the agents as they were when it was made.
+type staleDirectory struct {
+	agents []authz.Agent
+	*authz.Service
+}
+
+func (d staleDirectory) Agents() ([]authz.Agent, error) { return d.agents, nil }
+
+// An agent added back to its project (and given a task there) after the
+// release read who is where keeps that task: the release checks the
+// projects again in its transaction (found by a code review).
+func TestReleaseTasksOutsideChecksProjectsInItsTransaction(t *testing.T) {
+	w := newWorld(t)
+	worker := w.id("worker-frontend-01")
+	if _, err := w.az.Unassign("worker-frontend-01", "proj-001"); err != nil {
+		t.Fatal(err)
+	}
+	agents, err := w.az.Agents() // read while it is off the project
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.az.Assign("worker-frontend-01", "proj-001"); err != nil {
+		t.Fatal(err)
+	}
+	task := w.task(t, "manager-dev", worker, "given after its return", teams.StatusTodo)
+	svc, err := teams.New(store.NewTeams(w.db), staleDirectory{agents, w.az}, teams.Options{Events: w.events, LogDir: w.logDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel, err := svc.ReleaseTasksOutside(worker); err != nil || len(rel) != 0 {
+		t.Fatalf("released %v (%v); want nothing: the agent is in the project again", rel, err)
+	}
+	if got, err := w.svc.Task(task.ID); err != nil || got.AssigneeID != worker {
+		t.Errorf("task after the release: %+v (%v), want it still %s's", got, err, worker)
 	}
 }

@@ -353,6 +353,9 @@ type Store interface {
 	ListTasks(f TaskFilter) ([]Task, int, error)
 	// TaskCounts counts a project's tasks by status.
 	TaskCounts(projectID string) (map[string]int, error)
+	// AgentProjects returns the projects agentID is assigned to, as the
+	// transaction sees them.
+	AgentProjects(agentID string) ([]string, error)
 	// ProjectDependencies returns the dependency edges among a project's
 	// tasks: task id → the ids it depends on.
 	ProjectDependencies(projectID string) (map[string][]string, error)
