@@ -503,7 +503,7 @@ func (d *source) startProcess() (mcp.Transport, func() error, error) {
 	onJunk := func(line []byte) {
 		// Shown with what it wrote to stderr (the Servers screen), and
 		// logged (the first few): skipped, as MCP clients skip it.
-		fmt.Fprintf(tail, "[stdout, not MCP, skipped] %s\n", line)
+		tail.AddLine("[stdout, not MCP, skipped] " + strings.ToValidUTF8(strings.TrimRight(string(line), "\r"), "\uFFFD"))
 		if logged++; logged > 3 {
 			return
 		}

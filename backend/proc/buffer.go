@@ -122,10 +122,27 @@ func (t *Tail) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// AddLine keeps line as a whole line of its own (a note about the
+// process), before the line the process is writing, which goes on
+// unbroken (found by a code review: a note written into the stream was
+// spliced onto half a stderr line).
+func (t *Tail) AddLine(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(line) > t.maxLine {
+		line = strings.ToValidUTF8(line[:t.maxLine], "\uFFFD") + fmt.Sprintf(" …[line cut: %d more bytes]", len(line)-t.maxLine)
+	}
+	t.keep(line)
+}
+
 // push ends the partial line.
 func (t *Tail) push() {
 	line := t.render()
 	t.partial, t.cut = t.partial[:0], 0
+	t.keep(line)
+}
+
+func (t *Tail) keep(line string) {
 	if len(t.lines) < t.maxLines {
 		t.lines = append(t.lines, line)
 		return

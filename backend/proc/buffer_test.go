@@ -87,3 +87,18 @@ func TestTailManyWrites(t *testing.T) {
 		t.Errorf("kept %d lines, want 5", got)
 	}
 }
+
+// A note added while the process is half-way through a line stays a line
+// of its own, and the process's line goes on unbroken (found by a code
+// review: notes written into the stream were spliced onto stderr lines).
+func TestTailAddLine(t *testing.T) {
+	tail := proc.NewTail(4, 20)
+	tail.Write([]byte("first\nhalf a "))
+	tail.AddLine("[note] skipped")
+	tail.Write([]byte("line\n"))
+	tail.AddLine(strings.Repeat("n", 25))
+	want := []string{"first", "[note] skipped", "half a line", strings.Repeat("n", 20) + " …[line cut: 5 more bytes]"}
+	if diff := cmp.Diff(want, tail.Lines()); diff != "" {
+		t.Errorf("Lines (-want +got):\n%s", diff)
+	}
+}
