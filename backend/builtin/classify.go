@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"path"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -728,6 +730,7 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 		}
 	}
 	a.noteMade(inv.name, args)
+	a.redirectCopies(inv.name, args, redirs)
 	switch {
 	case inv.name == "declare" || inv.name == "typeset" || inv.name == "local" || inv.name == "export" || inv.name == "readonly" || inv.name == "let":
 		// Bash parses these as declarations only as a bare word; run
@@ -1256,7 +1259,7 @@ func systemProgram(p string) bool {
 	if strings.HasPrefix(p, "/proc/") && strings.Contains(p, "/cwd/") && strings.Contains(p, "bin/") {
 		return true // /proc/self/cwd/../../bin/rm: not to be resolved here
 	}
-	p = path.Clean(p)
+	p = path.Clean(foldCase(p))
 	if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
 		// /proc/self/root/bin/rm is /bin/rm.
 		if _, after, ok := strings.Cut(rest, "/root/"); ok {
@@ -1281,13 +1284,87 @@ func systemProgram(p string) bool {
 			return true
 		}
 	}
-	for _, d := range []string{"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/nix/store/"} {
+	for _, d := range libDirs {
 		if strings.HasPrefix(p+"/", d) && p+"/" != d && !dataFile(path.Base(p)) {
 			return true // a loader, a shared object, a package's helper program
 		}
 	}
 	return false
 }
+
+// systemFolder reports whether a path names a folder of the system's
+// programs itself (/usr/bin, /bin/, /lib).
+func systemFolder(p string) bool {
+	p = path.Clean(foldCase(p)) + "/"
+	return slices.Contains(binDirs, p) || slices.Contains(libDirs, p)
+}
+
+// fileURLPath is the path a file: URL names on this machine (file:///x,
+// FILE:///x, file:/x, file://localhost/x), or "" for any other argument.
+func fileURLPath(arg string) string {
+	if len(arg) < 5 || !strings.EqualFold(arg[:5], "file:") {
+		return ""
+	}
+	u, err := url.Parse(arg)
+	if err != nil || (u.Host != "" && !strings.EqualFold(u.Host, "localhost")) {
+		return ""
+	}
+	if u.Path == "" {
+		return u.Opaque
+	}
+	return u.Path
+}
+
+// foldCase is p in small letters where the file system ignores case
+// (macOS, Windows: /BIN/rm is /bin/rm; found by a code review).
+func foldCase(p string) string {
+	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
+		return strings.ToLower(p)
+	}
+	return p
+}
+
+// dumpsContent are programs that write the bytes of the files they are
+// given, as they are or encoded (cat /bin/rm > ./ls).
+var dumpsContent = []string{"cat", "tac", "head", "tail", "base64", "base32", "basenc", "xxd", "od", "hexdump", "gzip", "gunzip",
+	"zcat", "bzip2", "bzcat", "xz", "xzcat", "unxz", "zstd", "zstdcat", "unzstd", "lz4", "lz4cat", "tar", "cpio", "pax", "zip", "7z",
+	"openssl", "uuencode", "uudecode", "pv", "sed", "awk", "gawk", "mawk", "tr", "cut", "paste", "install", "busybox", "split", "csplit"}
+
+// redirectCopies asks for a system program copied through a redirection:
+// its bytes written to a file (cat /bin/rm > ./ls) or read from one
+// (cp /dev/stdin ./ls < /bin/rm; found by a code review).
+func (a *analysis) redirectCopies(name string, args []word, redirs []*syntax.Redirect) {
+	writes := false
+	for _, r := range redirs {
+		if r.Word == nil {
+			continue
+		}
+		switch r.Op {
+		case syntax.RdrIn, syntax.RdrInOut:
+			if t, lit := literal(r.Word); lit && systemProgram(t) {
+				a.report(core.Ask, "program-copied", name+" < "+t, fmt.Sprintf("%s reads the program %s: written under another name it would pass for another command", name, t))
+			}
+			writes = writes || r.Op == syntax.RdrInOut
+		case syntax.DplOut:
+			if t, lit := literal(r.Word); !lit || !isFD(t) {
+				writes = true
+			}
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+			writes = true
+		}
+	}
+	if !writes || !slices.Contains(dumpsContent, name) {
+		return
+	}
+	for _, w := range args {
+		if w.lit && systemProgram(w.text) {
+			a.report(core.Ask, "program-copied", name+" "+w.text, fmt.Sprintf("%s writes the program %s to a file: under another name it would pass for another command", name, w.text))
+		}
+	}
+}
+
+// libDirs are the folders of the system's libraries and helper programs.
+var libDirs = []string{"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/nix/store/"}
 
 // binDirs are the folders that hold the system's programs.
 var binDirs = []string{"/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/", "/usr/libexec/",
@@ -1363,8 +1440,9 @@ func (a *analysis) noteMade(name string, args []word) {
 			src = strings.TrimPrefix(src, "if=")
 		case name == "curl" || name == "wget":
 			// curl -o ls file:///bin/rm copies too (found by a regression
-			// test).
-			_, src, _ = strings.Cut(src, "file://")
+			// test), and so do FILE:///bin/rm, file:/bin/rm and
+			// file://localhost/bin/rm (found by a code review).
+			src = fileURLPath(strings.Trim(src, `"'`))
 		case !w.lit:
 			// A glob or a quoted part naming a system folder:
 			// cp /bin/r? ./ls (found by a regression test).
@@ -1372,6 +1450,10 @@ func (a *analysis) noteMade(name string, args []word) {
 		}
 		if systemProgram(src) && name != "tee" && name != "sponge" {
 			a.report(core.Ask, "program-copied", name+" "+src, fmt.Sprintf("%s copies or links the program %s: under another name it would pass for another command", name, src))
+		} else if systemFolder(src) && (name == "cp" || name == "rsync" || name == "scp" || name == "ln") {
+			// cp -a /usr/bin ./b, then mv b/rm b/ls (found by a code
+			// review).
+			a.report(core.Ask, "program-copied", name+" "+src, fmt.Sprintf("%s copies or links the folder of programs %s: under other names they would pass for other commands", name, src))
 		}
 	}
 	switch name {

@@ -500,6 +500,18 @@ var evasionCorpus = []struct {
 	// An unquoted computed value splits: -C $(cat f) may be
 	// -C . -c core.fsmonitor=… (regression test).
 	{`git -C $(cat f) status`, ask},
+	// Copies of a system program the copy check missed (found by a code
+	// review; each ran with real curl, cp or cat).
+	{`curl -so ./ls FILE:///bin/rm`, ask},
+	{`curl -so ./ls file:/bin/rm`, ask},
+	{`curl -so ./ls file://localhost/bin/rm`, ask},
+	{`cp -a /usr/bin ./b`, ask},
+	{`cp -r /bin ./b`, ask},
+	{`rsync -a /bin/ ./b/`, ask},
+	{`cat /bin/rm > ./ls`, ask},
+	{`base64 /bin/rm > ./x`, ask},
+	{`cp /dev/stdin ./ls < /bin/rm`, ask},
+	{`cp /dev/fd/3 ./ls 3</bin/rm`, ask},
 	// A computed --config-env may name core.fsmonitor (it ran with git
 	// 2.39; found by a code review).
 	{`FOO='rm -rf ~; false' git --config-env="$(cat f)" status`, ask},
@@ -705,6 +717,10 @@ var harmlessCorpus = []string{
 	`cp ../lib/util.py ./lib/`, `cp ../../bin/helper.sh ./`, `cp ../../lib/foo.so ./`, `ln -s ../../bin/tool tool`,
 	`cp /usr/lib/os-release ./`, `cp /usr/lib/node_modules/npm/package.json /tmp/p.json`,
 	`./scripts/build.sh && cp dist/app.js "$DEST"`, `./run.sh 2>&1 | tee build.log`,
+	// What the redirection and folder copy checks must leave alone.
+	`echo /usr/bin/python3 > .python-path`, `which python3 > p.txt`, `ls /usr/bin > programs.txt`,
+	`sha256sum /usr/bin/node > sums.txt`, `cp -r ./bin ./dist`, `wc -l < /usr/share/dict/words`, `curl -so out.json https://example.com/x`,
+	`python3 /usr/bin/x.py > out.txt 2>&1`,
 	"let 'j=1' 'j+=2'; echo $j",
 	"declare -A m; m[key]=1; echo ${m[key]}",
 	"arr=(a b c); echo ${arr[1]} ${#arr[@]} ${!arr[@]} ${arr[@]:1}",
