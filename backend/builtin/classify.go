@@ -365,6 +365,14 @@ func (a *analysis) redirect(r *syntax.Redirect) {
 		// regression test).
 		a.subscriptNames(strings.Trim(r.N.Value, "{}"))
 	}
+	if (r.Op == syntax.RdrIn || r.Op == syntax.RdrInOut) && r.Word != nil {
+		// A program read as input, by any command or group of them
+		// (cp /dev/stdin ./ls < /bin/rm, exec 3</bin/rm; found by two
+		// code reviews).
+		if t, _ := literal(r.Word); systemProgram(strings.Trim(wordSource(r.Word), `"'`)) || systemProgram(t) {
+			a.report(core.Ask, "program-copied", "< "+wordSource(r.Word), fmt.Sprintf("the program %s is read as input: written to a file under another name it would pass for another command", wordSource(r.Word)))
+		}
+	}
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
 		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.DplOut:
@@ -730,7 +738,7 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 		}
 	}
 	a.noteMade(inv.name, args)
-	a.redirectCopies(inv.name, args, redirs)
+	a.dumpsProgram(inv.name, args)
 	switch {
 	case inv.name == "declare" || inv.name == "typeset" || inv.name == "local" || inv.name == "export" || inv.name == "readonly" || inv.name == "let":
 		// Bash parses these as declarations only as a bare word; run
@@ -1295,18 +1303,29 @@ func systemProgram(p string) bool {
 // systemFolder reports whether a path names a folder of the system's
 // programs itself (/usr/bin, /bin/, /lib).
 func systemFolder(p string) bool {
-	p = path.Clean(foldCase(p)) + "/"
-	return slices.Contains(binDirs, p) || slices.Contains(libDirs, p)
+	if p == "" {
+		return false
+	}
+	p = path.Clean(foldCase(p))
+	if p == "/" {
+		return true // cp -a / ./r
+	}
+	p += "/"
+	// The folder or one above it: cp -r /usr ./u (found by a code review).
+	in := func(d string) bool { return strings.HasPrefix(d, p) }
+	return slices.ContainsFunc(binDirs, in) || slices.ContainsFunc(libDirs, in)
 }
 
-// fileURLPath is the path a file: URL names on this machine (file:///x,
-// FILE:///x, file:/x, file://localhost/x), or "" for any other argument.
+// fileURLPath is the path a file: URL names (file:///x, FILE:///x,
+// file:/x, file://localhost/x), or "" for any other argument.
 func fileURLPath(arg string) string {
 	if len(arg) < 5 || !strings.EqualFold(arg[:5], "file:") {
 		return ""
 	}
+	// The host does not matter: curl copies file://127.0.0.1/bin/rm too
+	// (found by a code review).
 	u, err := url.Parse(arg)
-	if err != nil || (u.Host != "" && !strings.EqualFold(u.Host, "localhost")) {
+	if err != nil {
 		return ""
 	}
 	if u.Path == "" {
@@ -1325,40 +1344,29 @@ func foldCase(p string) string {
 }
 
 // dumpsContent are programs that write the bytes of the files they are
-// given, as they are or encoded (cat /bin/rm > ./ls).
-var dumpsContent = []string{"cat", "tac", "head", "tail", "base64", "base32", "basenc", "xxd", "od", "hexdump", "gzip", "gunzip",
-	"zcat", "bzip2", "bzcat", "xz", "xzcat", "unxz", "zstd", "zstdcat", "unzstd", "lz4", "lz4cat", "tar", "cpio", "pax", "zip", "7z",
-	"openssl", "uuencode", "uudecode", "pv", "sed", "awk", "gawk", "mawk", "tr", "cut", "paste", "install", "busybox", "split", "csplit"}
+// given, as they are, encoded or archived (cat /bin/rm > ./ls).
+var dumpsContent = []string{"cat", "tac", "head", "tail", "less", "more", "base64", "base32", "basenc", "xxd", "od", "hexdump",
+	"gzip", "gunzip", "zcat", "bzip2", "bzcat", "xz", "xzcat", "unxz", "zstd", "zstdcat", "unzstd", "lz4", "lz4cat", "tar", "cpio",
+	"pax", "zip", "7z", "ar", "openssl", "uuencode", "uudecode", "pv", "sed", "awk", "gawk", "mawk", "tr", "cut", "paste", "iconv",
+	"busybox", "split", "csplit"}
 
-// redirectCopies asks for a system program copied through a redirection:
-// its bytes written to a file (cat /bin/rm > ./ls) or read from one
-// (cp /dev/stdin ./ls < /bin/rm; found by a code review).
-func (a *analysis) redirectCopies(name string, args []word, redirs []*syntax.Redirect) {
-	writes := false
-	for _, r := range redirs {
-		if r.Word == nil {
-			continue
-		}
-		switch r.Op {
-		case syntax.RdrIn, syntax.RdrInOut:
-			if t, lit := literal(r.Word); lit && systemProgram(t) {
-				a.report(core.Ask, "program-copied", name+" < "+t, fmt.Sprintf("%s reads the program %s: written under another name it would pass for another command", name, t))
-			}
-			writes = writes || r.Op == syntax.RdrInOut
-		case syntax.DplOut:
-			if t, lit := literal(r.Word); !lit || !isFD(t) {
-				writes = true
-			}
-		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
-			writes = true
-		}
-	}
-	if !writes || !slices.Contains(dumpsContent, name) {
+// dumpsProgram asks for a system program's bytes written out by a program
+// that dumps what it is given (cat /bin/rm > ./ls): wherever they go (a
+// redirection of this command or of a group around it, a pipe, a
+// descriptor opened earlier), they can be written to a file under another
+// name (found by two code reviews). Reading a program's bytes is no
+// everyday task; one that names no system program runs as before.
+func (a *analysis) dumpsProgram(name string, args []word) {
+	if !slices.Contains(dumpsContent, name) {
 		return
 	}
 	for _, w := range args {
-		if w.lit && systemProgram(w.text) {
-			a.report(core.Ask, "program-copied", name+" "+w.text, fmt.Sprintf("%s writes the program %s to a file: under another name it would pass for another command", name, w.text))
+		p := w.text
+		if !w.lit {
+			p = strings.Trim(p, `"'`) // a glob: cat /bin/r[m]
+		}
+		if systemProgram(p) {
+			a.report(core.Ask, "program-copied", name+" "+p, fmt.Sprintf("%s writes out the program %s: written to a file under another name it would pass for another command", name, p))
 		}
 	}
 }

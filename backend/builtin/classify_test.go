@@ -512,6 +512,23 @@ var evasionCorpus = []struct {
 	{`base64 /bin/rm > ./x`, ask},
 	{`cp /dev/stdin ./ls < /bin/rm`, ask},
 	{`cp /dev/fd/3 ./ls 3</bin/rm`, ask},
+	// Their variants a second review found: through pipes, groups,
+	// descriptors opened earlier, globs, more programs, any file: host,
+	// folders above the programs'.
+	{`cat /bin/rm | cat > ./ls`, ask},
+	{`cat /bin/rm | tee ./ls`, ask},
+	{`{ cp /dev/stdin ./ls; } < /bin/rm`, ask},
+	{`(cat /bin/rm) > ./ls`, ask},
+	{`for i in 1; do cat /bin/rm; done > ./ls`, ask},
+	{`exec 3>./ls; cat /bin/rm >&3`, ask},
+	{`exec 3</bin/rm; cp /dev/fd/3 ./ls`, ask},
+	{`cat /bin/r[m] > ./ls`, ask},
+	{`less /bin/rm > ./ls`, ask},
+	{`tar -cf a.tar /bin/rm`, ask},
+	{`curl -so ./ls file://127.0.0.1/bin/rm`, ask},
+	{`cp -r /usr ./u`, ask},
+	{`cp -a / ./r`, ask},
+	{`rsync -a /usr/ ./u/`, ask},
 	// A computed --config-env may name core.fsmonitor (it ran with git
 	// 2.39; found by a code review).
 	{`FOO='rm -rf ~; false' git --config-env="$(cat f)" status`, ask},
@@ -720,7 +737,8 @@ var harmlessCorpus = []string{
 	// What the redirection and folder copy checks must leave alone.
 	`echo /usr/bin/python3 > .python-path`, `which python3 > p.txt`, `ls /usr/bin > programs.txt`,
 	`sha256sum /usr/bin/node > sums.txt`, `cp -r ./bin ./dist`, `wc -l < /usr/share/dict/words`, `curl -so out.json https://example.com/x`,
-	`python3 /usr/bin/x.py > out.txt 2>&1`,
+	`python3 /usr/bin/x.py > out.txt 2>&1`, `cat /usr/share/doc/x/README | head`, `cp -r /usr/share/x ./x`,
+	`wc -l < ./input.txt`, `sort < data.txt > sorted.txt`,
 	"let 'j=1' 'j+=2'; echo $j",
 	"declare -A m; m[key]=1; echo ${m[key]}",
 	"arr=(a b c); echo ${arr[1]} ${#arr[@]} ${!arr[@]} ${arr[@]:1}",
