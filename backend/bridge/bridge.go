@@ -21,6 +21,7 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/instance"
+	"github.com/airlock-dev/airlock/backend/loopback"
 	"github.com/airlock-dev/airlock/backend/tokenfile"
 )
 
@@ -146,8 +147,29 @@ func (b *Bridge) client() *http.Client {
 	if b.Client != nil {
 		return b.Client
 	}
-	return http.DefaultClient
+	return ownClient
 }
+
+// ownClient sends the token only to a loopback port this user's program
+// listens on: after Airlock stopped (or crashed), another user of the
+// machine could take its port (found by a code review). Checked on each
+// new connection, before anything is written to it.
+var ownClient = func() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	dial := t.DialContext
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if err := loopback.CheckOwn(c.RemoteAddr().String()); err != nil {
+			c.Close()
+			return nil, core.Errorf(core.EForbidden, "%v", err).WithHint("is Airlock running? start it; a program of another user holds its port meanwhile")
+		}
+		return c, nil
+	}
+	return &http.Client{Transport: t}
+}()
 
 func (b *Bridge) headers(req *http.Request) {
 	req.Header.Set("Authorization", "Bearer "+b.Token)

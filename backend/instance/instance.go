@@ -15,6 +15,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -64,6 +65,11 @@ func Acquire(dir string) (*Lock, error) {
 		f.Close()
 		return nil, (&core.Error{Code: core.EConflict, Message: "another Airlock is already running on the data directory " + dir}).
 			WithHint("use that one, or give this one its own --data-dir; one that is stopping lets go when it has stopped, within about 20 seconds (its running calls get 10 to finish)")
+	}
+	// What one that was killed published is gone.
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("clear data dir lock: %w", err)
 	}
 	return &Lock{f: f}, nil
 }
@@ -145,8 +151,21 @@ func (e Endpoint) Handler() http.Handler {
 	})
 }
 
+// readInfo reads what the Airlock running on dataDir published: only while
+// it holds the lock. A file left by one that was killed (or a machine that
+// lost power) names a port another user may hold by now, and a token
+// would go there (found by a code review).
 func readInfo(dataDir string) (Info, error) {
-	b, err := os.ReadFile(filepath.Join(dataDir, lockFileName))
+	f, err := os.Open(filepath.Join(dataDir, lockFileName))
+	if err != nil {
+		return Info{}, core.Errorf(core.EUnavailable, "no Airlock is running on %s", dataDir)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return Info{}, core.Errorf(core.EUnavailable, "no Airlock is running on %s (its lock file is from one that stopped)", dataDir)
+	}
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return Info{}, core.Errorf(core.EUnavailable, "no Airlock is running on %s", dataDir)
 	}

@@ -1,0 +1,43 @@
+package instance
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Only an Airlock that holds the lock is reached through what it
+// published: a lock file left by one that was killed names a port another
+// user may hold by now (found by a code review: the bridge sent the agent
+// token there), and the next Airlock clears it.
+func TestStaleLockFileIsNotFollowed(t *testing.T) {
+	dir := t.TempDir()
+	b, _ := json.Marshal(Info{PID: 1, Addr: "127.0.0.1:1", Token: "t"})
+	if err := os.WriteFile(filepath.Join(dir, lockFileName), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if u, ok := RunningURL(dir); ok {
+		t.Errorf("RunningURL followed a lock file nobody holds to %s", u)
+	}
+	if err := NotifyChanged(dir); err != nil {
+		t.Errorf("NotifyChanged with a stale lock file: %v, want nothing to notify", err)
+	}
+	l, err := Acquire(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadFile(filepath.Join(dir, lockFileName)); len(left) != 0 {
+		t.Errorf("Acquire left the stale content %q", left)
+	}
+	if err := l.Publish(Info{PID: os.Getpid(), Addr: "127.0.0.1:2", Token: "u"}); err != nil {
+		t.Fatal(err)
+	}
+	if u, ok := RunningURL(dir); !ok || u != "http://127.0.0.1:2/mcp" {
+		t.Errorf("RunningURL while the lock is held = %q, %v", u, ok)
+	}
+	l.Release()
+	if u, ok := RunningURL(dir); ok {
+		t.Errorf("RunningURL after Release = %q", u)
+	}
+}
