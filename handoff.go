@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
 )
@@ -15,8 +16,8 @@ import (
 // So the desktop build hands such a command to the headless build beside it
 // (build/bin/airlock-headless, which `go tool task build` makes too), in the
 // same process (exec), when that binary is the same build: the same source
-// (by the stamp go tool task build gives both, or a clean commit), the same
-// Go and modules. Otherwise, or with AIRLOCK_HANDOFF=0, it
+// (by the stamp go tool task build gives both), the same Go and modules,
+// and a file nobody else could have put there. Otherwise, or with AIRLOCK_HANDOFF=0, it
 // runs the command itself, as before. handOff is in both builds; only the
 // desktop one (app.go) calls it.
 
@@ -77,25 +78,29 @@ var sourceStamp string
 
 // buildKey identifies the source a binary was built from, leaving out what
 // tells the desktop and headless builds apart (build tags, cgo): "" when it
-// cannot be known. The source is known from the stamp go tool task build
-// sets (-X main.sourceStamp=…, part of -ldflags) or from a clean VCS stamp.
+// cannot be known. The source is known only from the stamp go tool task
+// build sets (-X main.sourceStamp=<32 hex digits>, part of -ldflags): a
+// build without it, or with an empty or malformed one (a stamp script that
+// failed; found by a code review), hands nothing over. A VCS stamp is no
+// proof: it leaves out the built UI, which git ignores.
 func buildKey(bi *debug.BuildInfo) string {
 	s := map[string]string{}
 	for _, kv := range bi.Settings {
 		s[kv.Key] = kv.Value
 	}
-	stamped := strings.Contains(s["-ldflags"], "main.sourceStamp=")
-	clean := s["vcs.revision"] != "" && s["vcs.modified"] == "false"
-	if !stamped && !clean {
+	if !stampRE.MatchString(s["-ldflags"]) {
 		return ""
 	}
 	var b strings.Builder
 	fmt.Fprintln(&b, bi.GoVersion, bi.Path, bi.Main.Path, bi.Main.Version, bi.Main.Sum)
-	for _, k := range []string{"vcs", "vcs.revision", "vcs.time", "vcs.modified", "-ldflags", "-trimpath", "GOOS", "GOARCH", "GOAMD64", "GOARM64"} {
+	for _, k := range []string{"-ldflags", "-trimpath", "GOOS", "GOARCH", "GOAMD64", "GOARM64"} {
 		fmt.Fprintf(&b, "%s=%s\n", k, s[k])
 	}
 	return b.String()
 }
+
+// stampRE finds a well-formed source stamp in -ldflags.
+var stampRE = regexp.MustCompile(`(^|\s)-X[= ]main\.sourceStamp=[0-9a-f]{32}(\s|$)`)
 
 // sameBuild reports whether the headless build theirs is of the source and
 // modules the desktop build own is: the same key, and every module the

@@ -86,9 +86,10 @@ func (s *Security) originOK(r *http.Request) bool {
 	if err != nil {
 		return false
 	}
-	// The Wails webview's own origin.
+	// The Wails webview's own origin (wails://wails; no web page can
+	// send another scheme, yet only that one is let in).
 	if u.Scheme == "wails" {
-		return true
+		return u.Host == "wails" || u.Host == "wails.localhost"
 	}
 	return strings.EqualFold(u.Host, r.Host) && s.hostOK(u.Host)
 }
@@ -318,7 +319,7 @@ func EventsHandler(h *events.Hub) http.Handler {
 const loginPage = `<!doctype html><meta charset="utf-8"><title>Airlock</title>
 <body style="font:15px system-ui;margin:15vh auto;max-width:34em;color:#222">
 <h1>Airlock</h1><p>This page needs the link that <code>airlock serve</code> printed when it started
-(it carries a one-time UI token). Open that link instead.</p></body>`
+(it carries the UI token of this run; a link from an earlier run no longer works). Open that link instead.</p></body>`
 
 // UIHandler serves the Svelte UI from dist. A visit to /?token=T with the
 // right token sets the UI cookie and redirects to a clean URL.

@@ -13,7 +13,7 @@ const maxStoredArgs = 16 << 10
 var secretKey = regexp.MustCompile(`(?i)(passw(or)?d|passphrase|passkey|secret|token|api[-_]?key|apikey|authorization|auth|credential|private[-_]?key|cookie|session[-_]?id|access[-_]?key)`)
 
 // secretValue catches well-known credential shapes under innocent keys.
-var secretValue = regexp.MustCompile(`^(?:Bearer\s+\S+|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|alk_[A-Za-z0-9_-]{20,}|-----BEGIN [A-Z ]*PRIVATE KEY-----.*)$`)
+var secretValue = regexp.MustCompile(`^(?:Bearer\s+\S+|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|al[ksp]_[A-Za-z0-9_-]{20,}|-----BEGIN [A-Z ]*PRIVATE KEY-----.*)$`)
 
 const redacted = "[redacted]"
 
@@ -65,7 +65,7 @@ func isSecretKey(key []byte) bool {
 }
 
 // secretValuePrefixes start every string secretValue matches.
-var secretValuePrefixes = []string{"Bearer", "sk-", "gh", "xox", "AKIA", "alk_", "-----BEGIN "}
+var secretValuePrefixes = []string{"Bearer", "sk-", "gh", "xox", "AKIA", "alk_", "als_", "alp_", "-----BEGIN "}
 
 // isSecretValue is secretValue.Match of the trimmed value, run only on the
 // values that start like a credential.

@@ -32,6 +32,9 @@ func TestRedactArguments(t *testing.T) {
 		{"escaped key still recognised", `{"pass\u0077ord":"pw"}`, `{"pass\u0077ord":"[redacted]"}`},
 		{"escaped credential still recognised", `{"x":"sk\u002dabcdefghijklmnopqrstuvwx"}`, `{"x":"[redacted]"}`},
 		{"top-level string", `"ghp_abcdefghijklmnopqrstuvwxyz"`, `"[redacted]"`},
+		// Airlock's own session tokens and passkeys, under any key (found
+		// by a code review: only agent tokens were).
+		{"Airlock's secrets under an innocent key", `{"a":"als_abcdefghijklmnopqrstuvwx","b":"alp_abcdefghijklmnopqrstuvwx","c":"alk_abcdefghijklmnopqrstuvwx"}`, `{"a":"[redacted]","b":"[redacted]","c":"[redacted]"}`},
 		{"not JSON: kept as it is", `{"a":`, `{"a":`},
 		{"trailing garbage: not JSON", `{"a":1} x`, `{"a":1} x`},
 		{"long: cut", `{"m":"` + long + `"}`, (`{"m":"` + long)[:16<<10] + "…(truncated)"},
@@ -49,7 +52,7 @@ func TestRedactArguments(t *testing.T) {
 // the fuzz test holds the new one to the same meaning.
 func oldRedact(args []byte) (any, bool) {
 	secretKey := regexp.MustCompile(`(?i)(passw(or)?d|passphrase|passkey|secret|token|api[-_]?key|apikey|authorization|auth|credential|private[-_]?key|cookie|session[-_]?id|access[-_]?key)`)
-	secretValue := regexp.MustCompile(`^(?:Bearer\s+\S+|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|alk_[A-Za-z0-9_-]{20,}|-----BEGIN [A-Z ]*PRIVATE KEY-----.*)$`)
+	secretValue := regexp.MustCompile(`^(?:Bearer\s+\S+|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|al[ksp]_[A-Za-z0-9_-]{20,}|-----BEGIN [A-Z ]*PRIVATE KEY-----.*)$`)
 	var v any
 	if json.Unmarshal(args, &v) != nil {
 		return nil, false

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"gorm.io/gorm"
 )
 
 // serverOrderKey is the setting that keeps the order servers were added
@@ -24,6 +26,14 @@ func (db *DB) serverOrder() (map[string]uint64, error) {
 	return kept, nil
 }
 
+// inTx runs fn on the order in one transaction (BEGIN IMMEDIATE): the CLI
+// and the running Airlock change it from two processes (found by a code
+// review: a read, change and write of the whole order could lose a
+// server added meanwhile).
+func (db *DB) inTx(fn func(tx *DB) error) error {
+	return db.Transaction(func(tx *gorm.DB) error { return fn(&DB{DB: tx, Path: db.Path}) })
+}
+
 func (db *DB) setServerOrder(order map[string]uint64) error {
 	b, _ := json.Marshal(order)
 	return db.SetSetting(serverOrderKey, string(b))
@@ -35,7 +45,18 @@ func (db *DB) setServerOrder(order map[string]uint64) error {
 // again comes last); without it (the servers file cannot be read, so ids
 // are not all the servers there are), they keep their places (found by a
 // code review: a broken servers.json at start-up erased the order).
-func (db *DB) ServerOrder(ids []string, forget bool) (map[string]uint64, error) {
+func (db *DB) ServerOrder(ids []string, forget bool) (out map[string]uint64, err error) {
+	txErr := db.inTx(func(tx *DB) error {
+		out, err = tx.serverOrderTx(ids, forget)
+		return nil // a damaged order is rewritten, not rolled back
+	})
+	if err == nil {
+		err = txErr
+	}
+	return out, err
+}
+
+func (db *DB) serverOrderTx(ids []string, forget bool) (map[string]uint64, error) {
 	kept, err := db.serverOrder()
 	out := make(map[string]uint64, len(ids))
 	var last uint64
@@ -64,18 +85,20 @@ func (db *DB) ServerOrder(ids []string, forget bool) (map[string]uint64, error) 
 // ForgetServerOrder forgets the places of removed servers: added again,
 // each comes last (`airlock servers rm` while no Airlock runs).
 func (db *DB) ForgetServerOrder(ids ...string) error {
-	kept, err := db.serverOrder()
-	if err != nil {
-		return err
-	}
-	n := len(kept)
-	for _, id := range ids {
-		delete(kept, id)
-	}
-	if len(kept) == n {
-		return nil
-	}
-	return db.setServerOrder(kept)
+	return db.inTx(func(tx *DB) error {
+		kept, err := tx.serverOrder()
+		if err != nil {
+			return err
+		}
+		n := len(kept)
+		for _, id := range ids {
+			delete(kept, id)
+		}
+		if len(kept) == n {
+			return nil
+		}
+		return tx.setServerOrder(kept)
+	})
 }
 
 // AddServerOrder places server id after every server placed so far, unless
@@ -83,17 +106,19 @@ func (db *DB) ForgetServerOrder(ids ...string) error {
 // runs, or before it applies two additions at once (found by a regression
 // test: those were ordered by id).
 func (db *DB) AddServerOrder(id string) error {
-	kept, err := db.serverOrder()
-	if err != nil {
-		return err
-	}
-	if _, ok := kept[id]; ok {
-		return nil
-	}
-	var last uint64
-	for _, n := range kept {
-		last = max(last, n)
-	}
-	kept[id] = last + 1
-	return db.setServerOrder(kept)
+	return db.inTx(func(tx *DB) error {
+		kept, err := tx.serverOrder()
+		if err != nil {
+			return err
+		}
+		if _, ok := kept[id]; ok {
+			return nil
+		}
+		var last uint64
+		for _, n := range kept {
+			last = max(last, n)
+		}
+		kept[id] = last + 1
+		return tx.setServerOrder(kept)
+	})
 }

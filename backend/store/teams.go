@@ -305,8 +305,6 @@ func (s *Teams) fillDependencies(ts []teams.Task) error {
 	return nil
 }
 
-// TaskCounts counts a project's tasks (every task when projectID is empty)
-// by status.
 // AgentProjects returns the projects agentID is assigned to.
 func (s *Teams) AgentProjects(agentID string) ([]string, error) {
 	var ids []string
@@ -316,6 +314,8 @@ func (s *Teams) AgentProjects(agentID string) ([]string, error) {
 	return ids, nil
 }
 
+// TaskCounts counts a project's tasks (every task when projectID is empty)
+// by status.
 func (s *Teams) TaskCounts(projectID string) (map[string]int, error) {
 	var rows []struct {
 		Status string
