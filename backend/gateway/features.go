@@ -25,12 +25,17 @@ type peer struct {
 }
 
 // relatedContext is ctx's cancellation with the values of the agent's
-// request.
+// request (the SDK sends the request on that request's stream), but not
+// its end: the answer comes back on a request of its own, so a request
+// of the agent that ends first (Airlock cannot tell which of a session's
+// calls a server asks for) does not throw it away (found by an interop
+// test: with calls in flight at once, a sampling or elicitation answer
+// the user had given was lost with "context canceled").
 func (p peer) relatedContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if p.reqCtx == nil {
 		return ctx, func() {}
 	}
-	rel, cancel := context.WithCancel(p.reqCtx)
+	rel, cancel := context.WithCancel(context.WithoutCancel(p.reqCtx))
 	stop := context.AfterFunc(ctx, cancel)
 	return rel, func() { stop(); cancel() }
 }

@@ -1381,3 +1381,37 @@ func TestCompletionSubscriptionsAndRelays(t *testing.T) {
 	stopHang()
 	<-hangDone
 }
+
+// A relayed request's answer is kept when the call of the session it was
+// sent through ends first: Airlock cannot tell which of a session's calls
+// a server asks for, and the answer comes back on a request of its own
+// (found by an interop test: with calls in flight at once, answers the
+// user had given were lost with "context canceled").
+func TestRelayOutlivesTheCallItWentThrough(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	var endHang atomic.Value // func(): ends the other call in flight
+	opts := &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			endHang.Load().(func())()
+			return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "42"}}, nil
+		},
+	}
+	sess := e.connect(t, opts)
+	ctx := context.Background()
+	// The relay goes through one of the two calls, whichever the map gives
+	// first: eight rounds make a pass by chance unlikely (1 in 256).
+	for round := range 8 {
+		hung, stopHang := context.WithCancel(ctx)
+		hangDone := make(chan struct{})
+		endHang.Store(func() { stopHang(); <-hangDone })
+		started := len(slices.DeleteFunc(e.test.Started(), func(s string) bool { return s != "hang" }))
+		go func() { sess.CallTool(hung, &mcp.CallToolParams{Name: "test__hang"}); close(hangDone) }()
+		testutil.Eventually(t, 10*time.Second, func() bool {
+			return len(slices.DeleteFunc(e.test.Started(), func(s string) bool { return s != "hang" })) > started
+		}, "the hanging call never started")
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "test__ask_model", Arguments: map[string]any{"question": "still there?"}})
+		if err != nil || text(t, res) != "the model said: 42" {
+			t.Fatalf("round %d: sampling answered after the other call ended = %v %s", round, err, text(t, res))
+		}
+	}
+}
