@@ -51,7 +51,13 @@ type Options struct {
 	MaxCrashes  int
 	StableAfter time.Duration // a ready run this long resets the crash count (30 s)
 	StopGrace   time.Duration // SIGTERM → SIGKILL (3 s)
-	StderrLines int           // kept for the UI (50)
+	// LogWindow is how long after an agent's request at a server ended a
+	// log message of the server may still be that request's (5 s): the
+	// SDK hands a message over after the answer that followed it on the
+	// wire (found by an interop test: most lines a server logged during
+	// one agent's call reached every agent, as the server's own).
+	LogWindow   time.Duration
+	StderrLines int // kept for the UI (50)
 	Logger      *slog.Logger
 	// Expose turns the tools a downstream server lists into the tools
 	// agents see (tool pinning: a changed tool keeps its accepted
@@ -84,6 +90,7 @@ func (o *Options) defaults() {
 	set(&o.BackoffMax, 30*time.Second)
 	set(&o.StableAfter, 30*time.Second)
 	set(&o.StopGrace, 3*time.Second)
+	set(&o.LogWindow, 5*time.Second)
 	if o.MaxCrashes <= 0 {
 		o.MaxCrashes = 5
 	}
@@ -204,17 +211,30 @@ func (c *Catalog) routeLog(server string, p *mcp.LoggingMessageParams, from LogS
 	}
 }
 
-// logSource is whose requests d was handling.
+// logWho names the agent of r as LogSource does.
+func logWho(r *core.Request) string {
+	if r.Caller.AgentID != "" {
+		return r.Caller.AgentID
+	}
+	return r.Caller.Label()
+}
+
+// logSource is whose requests d was handling when it logged: those in
+// flight and those that ended within Options.LogWindow. Idle (the server's own,
+// for every agent that sees it) only when there are none.
 func (d *source) logSource() LogSource {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var from LogSource
 	for r := range d.inflight {
-		who := r.Caller.AgentID
-		if who == "" {
-			who = r.Caller.Label()
+		if who := logWho(r); !slices.Contains(from.Agents, who) {
+			from.Agents = append(from.Agents, who)
 		}
-		if !slices.Contains(from.Agents, who) {
+	}
+	for who, at := range d.ended {
+		if time.Since(at) > d.cat.opts.LogWindow {
+			delete(d.ended, who)
+		} else if !slices.Contains(from.Agents, who) {
 			from.Agents = append(from.Agents, who)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -212,6 +213,7 @@ func (d *source) track(r *core.Request, cancel context.CancelCauseFunc) func() {
 	return func() {
 		d.mu.Lock()
 		delete(d.inflight, r)
+		d.ended[logWho(r)] = time.Now()
 		d.mu.Unlock()
 	}
 }

@@ -53,12 +53,15 @@ type source struct {
 	// be relayed to the agent whose request it is handling.
 	// Each is ended (errSourceStopped) when the source stops.
 	inflight map[*core.Request]context.CancelCauseFunc
+	// ended is when each agent's last request at the source ended (for
+	// logSource; entries older than logWindow are dropped).
+	ended map[string]time.Time
 }
 
 func newSource(c *Catalog, cfg core.ServerConfig, inproc *mcp.Server) *source {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &source{cat: c, cfg: cfg, inproc: inproc, ctx: ctx, cancel: cancel, done: make(chan struct{}), up: make(chan struct{}),
-		state: core.StateStarting, since: time.Now(), inflight: map[*core.Request]context.CancelCauseFunc{}}
+		state: core.StateStarting, since: time.Now(), inflight: map[*core.Request]context.CancelCauseFunc{}, ended: map[string]time.Time{}}
 	d.setTimeouts(cfg)
 	return d
 }

@@ -691,7 +691,10 @@ func TestLargeRequests(t *testing.T) {
 // goes to nobody. A message logged while idle is the server's own and
 // goes to everyone who sees the server.
 func TestLogsReachOnlyTheirAgent(t *testing.T) {
-	e := newEnv(t, catalog.Options{})
+	// Lines logged after a call ended are that call's for a while
+	// (TestLogsAfterACallStayItsAgents); here the server's idle lines
+	// are told apart at once.
+	e := newEnv(t, catalog.Options{LogWindow: time.Nanosecond})
 	releases := make(chan chan struct{}, 4)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "whisper", Version: "1"},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}})
@@ -973,5 +976,57 @@ func TestTemplateCollisionReported(t *testing.T) {
 	r, err := sess.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "shared://item/7"})
 	if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "first" {
 		t.Errorf("read through the shared template = %v %+v, want the first server's", err, r)
+	}
+}
+
+// A line a server logs just after an agent's call ended is that call's:
+// the SDK may hand it over after the answer that followed it on the wire
+// (found by an interop test: most such lines reached every agent, as the
+// server's own). Only that agent hears it; another agent, seeing the
+// same server, hears the next line of another server first.
+func TestLogsAfterACallStayItsAgents(t *testing.T) {
+	e := newEnv(t, catalog.Options{LogWindow: time.Minute})
+	servers := map[string]*mcp.Server{}
+	for _, name := range []string{"late", "plain"} {
+		srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"},
+			&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}})
+		mcp.AddTool(srv, &mcp.Tool{Name: "hello"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil, nil
+		})
+		e.cat.AddInProcess(name, srv, false)
+		e.waitRunning(t, name)
+		servers[name] = srv
+	}
+	heard := map[string]chan string{"tester": make(chan string, 20), "other": make(chan string, 20)}
+	sessions := map[string]*mcp.ClientSession{}
+	for who, token := range map[string]string{"tester": testToken, "other": otherToken} {
+		sessions[who] = e.connectAs(t, token, &mcp.ClientOptions{
+			LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+				heard[who] <- fmt.Sprint(req.Params.Data)
+			},
+		})
+		if err := sessions[who].SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, 10*time.Second, func() bool { return slices.Contains(toolNames(t, sessions[who]), "late__hello") },
+			"%s never saw late__hello", who)
+	}
+	if _, err := sessions["tester"].CallTool(context.Background(), &mcp.CallToolParams{Name: "late__hello"}); err != nil {
+		t.Fatal(err)
+	}
+	logAll := func(srv *mcp.Server, text string) {
+		for ss := range srv.Sessions() {
+			ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: text})
+		}
+	}
+	logAll(servers["late"], "tester's late line")
+	if got := receive(t, heard["tester"], "tester's late line"); got != "tester's late line" {
+		t.Errorf("tester heard %q first, want its late line", got)
+	}
+	// Lines go out one after the other, in order: had other been sent
+	// tester's line, it would come before plain's, logged after it.
+	logAll(servers["plain"], "plain's own")
+	if got := receive(t, heard["other"], "plain's own line"); got != "plain's own" {
+		t.Errorf("other heard %q, want plain's own line (and nothing of tester's call)", got)
 	}
 }

@@ -163,6 +163,8 @@ type Gateway struct {
 
 	// closing is set when Close begins: new requests are refused.
 	closing atomic.Bool
+	// logQ holds the servers' log messages for deliverLogs.
+	logQ chan logItem
 	// stopped ends, with errShuttingDown as its cause, when Close's drain
 	// time is over: sessionless requests still running take it on.
 	stopped context.Context
@@ -233,6 +235,8 @@ func New(cat *catalog.Catalog, pipe Runner, ids Identifier, lister Lister, opts 
 		SessionTimeout: SessionIdleTimeout,
 	})
 	g.sse = mcp.NewSSEHandler(g.serverFor, &mcp.SSEOptions{MaxRequestBodyBytes: MaxRequestBytes})
+	g.logQ = make(chan logItem, 1024)
+	go g.deliverLogs()
 	cat.OnLog(g.forwardLog)
 	cat.OnResourceUpdated(g.forwardUpdated)
 	cat.OnChange(func(ch catalog.Change) {

@@ -430,6 +430,36 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams, from ca
 	if p.Logger != "" {
 		msg.Logger = server + "/" + p.Logger
 	}
+	// Sent in order by one goroutine, so that a stalled client holds up
+	// neither the others nor the source's next messages (whose attribution
+	// is taken as they are handled; found by an interop test).
+	select {
+	case g.logQ <- logItem{server, &msg, from}:
+	default:
+		g.log.Warn("a server's log message is dropped: too many are waiting to be sent", "server", server)
+	}
+}
+
+// logItem is a server's log message on its way to the agents' sessions.
+type logItem struct {
+	server string
+	msg    *mcp.LoggingMessageParams
+	from   catalog.LogSource
+}
+
+// deliverLogs sends the queued log messages until the gateway stops.
+func (g *Gateway) deliverLogs() {
+	for {
+		select {
+		case <-g.stopped.Done():
+			return
+		case it := <-g.logQ:
+			g.deliverLog(it.server, it.msg, it.from)
+		}
+	}
+}
+
+func (g *Gateway) deliverLog(server string, msg *mcp.LoggingMessageParams, from catalog.LogSource) {
 	g.mu.Lock()
 	all := make([]*session, 0, len(g.bySID))
 	for _, s := range g.bySID {
@@ -446,10 +476,10 @@ func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams, from ca
 		}
 		// A stalled client must not hold up the others.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		ss.Log(ctx, &msg)
+		ss.Log(ctx, msg)
 		cancel()
 	}
-	g.logStateless(server, &msg, from)
+	g.logStateless(server, msg, from)
 }
 
 // sessionOf reports whether session s belongs to the agent named as
