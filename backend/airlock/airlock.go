@@ -238,7 +238,12 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		in.gw.Sync()
 		// Calls waiting for a person whose agent may no longer make them
 		// are declined with the reason, not left in the queue.
-		in.broker.Revalidate(func(r *core.Request) error { return in.authz.Authorize(context.Background(), r) })
+		in.broker.Revalidate(func(r *core.Request) error {
+			if err := in.authz.Holds(&r.Caller); err != nil {
+				return err
+			}
+			return in.authz.Authorize(context.Background(), r)
+		})
 		if ids == nil {
 			ids = []string{}
 		}

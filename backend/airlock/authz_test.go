@@ -460,6 +460,63 @@ func TestSuspendDeclinesWaitingCalls(t *testing.T) {
 	}
 }
 
+// A waiting call is declined too when what it was made with goes away
+// while it waits: the agent token (rotated), the agent's place in the
+// session's project (taken off it), the project (deleted) (found by a
+// new-user test: approved, such a call ran).
+func TestAccessLostDeclinesWaitingCalls(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason string
+		change       func(tm *team) error
+	}{
+		{"token rotated", "rotated", func(tm *team) error { _, err := tm.in.API.Agents.RotateToken(tm.alice.Agent.ID); return err }},
+		{"taken off the project", "not assigned", func(tm *team) error {
+			_, err := tm.in.API.Agents.Unassign(tm.alice.Agent.ID, tm.projectName)
+			return err
+		}},
+		{"project deleted", "not assigned", func(tm *team) error {
+			return tm.in.API.Agents.DeleteProject(tm.projectName, true)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tm := newTeam(t)
+			server, tool := "everything", "echo"
+			if _, err := tm.in.API.Rules.Create(hitl.RuleInput{ServerID: &server, ToolName: &tool, AutoApprove: false, Priority: 50}); err != nil {
+				t.Fatal(err)
+			}
+			alice := tm.connectWith(t, tm.alice.Token, "?project="+tm.projectName, nil)
+			done := make(chan *mcp.CallToolResult, 1)
+			errs := make(chan error, 1)
+			go func() {
+				res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "waiting"}})
+				done <- res
+				errs <- err
+			}()
+			testutil.Eventually(t, 10*time.Second, func() bool {
+				p, _ := tm.in.API.Approvals.Pending()
+				return len(p) == 1
+			}, "alice's echo never waited for approval")
+			if err := tc.change(tm); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case res := <-done:
+				if err := <-errs; err != nil {
+					t.Fatalf("the waiting call ended with %v, want it declined (%s)", err, tc.reason)
+				}
+				if res == nil || !res.IsError || !strings.Contains(textOf(res), "access changed while the call waited") || !strings.Contains(strings.ToLower(textOf(res)), tc.reason) {
+					t.Errorf("the waiting call's answer: %s, want it declined (%s)", textOf(res), tc.reason)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the waiting call was not answered")
+			}
+			if p, _ := tm.in.API.Approvals.Pending(); len(p) != 0 {
+				t.Errorf("still waiting: %+v", p)
+			}
+		})
+	}
+}
+
 // A request with a token nobody knows (a guess, a rotated one) is refused
 // and recorded in Activity, as a security event (found by a new-user test:
 // it left no trace).

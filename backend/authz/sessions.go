@@ -676,6 +676,9 @@ func (s *Service) resolve(mcpSessionID string, conn Identity, sessionToken strin
 	}
 	caller.AgentName, caller.Kind, caller.Role = e.agent.Name, e.agent.Kind, e.agent.Role
 	caller.AuthSession, caller.Purpose, caller.ProjectID = authSession, purpose, project
+	if authSession == "" && conn.Via == ViaAgentToken && conn.AgentID == agentID {
+		caller.TokenID = conn.TokenID
+	}
 	if st != nil {
 		s.sessMu.Lock()
 		st.agent = agentID
@@ -685,6 +688,33 @@ func (s *Service) resolve(mcpSessionID string, conn Identity, sessionToken strin
 		return caller, err
 	}
 	return caller, nil
+}
+
+// Holds re-checks what a caller was resolved from, for a call that waited
+// for a person: the agent token it came with is still the agent's, and the
+// project its session works in is still one of the agent's (found by a
+// new-user test: a waiting call ran when approved after the token was
+// rotated, the agent taken off the project or the project deleted). Check
+// covers the rest (suspension, grants, toggles, an ended agent session).
+func (s *Service) Holds(c *core.Caller) error {
+	if c.AgentID == "" {
+		return nil
+	}
+	if c.AuthSession == "" && c.TokenID != "" && !s.tokenLive(c.TokenID) {
+		return core.Errorf(core.EUnauthorized, "the agent token the call was made with was rotated or deleted").
+			WithHint("connect again with the agent's current token")
+	}
+	if c.ProjectID == "" {
+		return nil
+	}
+	e, err := s.entry(c.AgentID)
+	if err != nil {
+		return err
+	}
+	if _, ok := e.projects[c.ProjectID]; !ok {
+		return notAssigned(e.agent, c.ProjectID)
+	}
+	return nil
 }
 
 // Sweep forgets sessions that ended more than an hour ago (in memory and

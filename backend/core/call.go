@@ -54,6 +54,10 @@ type Caller struct {
 	ProjectID string `json:"projectId,omitempty"`
 	// Client is the MCP client's self-description, for display only.
 	Client ClientInfo `json:"client"`
+	// TokenID is the agent token the connection was made with, when no
+	// agent session stands in for it: a call that waits is declined when
+	// that token is rotated or deleted meanwhile.
+	TokenID string `json:"-"`
 }
 
 // Authenticated reports whether an agent has been identified.

@@ -585,6 +585,9 @@ type session struct {
 	ctx  context.Context
 	end  context.CancelFunc
 	halt context.CancelCauseFunc
+	// busy counts its requests being handled (requestContext), so that a
+	// session ended by Airlock sends their answers first.
+	busy inflight
 	// sseID is a legacy SSE session's id, the sessionid of the endpoint
 	// its client POSTs to (sseEndpoint).
 	sseID atomic.Value
@@ -899,6 +902,7 @@ func (g *Gateway) requestContext(ctx context.Context, s *session, req mcp.Reques
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	stops := make([]func() bool, 0, 3)
+	s.busy.begin()
 	if s.ctx == nil && post == nil {
 		// A sessionless call: its own context ends it, and the end of a
 		// stop's drain, with the reason (found by a new-user test: such a
@@ -911,11 +915,13 @@ func (g *Gateway) requestContext(ctx context.Context, s *session, req mcp.Reques
 	if post != nil {
 		stops = append(stops, context.AfterFunc(post, func() { cancel(nil) }))
 	}
+	var once sync.Once
 	return ctx, func() {
 		for _, stop := range stops {
 			stop()
 		}
 		cancel(nil)
+		once.Do(s.busy.end)
 	}
 }
 
@@ -929,6 +935,9 @@ var (
 	errShuttingDown = (&core.Error{Code: core.EShuttingDown,
 		Message: "the request was still running when Airlock stopped: it was ended unfinished and may have had effects"}).
 		WithHint("check what it did before you retry it, once Airlock runs again")
+	errCredentialGone = (&core.Error{Code: core.EUnauthorized,
+		Message: "the credential this session was opened with was rotated or deleted (or its agent deleted): the session ends, and this request with it"}).
+		WithHint("connect again with the agent's current token")
 	errStopping = (&core.Error{Code: core.EShuttingDown, Message: "Airlock is stopping and takes no new requests; this one did not run"}).
 			WithHint("retry it once Airlock runs again")
 )

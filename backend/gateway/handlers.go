@@ -319,9 +319,17 @@ func (g *Gateway) announce(s *session, notify bool) {
 	if core.ErrorCode(err) == core.EUnauthorized && s.conn.Key != "" {
 		// The credential the session was opened with is gone (a rotated
 		// token, a deleted agent): its event stream must not go on
-		// hearing, so the session ends.
+		// hearing, so the session ends, once its requests still running
+		// have been answered with the reason (found by a new-user test:
+		// a call in flight was cut off unanswered, and its client hung).
 		if ss := s.ss.Load(); ss != nil {
-			go ss.Close()
+			go func() {
+				if s.halt != nil {
+					s.halt(errCredentialGone)
+				}
+				s.busy.wait(answerGrace)
+				ss.Close()
+			}()
 		} else if s.server != nil { // a sessionless credential's listen streams
 			for ss := range s.server.Sessions() {
 				go ss.Close()
