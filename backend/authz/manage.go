@@ -562,24 +562,53 @@ func (s *Service) RotateToken(ref string) (string, error) {
 	return token, err
 }
 
-// RotatePasskey gives agent ref a new passkey, returned this once.
-// Sessions opened with the old one stay open until they end.
+// RotatePasskey gives agent ref a new passkey, returned this once. The
+// sessions opened with the old one end: a passkey is rotated because it
+// leaked, and its sessions' tokens would otherwise work on for a day
+// (found by a new-user test). A connection bound to one is told at its
+// next request, and calls of theirs waiting for a person are declined.
 func (s *Service) RotatePasskey(ref string) (string, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	a, err := s.findAgent(ref)
 	if err != nil {
+		s.mu.Unlock()
 		return "", err
 	}
 	passkey, err := newSecret(PasskeyPrefix)
 	if err != nil {
+		s.mu.Unlock()
 		return "", err
 	}
 	if err := s.store.SetPasskeyHash(a.ID, HashSecret(passkey)); err != nil {
+		s.mu.Unlock()
 		return "", err
 	}
+	ended, err := s.endSessionsLocked(a.ID)
 	s.noteVersionLocked()
-	return passkey, nil
+	s.mu.Unlock()
+	if ended > 0 {
+		s.Invalidate(a.ID)
+	}
+	return passkey, err
+}
+
+// endSessionsLocked ends every live session of agent id, in the store
+// (another process's sessions too: the running Airlock's, when the CLI
+// rotates) and here, as a logout from elsewhere would: bound connections
+// are told at their next request. It returns how many ended. s.mu is held.
+func (s *Service) endSessionsLocked(id string) (int, error) {
+	ended, err := s.store.RevokeAgentSessions(id, s.now())
+	if err != nil {
+		return 0, err
+	}
+	s.sessMu.Lock()
+	for _, sid := range ended {
+		if ls := s.sessions[sid]; ls != nil {
+			ls.revoked.Store(true)
+		}
+	}
+	s.sessMu.Unlock()
+	return len(ended), nil
 }
 
 // Projects returns every project.

@@ -256,3 +256,44 @@ func TestManagementHappyPath(t *testing.T) {
 		t.Errorf("deleting the default role: %v", err)
 	}
 }
+
+// A new passkey ends the sessions opened with the old one, here and in
+// another process (the CLI rotates it while Airlock runs): a passkey is
+// rotated because it leaked, and those sessions' tokens would otherwise
+// work on for a day (found by a new-user test).
+func TestRotatedPasskeyEndsItsSessions(t *testing.T) {
+	e := newEnv(t, realClock)
+	w := e.agent(t, authz.AgentInput{Name: "bob", Role: authz.RoleSuperuser})
+	here, err := e.svc.Authenticate("bob", w.Passkey, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Resolve("m1", authz.Identity{}, here.Token); err != nil {
+		t.Fatalf("the session before the rotation: %v", err)
+	}
+	passkey, err := e.svc.RotatePasskey("bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Resolve("m2", authz.Identity{}, here.Token); err == nil {
+		t.Error("a session opened with the old passkey still works after the rotation")
+	}
+	// Rotated from another process: the running one reads it at its
+	// next reload.
+	again, err := e.svc.Authenticate("bob", passkey, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Resolve("m3", authz.Identity{}, again.Token); err != nil {
+		t.Fatalf("the new session: %v", err)
+	}
+	if _, err := newServiceOn(t, e).RotatePasskey("bob"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Resolve("m4", authz.Identity{}, again.Token); err == nil {
+		t.Error("a session still works after another process rotated the passkey")
+	}
+}

@@ -327,6 +327,12 @@ func (s *Service) Reload() (bool, error) {
 	}
 	s.dbVersion = v
 	s.mu.Unlock()
+	// Sessions another process ended (a passkey rotated from the CLI)
+	// are read again from the store at their next use.
+	s.sessMu.Lock()
+	clear(s.sessions)
+	clear(s.sessByHash)
+	s.sessMu.Unlock()
 	s.InvalidateAll()
 	return true, nil
 }

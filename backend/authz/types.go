@@ -180,6 +180,9 @@ type Store interface {
 	SessionByHash(hash [32]byte) (SessionRecord, error)
 	SessionByID(id string) (SessionRecord, error)
 	RevokeSession(id string, at time.Time) error
+	// RevokeAgentSessions revokes every live session of an agent and
+	// returns their ids.
+	RevokeAgentSessions(agentID string, at time.Time) ([]string, error)
 	// PurgeSessions deletes sessions that expired or were revoked before t.
 	PurgeSessions(before time.Time) (int64, error)
 

@@ -710,6 +710,22 @@ func (s *Agents) RevokeSession(id string, at time.Time) error {
 	return nil
 }
 
+// RevokeAgentSessions marks every live session of agent agentID revoked at
+// the given time and returns their ids.
+func (s *Agents) RevokeAgentSessions(agentID string, at time.Time) ([]string, error) {
+	var ids []string
+	err := s.db.Transaction(func(tx *gorm.DB) error {
+		if err := tx.Model(&sessionRow{}).Where("agent_id = ? AND revoked_at IS NULL", agentID).Pluck("id", &ids).Error; err != nil {
+			return err
+		}
+		return tx.Model(&sessionRow{}).Where("agent_id = ? AND revoked_at IS NULL", agentID).Update("revoked_at", at.UTC()).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("revoke the sessions of agent %s: %w", agentID, err)
+	}
+	return ids, nil
+}
+
 // PurgeSessions deletes sessions that expired or were revoked before t.
 func (s *Agents) PurgeSessions(before time.Time) (int64, error) {
 	res := s.db.Where("expires_at < ? OR revoked_at < ?", before.UTC(), before.UTC()).Delete(&sessionRow{})
