@@ -388,6 +388,10 @@ func (a *analysis) redirect(r *syntax.Redirect) {
 	}
 	if lit {
 		a.markMade(target) // cat /bin/rm > ./ls; ./ls -rf x
+		if climbsToSystem(target) {
+			a.report(core.Ask, "system-path", "> "+target, fmt.Sprintf("%s climbs out of the working folder into a system folder (a device, from deep enough)", target))
+		}
+		target = cleanPathArg(target)
 	} else {
 		a.markMade("*")
 	}
@@ -637,10 +641,26 @@ func normalName(s string) string {
 	if m := versionedName.FindStringSubmatch(s); m != nil {
 		return m[1]
 	}
+	// Found by a red-team test: pip3.11 installs as pip3 does; the dynamic
+	// loader runs any program (ld.so /bin/rm -rf x); Debian's alternatives
+	// names are the editors and pagers they stand for.
+	switch {
+	case strings.HasPrefix(s, "pip3."):
+		return "pip3"
+	case loaderName.MatchString(s):
+		return "ld.so"
+	case s == "editor" || s == "sensible-editor":
+		return "vim"
+	case s == "pager" || s == "sensible-pager":
+		return "less"
+	}
 	return s
 }
 
-var versionedName = regexp.MustCompile(`^(perl|ruby|php|node|nodejs|vim|vi|nvim)(?:[0-9][0-9.]*|\.(?:basic|tiny|nox|gtk|gtk3|athena|motif))$`)
+var (
+	versionedName = regexp.MustCompile(`^(perl|ruby|php|node|nodejs|vim|vi|nvim)(?:[0-9][0-9.]*|\.(?:basic|tiny|nox|gtk|gtk3|athena|motif))$`)
+	loaderName    = regexp.MustCompile(`^ld(?:-linux[-a-z0-9_.]*|-musl[-a-z0-9_.]*)?\.so(?:\.[0-9]+)*$`)
+)
 
 // leadingFlags returns the letters of a short-option cluster up to the
 // first character that is not a letter: "rf" for -rf, and "c" for
@@ -714,6 +734,9 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 	if a.madeHere(argv[0].text) {
 		a.report(core.Ask, "program-made-here", inv.text, fmt.Sprintf("%s is a program this command line itself copied, linked or moved into place: what it is cannot be checked by its name", inv.nameText))
 	}
+	if inv.name == "strace" || inv.name == "ltrace" || inv.name == "socat" {
+		out = append(out, a.commandInArgs(inv, args, depth)...)
+	}
 	if w, ok := a.c.wrappers[inv.name]; ok && len(w.sub) == 0 {
 		return append(out, a.wrapped(inv, w, args, redirs, depth, open)...)
 	} else if ok {
@@ -751,9 +774,11 @@ func (a *analysis) run(argv []word, redirs []*syntax.Redirect, depth int, open b
 		a.report(core.Ask, "tar-program", inv.text, "tar's old-style options name a program to run (I: compression, F: volume script)")
 	case inv.name == "ed" || inv.name == "red" || inv.name == "ex":
 		a.report(core.Ask, "editor-stdin", inv.text, inv.name+" reads its commands from its input, where !cmd runs a shell command")
-	case (inv.name == "vim" || inv.name == "vi" || inv.name == "nvim") && readsInput(redirs) && slices.ContainsFunc(args, func(w word) bool {
-		return w.lit && (w.text == "-e" || w.text == "-es" || w.text == "-E" || w.text == "-Es")
+	case (inv.name == "vim" || inv.name == "vi" || inv.name == "nvim" || inv.name == "ex") && slices.ContainsFunc(args, func(w word) bool {
+		return w.lit && (w.text == "-e" || w.text == "-es" || w.text == "-E" || w.text == "-Es" || w.text == "-s" && inv.name == "ex")
 	}):
+		// Its input may come through a pipe too (printf '!rm -rf x' |
+		// vim -es; found by a red-team test).
 		a.report(core.Ask, "editor-stdin", inv.text, inv.name+" in Ex mode reads its commands from the command line's input, where !cmd runs a shell command")
 	case (inv.name == "make" || inv.name == "gmake") && slices.ContainsFunc(args, makeCodeArg):
 		a.report(core.Ask, "make-eval", inv.text, "make is given makefile code on the command line (--eval, a makefile read from the input, a variable with $(shell …)), whose recipes and functions run shell commands")
@@ -867,20 +892,67 @@ func hasFlag(args []word, c byte) bool {
 	return false
 }
 
+// commandInArgs checks a command given in an argument of strace/ltrace
+// (-o '|cmd' pipes the trace to a shell command) and socat (its SYSTEM:
+// and EXEC: addresses run one; found by a red-team test).
+func (a *analysis) commandInArgs(inv *invocation, args []word, depth int) []*invocation {
+	var out []*invocation
+	for i, w := range args {
+		var v string
+		switch {
+		case inv.name == "socat":
+			k, rest, found := strings.Cut(w.text, ":")
+			if !found || !strings.EqualFold(k, "system") && !strings.EqualFold(k, "exec") {
+				continue
+			}
+			v = rest
+		case (w.text == "-o" || w.text == "--output") && i+1 < len(args):
+			t := args[i+1].text
+			if args[i+1].lit && !strings.HasPrefix(t, "|") && !strings.HasPrefix(t, "!") {
+				continue
+			}
+			v, w = strings.TrimLeft(t, "|!"), args[i+1]
+		case strings.HasPrefix(w.text, "-o|"), strings.HasPrefix(w.text, "-o!"):
+			v = w.text[3:]
+		case strings.HasPrefix(w.text, "--output=|"), strings.HasPrefix(w.text, "--output=!"):
+			v = w.text[10:]
+		default:
+			continue
+		}
+		if !w.lit {
+			a.report(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("%s is given a command made when the command runs", inv.name))
+			continue
+		}
+		a.report(core.Ask, "runs-command", inv.text, fmt.Sprintf("%s runs the command %q", inv.name, v))
+		out = append(out, a.script(v, depth+1)...)
+	}
+	return out
+}
+
 // posixShell reports whether a shell's scripts are in POSIX or bash syntax,
 // which the classifier parses.
 func posixShell(name string) bool {
-	switch name {
+	switch shellName(name) {
 	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "lksh", "rbash", "oksh", "loksh":
 		return true
 	}
 	return false
 }
 
+// shellName is a shell's name without a version (zsh5, bash5.2, ksh93).
+func shellName(name string) string {
+	base := strings.TrimRight(name, "0123456789.-")
+	switch base {
+	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "lksh", "rbash", "oksh", "loksh":
+		return base
+	}
+	return name
+}
+
 // otherShell reports whether a shell's syntax is one the classifier cannot
 // read: a script for it always asks.
 func otherShell(name string) bool {
-	switch name {
+	switch shellName(name) {
 	case "fish", "csh", "tcsh", "pwsh", "powershell", "cmd", "nu", "xonsh", "elvish", "rc", "es":
 		return true
 	}
@@ -903,8 +975,21 @@ func (a *analysis) shell(inv *invocation, args []word, redirs []*syntax.Redirect
 			break
 		}
 		if strings.HasPrefix(t, "--") {
-			if t == "--rcfile" || t == "--init-file" {
-				i++
+			if t == "--rcfile" || t == "--init-file" || strings.HasPrefix(t, "--rcfile=") || strings.HasPrefix(t, "--init-file=") {
+				// A start-up file: bash runs it like a script (found by a
+				// red-team test: --rcfile <(echo rm -rf x) -i ran it).
+				v, attached := "", false
+				if _, v, attached = strings.Cut(t, "="); !attached && i+1 < len(args) {
+					i++
+					v = args[i].text
+					if !args[i].lit {
+						v = ""
+					}
+				}
+				if v == "" || stdinFile(v) {
+					a.report(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("%s is given a start-up file made when the command runs", inv.name))
+					return nil
+				}
 			}
 			continue
 		}
@@ -930,6 +1015,12 @@ func (a *analysis) shell(inv *invocation, args []word, redirs []*syntax.Redirect
 	if otherShell(inv.name) {
 		a.report(core.Ask, "foreign-shell", inv.text, fmt.Sprintf("%s runs commands in a syntax this check cannot read", inv.name))
 		return nil
+	}
+	if shellName(inv.name) == "zsh" {
+		// zsh reads bash's syntax with meanings of its own (=rm expands
+		// to /usr/bin/rm; found by a red-team test): what it runs is
+		// checked as bash, and it asks whatever that finds.
+		a.report(core.Ask, "foreign-shell", inv.text, "zsh expands words in ways this check does not follow (=cmd, glob qualifiers)")
 	}
 	switch {
 	case hasC && len(pos) == 0 && inv.open:
@@ -1023,8 +1114,15 @@ func (a *analysis) interpreterStdin(inv *invocation, args []word, fed bool) {
 // stdinFile reports whether a script file name is standard input in
 // disguise (/dev/stdin, /dev/fd/0, /proc/self/fd/0, ...).
 func stdinFile(name string) bool {
+	// /dev/./stdin, /dev//stdin and ../../dev/stdin are /dev/stdin too
+	// (found by a red-team test); any path through /dev or /proc is taken
+	// for standard input, as a device is no script file anyway.
+	p := path.Clean(name)
+	for strings.HasPrefix(p, "../") {
+		p = "/" + strings.TrimLeft(p, "./")
+	}
 	switch {
-	case name == "/dev/stdin", strings.HasPrefix(name, "/dev/fd/"), strings.HasPrefix(name, "/proc/") && strings.Contains(name, "/fd/"):
+	case p == "/dev/stdin", strings.HasPrefix(p, "/dev/"), strings.HasPrefix(p, "/proc/"):
 		return true
 	}
 	return false
@@ -1054,6 +1152,11 @@ func heredocLiteral(w *syntax.Word, hereString bool) (string, bool) {
 	for _, p := range w.Parts {
 		lit, ok := p.(*syntax.Lit)
 		if !ok {
+			return "", false
+		}
+		if strings.Contains(lit.Value, `\`) {
+			// bash turns \\ into \ in an unquoted here-document, so
+			// r\\m is rm when it runs (found by a red-team test).
 			return "", false
 		}
 		b.WriteString(lit.Value)
@@ -1183,16 +1286,34 @@ func sedExecutes(args []word) bool {
 		}
 		t := w.text
 		switch {
-		case t == "-e" || t == "--expression":
+		case t == "-e" || len(t) > 3 && strings.HasPrefix("--expression", t):
+			// --expr, --e: getopt takes any unique abbreviation (found
+			// by a red-team test).
 			explicit = true
 			if i+1 < len(args) {
 				scripts = append(scripts, args[i+1])
 				i++
 			}
-		case strings.HasPrefix(t, "--expression="):
+		case strings.HasPrefix(t, "--e") && strings.Contains(t, "=") && strings.HasPrefix("--expression", t[:strings.Index(t, "=")]):
 			explicit = true
-			scripts = append(scripts, word{text: strings.TrimPrefix(t, "--expression="), lit: true})
-		case t == "-f" || t == "--file" || t == "-l" || t == "--line-length":
+			scripts = append(scripts, word{text: t[strings.Index(t, "=")+1:], lit: true})
+		case strings.HasPrefix(t, "-e") && len(t) > 2:
+			explicit = true // -e1e cmd: the script attached
+			scripts = append(scripts, word{text: t[2:], lit: true})
+		case t == "-f" || t == "--file" || strings.HasPrefix(t, "--file="):
+			// A script from the input cannot be checked (… | sed -f - f).
+			v := strings.TrimPrefix(t, "--file=")
+			if v == t && i+1 < len(args) {
+				i++
+				v = args[i].text
+				if !args[i].lit {
+					v = "-"
+				}
+			}
+			if v == "-" || stdinFile(v) {
+				return true
+			}
+		case t == "-l" || t == "--line-length":
 			i++
 		case isFlagCluster(t) && strings.ContainsRune(t, 'e'):
 			explicit = true
@@ -1242,7 +1363,12 @@ func commandVariable(name string) bool {
 		"GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS",
 		"GIT_EXEC_PATH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_ALLOW_PROTOCOL",
 		"LESSOPEN", "LESSCLOSE", "BROWSER", "PYTHONPATH", "PERL5LIB", "RUBYLIB", "NODE_PATH",
-		"RSYNC_RSH", "CVS_RSH", "PROMPT_COMMAND":
+		"RSYNC_RSH", "CVS_RSH", "PROMPT_COMMAND",
+		// Options programs read from the environment, which can name a
+		// command to run (found by a red-team test).
+		"TAR_OPTIONS", "MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "ZIPOPT", "RSYNC_CONNECT_PROG", "MANOPT",
+		"PERL5DB", "VIMINIT", "EXINIT", "MYVIMRC", "GVIMINIT", "LESSKEYIN", "LESSEDIT", "PSQLRC", "SQLITE_HISTORY",
+		"npm_config_global", "NPM_CONFIG_GLOBAL", "npm_config_prefix", "NPM_CONFIG_PREFIX", "npm_config_location", "NPM_CONFIG_LOCATION":
 		return true
 	}
 	return strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")
@@ -1497,6 +1623,9 @@ func (a *analysis) noteMade(name string, args []word) {
 				a.made["*"] = true
 			case name == "dd" && strings.HasPrefix(w.text, "of="):
 				a.markMade(strings.TrimPrefix(w.text, "of="))
+				if climbsToSystem(strings.TrimPrefix(w.text, "of=")) {
+					a.report(core.Ask, "system-path", w.text, fmt.Sprintf("%s climbs out of the working folder into a system folder (a device, from deep enough)", w.text))
+				}
 			case name == "tee" && !strings.HasPrefix(w.text, "-"):
 				a.markMade(w.text)
 			}

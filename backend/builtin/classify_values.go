@@ -403,12 +403,12 @@ func (a *analysis) valueNode(n syntax.Node) {
 		// A loop variable is assigned each item: one that names commands
 		// (BASH_CMDS, GIT_SSH_COMMAND), PATH or PS4 is checked as any
 		// assignment (found by a third regression test).
-		if name := n.Name.Value; name == "PATH" || name == "PS4" || commandVariable(name) || loaderVariable(name) {
+		if name := n.Name.Value; name == "PATH" || promptVar(name) || commandVariable(name) || loaderVariable(name) {
 			a.variable(name)
 			if name == "PATH" {
 				a.pathChanged = true
 			}
-			if name == "PS4" {
+			if promptVar(name) {
 				a.report(core.Ask, "runtime-code", "for PS4 in …", "PS4 is set by a loop; with set -x bash runs the command substitutions in it")
 			}
 			if name == "BASH_CMDS" || name == "BASH_ALIASES" || name == "PATH" {
@@ -523,7 +523,7 @@ func (a *analysis) declare(d *syntax.DeclClause) {
 					a.pathChanged = true // what is written through it sets PATH
 				}
 				a.variable(t) // a reference to PS4, BASH_ENV, GIT_PAGER: writing it sets them
-				if t == "PS4" {
+				if promptVar(t) {
 					a.report(core.Ask, "runtime-code", d.Variant.Value+" -n "+name+"=PS4", "a reference to PS4: what is assigned through it is prompt-expanded under set -x")
 				}
 			}
@@ -559,7 +559,7 @@ func (a *analysis) assignedByCommand(arg string) {
 	}
 	a.vals.other[name] = true
 	a.variable(name) // printf -v GIT_EXTERNAL_DIFF …, exported by set -a
-	if name == "PS4" {
+	if promptVar(name) {
 		a.report(core.Ask, "runtime-code", "PS4", "a command sets PS4 to a value made when it runs; with set -x bash runs the command substitutions in it")
 	}
 }
@@ -726,7 +726,14 @@ func (a *analysis) assigned(name string, value *syntax.Word) {
 	default:
 		a.vals.other[name] = true
 	}
-	if name == "PS4" && !lit {
+	if promptVar(name) && !lit {
 		a.report(core.Ask, "runtime-code", "PS4=...", "PS4 is set to a value made when the command runs; with set -x bash runs the command substitutions in it")
 	}
+}
+
+// promptVar reports whether bash expands a variable as a prompt, running
+// the command substitutions in it: PS4 under set -x, PS0 to PS2 in an
+// interactive shell (bash -i; found by a red-team test).
+func promptVar(name string) bool {
+	return name == "PS0" || name == "PS1" || name == "PS2" || name == "PS4"
 }

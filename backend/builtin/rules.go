@@ -364,12 +364,38 @@ func argMatches(tok, arg string, afterDashes bool) bool {
 // /tmp/../dev/sda), so that a rule naming /dev/* sees where it points.
 func cleanPathArg(arg string) string {
 	if k, v, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(v, "/") {
-		return k + "=" + path.Clean(v)
+		return k + "=" + cleanAbs(v)
 	}
 	if strings.HasPrefix(arg, "/") {
-		return path.Clean(arg)
+		return cleanAbs(arg)
 	}
 	return arg
+}
+
+// cleanAbs cleans an absolute path, /proc/self/root/dev/sda being
+// /dev/sda (found by a red-team test).
+func cleanAbs(p string) string {
+	p = path.Clean(p)
+	if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
+		if _, after, ok := strings.Cut(rest, "/root/"); ok {
+			p = path.Clean("/" + after)
+		}
+	}
+	return p
+}
+
+// climbsToSystem reports whether a relative path climbs out of the working
+// folder into one of the system's (../../../dev/sda: from deep enough it
+// is /dev/sda; found by a red-team test).
+func climbsToSystem(p string) bool {
+	p = path.Clean(p)
+	if !strings.HasPrefix(p, "../") {
+		return false
+	}
+	for strings.HasPrefix(p, "../") {
+		p = p[3:]
+	}
+	return strings.HasPrefix(p, "dev/") || strings.HasPrefix(p, "proc/") || strings.HasPrefix(p, "sys/")
 }
 
 // isFlagCluster reports whether arg is a cluster of short flags such as -rf.

@@ -383,6 +383,27 @@ var listAdditions = []struct{ deny, ask []string }{
 		"go {-toolexec,-toolexec=*,-exec,-exec=*}",
 		"sqlite3 {.sh*,.sy*,.output*|*,.once*|*,.read*|*}",
 	}},
+	{ask: []string{ // 5: found by a red-team test
+		"git fetch-pack {--upload-pack*,--exec*}",
+		"git archive {--exec*,--remote*}",
+		"git config {tar.*,man.*,browser.*,web.browser,instaweb.*,sendemail.*,interactive.diffFilter,interactive.difffilter}",
+		"git web--browse",
+		"git remote add {--mirror,--mirror=*}",
+		"git push --prune",
+		"{ssh,scp,sftp} -F",
+		"sftp {-D,-S}",
+		"expect {-c,-f}",
+		"dc",
+		"sqlite3 {*edit(*,.imp*|*}",
+		"zip {-TT*,--unzip-command*}",
+		"{awk,gawk,mawk,nawk} {-f,--file} {-,/dev/*}",
+		"perl {-M*,-m*,-d,-d:*,-0*e*,-l*e*}",
+		"{python,python2,python3,python3.*,pypy,pypy3} {-mtimeit,-mtrace,-mcProfile,-mprofile,-mpdb,-mcode,-mpip}",
+		"{node,nodejs} {--import*,--loader*,--experimental-loader*}",
+		"npm {install,i,in,ins,inst,insta,instal,isnt,isntall,add,uninstall,un,unlink,remove,rm,r} {--location=global,--location}",
+		"npm {inst,un,r,rm} {-g,--global}",
+		"npm link",
+	}},
 }
 
 // ListsVersion is the version of the default deny and ask lists.

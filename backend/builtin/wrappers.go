@@ -71,7 +71,10 @@ func wrappers() map[string]wrapper {
 			scriptLong: []string{"split-string"},
 			assigns:    true,
 		},
-		"nohup":   {},
+		"nohup": {},
+		// The dynamic loader runs the program it is given (found by a
+		// red-team test); normalName gives every loader's name this one.
+		"ld.so":   guess,
 		"builtin": {},
 		"busybox": {},
 		"toybox":  {},
@@ -159,6 +162,31 @@ var npx = wrapper{
 // review). --ca is another option (the certificate).
 var npmCall = []string{"call", "cal", "c"}
 
+// longName is the long option key abbreviates, as getopt_long reads it
+// (env --split-str=…, found by a red-team test): the option itself, or the
+// one option it is a prefix of. A prefix of a script option is taken for
+// it, even when others share the prefix: judged as a script, it is checked
+// more, never less.
+func (w wrapper) longName(key string) string {
+	all := slices.Concat(w.scriptLong, w.valueLong, w.optLong, w.boolLong)
+	if key == "" || slices.Contains(all, key) {
+		return key
+	}
+	if i := slices.IndexFunc(w.scriptLong, func(l string) bool { return strings.HasPrefix(l, key) }); i >= 0 {
+		return w.scriptLong[i]
+	}
+	var match []string
+	for _, l := range all {
+		if strings.HasPrefix(l, key) {
+			match = append(match, l)
+		}
+	}
+	if len(match) == 1 {
+		return match[0]
+	}
+	return key
+}
+
 // withSub is w, applying only after one of the subcommands.
 func withSub(w wrapper, sub ...string) wrapper {
 	w.sub = sub
@@ -220,6 +248,12 @@ func (a *analysis) wrapperScript(inv *invocation, s word, depth int) []*invocati
 		a.report(core.Ask, "dynamic-script", inv.text, fmt.Sprintf("the script given to %s is computed when the command runs", inv.name))
 		return nil
 	}
+	if inv.name == "env" && strings.ContainsAny(s.text, `\$`) {
+		// env -S reads escapes (\_ is a space) and ${VAR} of its own
+		// (found by a red-team test): the string is not what a shell
+		// would make of it.
+		a.report(core.Ask, "dynamic-script", inv.text, "env -S is given a string with escapes or variables it expands itself")
+	}
 	return a.script(s.text, depth+1)
 }
 
@@ -275,6 +309,7 @@ func parseWrapper(w wrapper, args []word) (inner, scripts []word, ok bool) {
 			continue
 		case strings.HasPrefix(t, "--") && operands == w.operands:
 			key, val, hasEq := strings.Cut(t[2:], "=")
+			key = w.longName(key)
 			switch {
 			case slices.Contains(w.scriptLong, key):
 				if hasEq {
@@ -376,7 +411,10 @@ func scanScripts(w wrapper, args []word) []word {
 		t := a.text
 		if strings.HasPrefix(t, "--") {
 			key, val, hasEq := strings.Cut(t[2:], "=")
-			if slices.Contains(w.scriptLong, key) {
+			// getopt takes a unique abbreviation for the option (env
+			// --split-str=…, script --comm=…; found by a red-team test):
+			// any prefix of a script option counts as it.
+			if key != "" && slices.ContainsFunc(w.scriptLong, func(l string) bool { return strings.HasPrefix(l, key) }) {
 				if hasEq {
 					out = append(out, word{text: val, lit: true})
 				} else if i+1 < len(args) {
