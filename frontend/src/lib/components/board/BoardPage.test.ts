@@ -290,6 +290,24 @@ describe('BoardPage', () => {
     expect(fakeApi.board.update).toHaveBeenCalledWith('t_ready', { parentTaskId: 't_wait' });
   });
 
+  it('saves only what the person changed: a change made elsewhere while editing is kept', async () => {
+    // Found by a new-user test: saving a description undid a manager's
+    // assign_task made while the form was open.
+    vi.mocked(fakeApi.board.detail).mockResolvedValue(detail(ready));
+    renderPage({ project: 'prj_web', task: 't_ready', agent: null });
+    const form = await screen.findByTestId('task-fields');
+    await userEvent.type(within(form).getByLabelText('Description'), ' More.');
+    const reassigned = { ...ready, assigneeId: 'ag_mgr', title: 'Renamed elsewhere' };
+    vi.mocked(fakeApi.board.get).mockResolvedValue(board([reassigned, waiting, blocked]));
+    vi.mocked(fakeApi.board.detail).mockResolvedValue(detail(reassigned));
+    emit('board:changed', { projectId: 'prj_web', taskIds: ['t_ready'], reason: 'assigned', agentId: 'ag_mgr' });
+    await waitFor(() => expect(fakeApi.board.detail).toHaveBeenCalledTimes(2));
+    vi.mocked(fakeApi.board.update).mockResolvedValue({ ...reassigned, description: ready.description + ' More.' });
+    await userEvent.click(within(form).getByRole('button', { name: 'Save changes' }));
+    await waitFor(() => expect(fakeApi.board.update).toHaveBeenCalledWith('t_ready', { description: ready.description + ' More.' }));
+    expect(fakeApi.board.assign).not.toHaveBeenCalled();
+  });
+
   it('follows agents\' changes live: the board and the open detail reload on board:changed', async () => {
     vi.mocked(fakeApi.board.detail).mockResolvedValue(detail(ready));
     renderPage({ project: 'prj_web', task: 't_ready', agent: null });
