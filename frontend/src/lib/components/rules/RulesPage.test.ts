@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
-import { fakeApi, resetFakeApi } from '../../testing/fakeApi';
+import { emit, fakeApi, resetFakeApi } from '../../testing/fakeApi';
 import { testStores } from '../../testing/stores';
 import type { Rule } from '../../api';
 import { ApiError } from '../../api/transport';
@@ -361,6 +361,29 @@ describe('RulesPage (ToolPermissionSettings)', () => {
     await waitFor(() => expect(fakeApi.rules.delete).toHaveBeenCalledWith('r-scoped'));
     // The rule that took its place has the keyboard.
     await waitFor(() => expect(document.activeElement).toBe(within(screen.getAllByTestId('rule-row')[0]).getByRole('button', { name: 'Edit rule #1' })));
+  });
+
+  it('an edit keeps what changed elsewhere while the form was open', async () => {
+    // Found by a new-user test: an expiry added from the CLI meanwhile was
+    // dropped, and an expiring auto-approve rule became permanent.
+    const rows = await renderPage();
+    await userEvent.click(within(rows[0]).getByRole('button', { name: 'Edit rule #1' }));
+    const expiring = { ...rules[0], expiresAt: '2026-01-02T00:00:00Z' };
+    const loads = vi.mocked(fakeApi.rules.list).mock.calls.length;
+    vi.mocked(fakeApi.rules.list).mockResolvedValue([expiring, ...rules.slice(1)]);
+    emit('rules:changed', { version: 5 });
+    await waitFor(() => expect(vi.mocked(fakeApi.rules.list).mock.calls.length).toBeGreaterThan(loads));
+    const form = screen.getByRole('form', { name: 'Save rule' });
+    const priority = within(form).getByLabelText(/Priority/);
+    await userEvent.clear(priority);
+    await userEvent.type(priority, '20');
+    vi.mocked(fakeApi.rules.update).mockResolvedValue({ ...expiring, priority: 20 });
+    await userEvent.click(within(form).getByRole('button', { name: 'Save rule' }));
+    await waitFor(() => expect(fakeApi.rules.update).toHaveBeenCalled());
+    const [id, input] = vi.mocked(fakeApi.rules.update).mock.calls[0];
+    expect(id).toBe('r-read');
+    expect(input.priority).toBe(20);
+    expect(input.expiresAt).toBe('2026-01-02T00:00:00Z');
   });
 
   it('a refused field takes the keyboard, and its error is announced and tied to it', async () => {
