@@ -73,6 +73,21 @@ describe('AgentsPage', () => {
     expect(screen.queryByRole('tab', { name: 'Run profile' }), 'a person has no run profile').toBeNull();
   });
 
+  it('a profile save keeps a change made elsewhere while it was being edited (found by a new-user test: it moved the agent back)', async () => {
+    const { stores } = renderPage({ view: 'agents', id: 'ag_bob', tab: 'profile' });
+    const form = await screen.findByRole('form', { name: 'Agent profile' });
+    const name = within(form).getByLabelText('Name');
+    await userEvent.clear(name);
+    await userEvent.type(name, 'robert');
+    const moved = { ...bob, parentId: 'ag_owner' };
+    backend([owner, lead, moved]);
+    await stores.agents.load(); // as agents:changed makes it
+    await waitFor(() => expect(stores.agents.byId('ag_bob')?.parentId).toBe('ag_owner'));
+    vi.mocked(fakeApi.agents.update).mockResolvedValue(plain({ ...moved, name: 'robert' }));
+    await userEvent.click(within(form).getByRole('button', { name: /^Save/ }));
+    await waitFor(() => expect(fakeApi.agents.update).toHaveBeenCalledWith('ag_bob', { name: 'robert' }));
+  });
+
   it('grants a server to the agent\'s role from the Role tab', async () => {
     vi.mocked(fakeApi.agents.grant).mockResolvedValue(role('default', { isDefault: true, servers: ['docs'] }));
     renderPage({ view: 'agents', id: 'ag_bob', tab: 'role' });
