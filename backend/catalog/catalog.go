@@ -710,8 +710,19 @@ func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, er
 		return nil, (&core.Error{Code: core.EUnavailable, Message: msg}).WithHint("see the Servers screen; a failed server restarts from there")
 	}
 	var meta mcp.Meta
+	if len(r.Meta) > 0 && r.Kind == core.KindToolCall {
+		meta = make(mcp.Meta, len(r.Meta)+1)
+		for k, v := range r.Meta {
+			if k != core.MetaCaller { // Airlock's own, never the agent's
+				meta[k] = v
+			}
+		}
+	}
 	if d.builtIn() {
-		meta = mcp.Meta{core.MetaCaller: r.Caller}
+		if meta == nil {
+			meta = mcp.Meta{}
+		}
+		meta[core.MetaCaller] = r.Caller
 	}
 	ctx, still, stop, cancel := d.callDeadline(ctx)
 	defer stop()

@@ -429,7 +429,13 @@ func toolInfo(server string, t *mcp.Tool) core.ToolInfo {
 	}
 	if a := t.Annotations; a != nil {
 		ro, idem := a.ReadOnlyHint, a.IdempotentHint
-		ti.Annotations = &core.ToolAnnotations{ReadOnly: &ro, Destructive: a.DestructiveHint, Idempotent: &idem, OpenWorld: a.OpenWorldHint}
+		ti.Annotations = &core.ToolAnnotations{Title: a.Title, ReadOnly: &ro, Destructive: a.DestructiveHint, Idempotent: &idem, OpenWorld: a.OpenWorldHint}
+	}
+	if len(t.Meta) > 0 {
+		ti.Meta = t.Meta
+	}
+	if len(t.Icons) > 0 {
+		ti.Icons, _ = json.Marshal(t.Icons)
 	}
 	return ti
 }

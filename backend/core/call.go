@@ -108,6 +108,10 @@ type Request struct {
 	// Args are the tool's arguments, or the prompt's, as JSON; nil when the
 	// request has none.
 	Args json.RawMessage
+	// Meta is the _meta the agent sent with a tools/call, without its
+	// progress token: passed on to a downstream server as it is (found by
+	// an interop test: it was dropped).
+	Meta map[string]any
 	// Progress sends a progress notification to the caller; nil when the
 	// caller gave no progress token.
 	Progress func(progress, total float64, message string)

@@ -119,6 +119,11 @@ type ToolInfo struct {
 	InputSchema  json.RawMessage  `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+	// Meta and Icons pass through as the server lists them (MCP Apps put
+	// their UI's resource in _meta; found by an interop test: both were
+	// dropped). Icons is the JSON array.
+	Meta  map[string]any  `json:"_meta,omitempty"`
+	Icons json.RawMessage `json:"icons,omitempty"`
 	// Changed is set when the server now describes the tool differently
 	// from the definition the user accepted (first seen, or accepted since).
 	Changed *ToolChange `json:"changed,omitempty"`
@@ -136,10 +141,13 @@ type ToolChange struct {
 
 // ToolAnnotations are the MCP hints that tell how risky a tool is.
 type ToolAnnotations struct {
-	ReadOnly    *bool `json:"readOnlyHint,omitempty"`
-	Destructive *bool `json:"destructiveHint,omitempty"`
-	Idempotent  *bool `json:"idempotentHint,omitempty"`
-	OpenWorld   *bool `json:"openWorldHint,omitempty"`
+	// Title is a display name (a client shows it when the tool has no
+	// title of its own).
+	Title       string `json:"title,omitempty"`
+	ReadOnly    *bool  `json:"readOnlyHint,omitempty"`
+	Destructive *bool  `json:"destructiveHint,omitempty"`
+	Idempotent  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorld   *bool  `json:"openWorldHint,omitempty"`
 }
 
 // Decisions recorded in the audit log.

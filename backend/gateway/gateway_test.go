@@ -1415,3 +1415,56 @@ func TestRelayOutlivesTheCallItWentThrough(t *testing.T) {
 		}
 	}
 }
+
+// A tool's _meta, icons and display title reach the agent as the server
+// lists them, and the _meta an agent sends with a call reaches the server
+// (found by an interop test: all were dropped; MCP Apps keep their UI's
+// resource in a tool's _meta).
+func TestToolAndCallMetaPassThrough(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "meta", Version: "1"}, nil)
+	tool := &mcp.Tool{Name: "show", Meta: mcp.Meta{"ui/resourceUri": "ui://show/app.html"},
+		Icons: []mcp.Icon{{Source: "https://example.com/i.png", MIMEType: "image/png"}},
+		Annotations: &mcp.ToolAnnotations{Title: "Show it", ReadOnlyHint: true}}
+	mcp.AddTool(srv, tool, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		b, _ := json.Marshal(req.Params.Meta)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+	})
+	e.cat.AddInProcess("meta", srv, false)
+	e.waitRunning(t, "meta")
+	sess := e.connect(t, nil)
+	var listed *mcp.Tool
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		res, err := sess.ListTools(context.Background(), nil)
+		if err != nil {
+			return false
+		}
+		for _, tl := range res.Tools {
+			if tl.Name == "meta__show" {
+				listed = tl
+			}
+		}
+		return listed != nil
+	}, "meta__show was never listed")
+	if listed.Meta["ui/resourceUri"] != "ui://show/app.html" || len(listed.Icons) != 1 || listed.Icons[0].Source != "https://example.com/i.png" ||
+		listed.Annotations == nil || listed.Annotations.Title != "Show it" || !listed.Annotations.ReadOnlyHint {
+		t.Errorf("listed tool = %+v (annotations %+v), want its _meta, icon and display title", listed, listed.Annotations)
+	}
+	params := &mcp.CallToolParams{Name: "meta__show", Meta: mcp.Meta{"example.com/req": 7.0, core.MetaCaller: map[string]any{"agentId": "someone-else"}}}
+	params.SetProgressToken("mine")
+	res, err := sess.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	json.Unmarshal([]byte(text(t, res)), &got)
+	if got["example.com/req"] != 7.0 {
+		t.Errorf("the server got _meta %v, want the agent's example.com/req", got)
+	}
+	if c, _ := got[core.MetaCaller].(map[string]any); c["agentId"] != "tester" {
+		t.Errorf("the caller the server was told = %v, want Airlock's (tester), never the agent's claim", got[core.MetaCaller])
+	}
+	if tok, ok := got["progressToken"]; ok && tok == "mine" {
+		t.Errorf("the agent's own progress token reached the server: %v", got)
+	}
+}

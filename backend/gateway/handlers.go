@@ -225,6 +225,15 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (mc
 		}
 	}
 	r := &core.Request{Kind: core.KindToolCall, Exposed: p.Name, Args: p.Arguments, Peer: peerOf(ctx, req)}
+	for k, v := range p.Meta {
+		if k == "progressToken" {
+			continue // Airlock's own goes on (r.Progress)
+		}
+		if r.Meta == nil {
+			r.Meta = map[string]any{}
+		}
+		r.Meta[k] = v
+	}
 	if tok := p.GetProgressToken(); tok != nil {
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		r.Progress = progressFunc(ctx, ss, tok)
@@ -537,8 +546,14 @@ func mcpTool(t core.ToolInfo) *mcp.Tool {
 	if len(t.OutputSchema) > 0 {
 		mt.OutputSchema = t.OutputSchema
 	}
+	if len(t.Meta) > 0 {
+		mt.Meta = t.Meta
+	}
+	if len(t.Icons) > 0 {
+		json.Unmarshal(t.Icons, &mt.Icons)
+	}
 	if a := t.Annotations; a != nil {
-		ma := &mcp.ToolAnnotations{DestructiveHint: a.Destructive, OpenWorldHint: a.OpenWorld}
+		ma := &mcp.ToolAnnotations{Title: a.Title, DestructiveHint: a.Destructive, OpenWorldHint: a.OpenWorld}
 		if a.ReadOnly != nil {
 			ma.ReadOnlyHint = *a.ReadOnly
 		}

@@ -77,8 +77,17 @@ type definition struct {
 }
 
 func defOf(t core.ToolInfo) definition {
-	return definition{Title: t.Title, Description: t.Description, InputSchema: canonical(t.InputSchema),
+	d := definition{Title: t.Title, Description: t.Description, InputSchema: canonical(t.InputSchema),
 		OutputSchema: canonical(t.OutputSchema), Annotations: t.Annotations}
+	if a := t.Annotations; a != nil && a.Title != "" {
+		// The hints, as accepted definitions have always held them: a
+		// display title is no change to judge (tools accepted before it
+		// passed through would all read as changed).
+		hints := *a
+		hints.Title = ""
+		d.Annotations = &hints
+	}
+	return d
 }
 
 // canonical re-encodes JSON with sorted keys, so that key order is no change.

@@ -808,6 +808,7 @@ export interface ToolAccess {
 
 /** Go: core.ToolAnnotations */
 export interface ToolAnnotations {
+  title?: string;
   readOnlyHint?: boolean | null;
   destructiveHint?: boolean | null;
   idempotentHint?: boolean | null;
@@ -840,6 +841,8 @@ export interface ToolInfo {
   inputSchema?: unknown;
   outputSchema?: unknown;
   annotations?: ToolAnnotations | null;
+  _meta?: Record<string, unknown>;
+  icons?: unknown;
   changed?: ToolChange | null;
 }
 
