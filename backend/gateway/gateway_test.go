@@ -1424,7 +1424,7 @@ func TestToolAndCallMetaPassThrough(t *testing.T) {
 	e := newEnv(t, catalog.Options{})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "meta", Version: "1"}, nil)
 	tool := &mcp.Tool{Name: "show", Meta: mcp.Meta{"ui/resourceUri": "ui://show/app.html"},
-		Icons: []mcp.Icon{{Source: "https://example.com/i.png", MIMEType: "image/png"}},
+		Icons:       []mcp.Icon{{Source: "https://example.com/i.png", MIMEType: "image/png"}},
 		Annotations: &mcp.ToolAnnotations{Title: "Show it", ReadOnlyHint: true}}
 	mcp.AddTool(srv, tool, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		b, _ := json.Marshal(req.Params.Meta)
