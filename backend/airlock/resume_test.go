@@ -471,3 +471,29 @@ func TestExpiredBindingToldAfterAListing(t *testing.T) {
 		t.Errorf("the first call after its agent session expired (listings before it) answered %q (%v), want it to say so", body, err)
 	}
 }
+
+// A method nobody knows is answered -32601 on the session, and an unknown
+// notification is ignored, as a stdio server does (found by an interop
+// test: both got HTTP 400, which the TypeScript SDK raises as a transport
+// error).
+func TestUnknownMethodAnsweredAsMCP(t *testing.T) {
+	dir := t.TempDir()
+	in := startWith(t, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	code, body, err := sendBody("POST", in.Info.MCPURL, "", sess.ID(), `{"jsonrpc":"2.0","id":9,"method":"foo/bar","params":{}}`)
+	if err != nil || code != http.StatusOK || !strings.Contains(body, `"code":-32601`) || !strings.Contains(body, `"id":9`) {
+		t.Errorf("foo/bar: HTTP %d %s (%v), want 200 with -32601 for id 9", code, body, err)
+	}
+	code, body, err = sendBody("POST", in.Info.MCPURL, "", sess.ID(), `{"jsonrpc":"2.0","method":"notifications/bogus"}`)
+	if err != nil || code != http.StatusAccepted {
+		t.Errorf("an unknown notification: HTTP %d %s (%v), want 202", code, body, err)
+	}
+	if _, err := sess.ListTools(context.Background(), nil); err != nil {
+		t.Errorf("the session after them: %v", err)
+	}
+}

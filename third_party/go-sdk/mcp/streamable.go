@@ -1550,6 +1550,18 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 					})
 					return
 				}
+				// Airlock patch: an unknown method is answered as a stdio
+				// server answers it, -32601 Method not found, and an unknown
+				// notification is ignored (202), instead of HTTP 400, which
+				// the TypeScript SDK raises as a transport error.
+				if errors.Is(err, jsonrpc2.ErrNotHandled) && len(incoming) == 1 {
+					if !jreq.IsCall() {
+						w.WriteHeader(http.StatusAccepted)
+						return
+					}
+					writeJSONRPCError(w, http.StatusOK, jreq.ID, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: err.Error()})
+					return
+				}
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
