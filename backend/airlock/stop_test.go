@@ -2,6 +2,7 @@ package airlock_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -172,4 +173,40 @@ func TestStopDoesNotWaitForASessionlessCall(t *testing.T) {
 	if len(recs) != 1 || recs[0].ErrorCode != core.EShuttingDown {
 		t.Errorf("activity of the unfinished call = %+v, want one record with code %s", recs, core.EShuttingDown)
 	}
+}
+
+// A sessionless (2026-07-28) client's subscriptions/listen stream does not
+// hold a stop for the drain time: it is no request being answered (found
+// by an interop test: every stop took the whole drain while one was open).
+// The drain here is an hour: a stop that waited for the stream would not
+// end within the bound.
+func TestStopDoesNotWaitForAListenStream(t *testing.T) {
+	in := startWith(t, airlock.Options{DataDir: t.TempDir(), Drain: time.Hour, InProcess: everythingOnly()})
+	allowAll(t, in)
+	acked := make(chan struct{}, 4)
+	// A client that follows list changes listens for them.
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {},
+	})
+	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/subscriptions/acknowledged" {
+				acked <- struct{}{}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{in.Info.AgentToken}},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	select {
+	case <-acked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client's subscriptions/listen stream was never acknowledged")
+	}
+	waitClosed(t, closeAsync(in), 30*time.Second)
 }

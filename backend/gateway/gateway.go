@@ -334,7 +334,12 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 				WithHint("send less at once (a file in parts, a shorter argument)"))
 			return
 		}
-		if r.Method == http.MethodPost {
+		// A sessionless client's subscriptions/listen stream stays open as
+		// long as the client runs: it is no request a stop waits for
+		// (found by an interop test: every stop took the whole drain
+		// time while such a client was connected). The SDK checks the
+		// header against the message.
+		if r.Method == http.MethodPost && !(stateless && r.Header.Get("Mcp-Method") == "subscriptions/listen") {
 			g.busy.begin()
 			defer g.busy.end()
 		}
