@@ -410,8 +410,8 @@ func TestSubscriptionToRemovedResource(t *testing.T) {
 	// is read off the wire.)
 	_, msgs := e.post(t, testToken, newRevisionHeaders("subscriptions/listen", ""),
 		`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["mem://note"]},`+newRevisionMeta+`}}`)
-	if code, reason := rpcError(msgs); code != pipeline.CodeRefused || reason != catalog.EUnknownResource {
-		t.Errorf("subscriptions/listen for a removed resource = %v, want JSON-RPC error %d with reason %s", msgs, pipeline.CodeRefused, catalog.EUnknownResource)
+	if code, reason := rpcError(msgs); code != pipeline.CodeResourceNotFound || reason != catalog.EUnknownResource {
+		t.Errorf("subscriptions/listen for a removed resource = %v, want JSON-RPC error %d with reason %s", msgs, pipeline.CodeResourceNotFound, catalog.EUnknownResource)
 	}
 	// Both refusals are in Activity, with the reason.
 	e.audited(t, core.ActivityFilter{Kind: gateway.KindSubscribe}, func(r []core.AuditRecord) bool {

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,6 +28,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/store"
 	"github.com/airlock-dev/airlock/backend/testutil"
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -403,8 +405,10 @@ func TestInProcessServerThroughPipeline(t *testing.T) {
 	if err != nil || rr.Contents[0].Text != "item test://item/42" {
 		t.Fatalf("resources/read through a template = %+v, %v", rr, err)
 	}
-	if _, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nowhere"}); err == nil || !strings.Contains(err.Error(), catalog.EUnknownResource) {
-		t.Errorf("an unknown resource: %v, want %s", err, catalog.EUnknownResource)
+	var rerr *jsonrpc.Error
+	if _, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nowhere"}); err == nil || !strings.Contains(err.Error(), catalog.EUnknownResource) ||
+		!errors.As(err, &rerr) || rerr.Code != pipeline.CodeResourceNotFound {
+		t.Errorf("an unknown resource: %v, want %s with MCP's code %d (found by an interop test)", err, catalog.EUnknownResource, pipeline.CodeResourceNotFound)
 	}
 
 	if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {

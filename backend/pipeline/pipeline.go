@@ -676,8 +676,18 @@ func RPCError(err error) *jsonrpc.Error {
 	if e.Hint != "" {
 		msg += " Hint: " + e.Hint
 	}
-	return &jsonrpc.Error{Code: CodeRefused, Message: msg, Data: data}
+	code := int64(CodeRefused)
+	if e.Code == "unknown_resource" { // catalog.EUnknownResource
+		// MCP's own code for it, as a server answers (found by an interop
+		// test); the reason is in the data as for any refusal.
+		code = CodeResourceNotFound
+	}
+	return &jsonrpc.Error{Code: code, Message: msg, Data: data}
 }
+
+// CodeResourceNotFound is MCP's JSON-RPC error code for a resource that
+// does not exist.
+const CodeResourceNotFound = -32002
 
 func asError(err error) *core.Error {
 	var e *core.Error
