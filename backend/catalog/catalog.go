@@ -568,6 +568,12 @@ func (c *Catalog) Route(ctx context.Context, r *core.Request) error {
 		if !ok && c.waitFirstStarts(ctx) {
 			server, ok = c.Snapshot().ResourceServer(r.Exposed)
 		}
+		if !ok && c.relistResources() {
+			// A resource a server made a moment ago (a resource_link in a
+			// call's answer) before Airlock heard its list change (found
+			// by an interop test: read at once, it was unknown).
+			server, ok = c.Snapshot().ResourceServer(r.Exposed)
+		}
 		if !ok {
 			return (&core.Error{Code: EUnknownResource, Message: fmt.Sprintf("no server offers the resource %q", r.Exposed)}).
 				WithHint("call resources/list or resources/templates/list for the resources you can read")
@@ -582,6 +588,36 @@ func (c *Catalog) Route(ctx context.Context, r *core.Request) error {
 		return core.Errorf(core.EInvalid, "Airlock does not route %q requests", r.Kind)
 	}
 	return nil
+}
+
+// relistResources lists again, at once, the resources of the running
+// servers that offer any, and reports whether it listed any. Listings of
+// one server go one at a time: an unknown read costs no more than the
+// agent listing resources itself.
+func (c *Catalog) relistResources() bool {
+	c.mu.RLock()
+	var due []*source
+	for _, d := range c.sources {
+		sess := d.session()
+		if sess == nil {
+			continue
+		}
+		if caps := sess.InitializeResult().Capabilities; caps == nil || caps.Resources == nil {
+			continue
+		}
+		due = append(due, d)
+	}
+	c.mu.RUnlock()
+	var wg sync.WaitGroup
+	for _, d := range due {
+		wg.Go(func() {
+			d.relist.Lock()
+			defer d.relist.Unlock()
+			d.refresh()
+		})
+	}
+	wg.Wait()
+	return len(due) > 0
 }
 
 // waitFirstStart waits, for a call to server__tool, until that server has

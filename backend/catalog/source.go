@@ -53,6 +53,9 @@ type source struct {
 	// be relayed to the agent whose request it is handling.
 	// Each is ended (errSourceStopped) when the source stops.
 	inflight map[*core.Request]context.CancelCauseFunc
+	// relist makes the listings of unknown resources' reads go one at a
+	// time (relistResources).
+	relist sync.Mutex
 	// ended is when each agent's last request at the source ended (for
 	// logSource; entries older than logWindow are dropped).
 	ended map[string]time.Time

@@ -1472,3 +1472,37 @@ func TestToolAndCallMetaPassThrough(t *testing.T) {
 		t.Errorf("the agent's own progress token reached the server: %v", got)
 	}
 }
+
+// A resource a server makes during a call can be read at once, before
+// Airlock has heard that the server's list changed (found by an interop
+// test: server-everything's resource_link was unknown when read at once).
+func TestResourceMadeByACallIsReadableAtOnce(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "maker", Version: "1"}, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{ListChanged: true}}})
+	n := 0
+	mcp.AddTool(srv, &mcp.Tool{Name: "make"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		n++
+		uri := fmt.Sprintf("made://%d", n)
+		srv.AddResource(&mcp.Resource{URI: uri, Name: fmt.Sprintf("made-%d", n)}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "fresh"}}}, nil
+		})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ResourceLink{URI: uri, Name: "made"}}}, nil, nil
+	})
+	e.cat.AddInProcess("maker", srv, false)
+	e.waitRunning(t, "maker")
+	sess := e.connect(t, nil)
+	for range 3 {
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "maker__make"})
+		if err != nil || len(res.Content) != 1 {
+			t.Fatalf("make = %v %+v", err, res)
+		}
+		link, _ := res.Content[0].(*mcp.ResourceLink)
+		if link == nil {
+			t.Fatalf("make answered %+v, want a resource link", res.Content[0])
+		}
+		got, err := sess.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: link.URI})
+		if err != nil || len(got.Contents) != 1 || got.Contents[0].Text != "fresh" {
+			t.Errorf("reading %s at once = %v %+v", link.URI, err, got)
+		}
+	}
+}
