@@ -582,6 +582,20 @@ func TestRunsEndWithTheirAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Its task cancelled on the board: the run ends (found by a new-user
+	// test: it worked on, and failed when it reported).
+	run = start()
+	if _, err := rs.in.API.Board.Move(run.TaskID, "cancelled", "not needed"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		got, err := rs.in.API.Runs.Get(run.ID)
+		return err == nil && got.Status == runner.StatusStopped
+	}, "the run of the cancelled task did not end")
+	if got, _ := rs.in.API.Runs.Get(run.ID); got.Reason != "stopped by Airlock, as its task was cancelled" || !gone(run.PID) {
+		t.Errorf("run after its task was cancelled = %+v (process gone %v)", got, gone(run.PID))
+	}
+
 	run = start()
 	// A deletion refused (an agent under it) leaves its runs alone (found
 	// by a code review: they were stopped, and auto-run took them as

@@ -731,6 +731,26 @@ func (r *Runner) Revalidate() {
 	}
 }
 
+// StopCancelled stops the live runs whose task was cancelled (found by a
+// new-user test: a run went on working on a task cancelled on the board,
+// and failed when it reported). It returns at once; the runs end as a stop
+// ends them.
+func (r *Runner) StopCancelled() {
+	r.mu.Lock()
+	runs := map[string]string{} // run → task
+	for id, l := range r.live {
+		if l.rec.TaskID != "" {
+			runs[id] = l.rec.TaskID
+		}
+	}
+	r.mu.Unlock()
+	for runID, taskID := range runs {
+		if t, err := r.o.Tasks.Task(taskID); err == nil && t.Status == "cancelled" {
+			go r.stop(runID, "Airlock, as its task was cancelled")
+		}
+	}
+}
+
 // StopAgentRuns stops agentID's live runs and returns when they ended.
 func (r *Runner) StopAgentRuns(agentID, who string) {
 	r.mu.Lock()
