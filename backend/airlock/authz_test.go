@@ -11,6 +11,7 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/airlock"
 	"github.com/airlock-dev/airlock/backend/authz"
+	"github.com/airlock-dev/airlock/backend/builtin"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/store"
@@ -614,5 +615,41 @@ func TestSessionKeepsItsProjectWhenTheAgentGetsAnother(t *testing.T) {
 	fresh := tm.connectWith(t, tm.alice.Token, "", nil)
 	if res := call(t, fresh, "get_my_tasks", nil); !res.IsError || !strings.Contains(textOf(res), "project_required") {
 		t.Errorf("a new session naming no project, with two = %s, want project_required", textOf(res))
+	}
+}
+
+// A batch is all or nothing against the shell policy's deny list too: a
+// denied command refuses the whole batch before any call runs (found by a
+// new-user test: the calls before a denied rm -rf ran).
+func TestBatchRefusedWholeByTheShellPolicy(t *testing.T) {
+	dir := t.TempDir()
+	everything := testutil.NewTestServer()
+	in := startWith(t, airlock.Options{DataDir: t.TempDir(), AllowPaths: []string{dir}, InProcess: map[string]*mcp.Server{"everything": everything.Server}})
+	allowAll(t, in)
+	if _, err := in.API.Agents.CreateRole(authz.RoleInput{Name: "shellers", Servers: []string{"everything", builtin.ServerShellExec}}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := in.API.Agents.Create(authz.AgentInput{Name: "carl", Kind: authz.KindWorker, Role: "shellers", Compact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{a.Token}},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	waitTool(t, sess, "batch")
+	res := call(t, sess, "batch", map[string]any{"calls": []any{
+		map[string]any{"module": "everything", "tool_name": "echo", "params": map[string]any{"message": "first"}},
+		map[string]any{"module": builtin.ServerShellExec, "tool_name": builtin.ToolShellExec, "params": map[string]any{"command": "rm -rf victim", "cwd": dir}},
+	}})
+	if !res.IsError || !strings.Contains(textOf(res), `"tool": "`+builtin.ServerShellExec+":"+builtin.ToolShellExec+`"`) || !strings.Contains(textOf(res), "command_denied") {
+		t.Errorf("a batch with a denied command = %s, want it refused whole, naming the shell call", textOf(res))
+	}
+	if n := len(everything.Started()); n != 0 {
+		t.Errorf("the refused batch ran %d call(s)", n)
 	}
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,8 +129,19 @@ func (g *Gateway) runMeta(ctx context.Context, s *session, req mcp.Request, c co
 		for i, call := range a.Calls {
 			targets[i] = core.Target{Kind: core.KindToolCall, Server: call.Module, Name: call.ToolName}
 		}
-		// All or nothing: every call is checked before any runs.
-		if denied := g.opts.Compact.CheckBatch(&c, targets); len(denied) > 0 {
+		// All or nothing: every call is checked before any runs, for its
+		// permission and against the policies that deny outright.
+		denied := g.opts.Compact.CheckBatch(&c, targets)
+		if len(denied) == 0 && g.opts.Precheck != nil {
+			for _, call := range a.Calls {
+				r := &core.Request{Kind: core.KindToolCall, Caller: c, Server: call.Module, Name: call.ToolName,
+					Exposed: exposedOf(snap, call.Module, call.ToolName), Args: params(call.Params)}
+				if v := g.opts.Precheck.Check(ctx, r); v.Outcome == core.Deny {
+					denied = append(denied, authz.Denial{Tool: call.Module + ":" + call.ToolName, Reason: cmp.Or(v.Code, core.EDenied), Message: v.Reason, Hint: v.Hint})
+				}
+			}
+		}
+		if len(denied) > 0 {
 			be := authz.NewBatchError(denied)
 			g.refuse(self, be.CoreError())
 			body, _ := json.MarshalIndent(be, "", "  ") // {"error": {...}}: BatchError wraps itself

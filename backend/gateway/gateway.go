@@ -100,6 +100,11 @@ type Options struct {
 	// meta-tools get_module_schema, call and batch instead of every
 	// downstream tool.
 	Compact Compactor
+	// Precheck, when set, is the policy a batch's calls are checked
+	// against before any runs, with the permissions: a call it denies
+	// (the shell policy's deny list) refuses the whole batch (found by a
+	// new-user test: the calls before a denied rm -rf ran).
+	Precheck pipeline.Policy
 	// Drain overrides DrainTimeout (tests shorten it).
 	Drain time.Duration
 	// Sessions keeps the agents' Streamable HTTP sessions across a restart
