@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -128,7 +129,9 @@ func desktop(ctx context.Context, o airlock.Options, stdout, stderr io.Writer) e
 	if core.ErrorCode(err) == core.EConflict && strings.Contains(err.Error(), "already running") {
 		// A second launch on the same data directory: show the first
 		// instead of starting a second gateway.
-		if ferr := instance.FocusRunning(dataDir); ferr != nil {
+		if ferr := instance.FocusRunning(dataDir); errors.Is(ferr, instance.ErrNoWindow) {
+			return ferr
+		} else if ferr != nil {
 			return fmt.Errorf("%w (and it could not be brought to the front: %v)", err, ferr)
 		}
 		fmt.Fprintln(stdout, "Airlock is already running on", dataDir, "- brought its window to the front.")

@@ -132,6 +132,12 @@ func (e Endpoint) Handler() http.Handler {
 		var fn func()
 		switch r.URL.Path {
 		case "/instance/focus":
+			if e.Focus == nil {
+				// airlock serve: there is no window to show (found by a
+				// new-user test: a second launch said it showed one).
+				w.WriteHeader(http.StatusConflict)
+				return
+			}
 			fn = e.Focus
 		case "/instance/reload":
 			fn = e.Reload
@@ -221,8 +227,20 @@ const (
 )
 
 // FocusRunning asks the Airlock running on dataDir to bring its window to
-// the front. It fails when none is running there.
-func FocusRunning(dataDir string) error { return post(dataDir, "/instance/focus") }
+// the front. It fails when none is running there, and with ErrNoWindow
+// when the one running has no window (airlock serve).
+func FocusRunning(dataDir string) error {
+	err := post(dataDir, "/instance/focus")
+	if err != nil && strings.Contains(err.Error(), "(HTTP 409)") {
+		return ErrNoWindow
+	}
+	return err
+}
+
+// ErrNoWindow: the Airlock running on the data directory is `airlock
+// serve`, without a window.
+var ErrNoWindow = (&core.Error{Code: core.EConflict, Message: "the Airlock running on this data directory has no window: it is `airlock serve`"}).
+	WithHint("open the UI link it printed when it started, or stop it (Ctrl-C where it runs) and start the app again")
 
 // NotifyChanged tells the Airlock running on dataDir (if any) that another
 // process changed its database, and returns once it has read the change: a

@@ -2,8 +2,11 @@ package instance
 
 import (
 	"encoding/json"
+	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -39,5 +42,30 @@ func TestStaleLockFileIsNotFollowed(t *testing.T) {
 	l.Release()
 	if u, ok := RunningURL(dir); ok {
 		t.Errorf("RunningURL after Release = %q", u)
+	}
+}
+
+// A second launch of the desktop app is told when the Airlock running on
+// the data directory has no window to show (airlock serve; found by a
+// new-user test: it said it had brought a window to the front).
+func TestFocusWithoutAWindow(t *testing.T) {
+	for _, tc := range []struct {
+		focus func()
+		want  error
+	}{{nil, ErrNoWindow}, {func() {}, nil}} {
+		dir := t.TempDir()
+		l, err := Acquire(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(Endpoint{Token: "tok", Focus: tc.focus}.Handler())
+		if err := l.Publish(Info{PID: os.Getpid(), Addr: strings.TrimPrefix(srv.URL, "http://"), Token: "tok"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := FocusRunning(dir); !errors.Is(err, tc.want) && err != tc.want {
+			t.Errorf("FocusRunning with focus %v = %v, want %v", tc.focus != nil, err, tc.want)
+		}
+		srv.Close()
+		l.Release()
 	}
 }
