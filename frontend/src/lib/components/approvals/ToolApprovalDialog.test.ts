@@ -165,6 +165,14 @@ describe('ToolApprovalDialog', () => {
     expect(fakeApi.approvals.approveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool_args', '8h', 'agent');
   });
 
+  it('a rule for a shell command starts with exactly its arguments (found by a new-user test: "any arguments" auto-approved every command)', async () => {
+    setup([approval({ server: 'shell-exec', tool: 'shell_exec', arguments: { command: 'npm test' } })]);
+    expect(screen.getByLabelText<HTMLInputElement>('This tool with exactly these arguments').checked).toBe(true);
+    await armed();
+    await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
+    expect(fakeApi.approvals.approveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool_args', 'none', 'agent');
+  });
+
   it('"Approve and add rule" for every agent, and for a call with no identified agent', async () => {
     setup([approval(), approval({ id: 'ap-2', agentId: '', agent: '' })]);
     await userEvent.click(screen.getByLabelText('For every agent'));
