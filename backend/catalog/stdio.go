@@ -33,6 +33,11 @@ type badOutputError struct {
 const quoteMax = 80
 
 func (e *badOutputError) Error() string {
+	if strings.Contains(e.err.Error(), "exceeded the configured maximum line length") {
+		// Valid MCP, only too large (found by an interop test: it was
+		// called not MCP).
+		return fmt.Sprintf("sent an answer larger than %d MiB, the most Airlock reads in one message from a stdio server (MCP clients have such limits too: 10 MiB in the TypeScript SDK); its connection was reset", mcp.DefaultMaxLineLength>>20)
+	}
 	if len(e.line) == 0 {
 		return "wrote something on stdout that is not MCP (JSON-RPC): " + e.err.Error()
 	}

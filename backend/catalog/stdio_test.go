@@ -95,6 +95,13 @@ func TestBadOutputErrorQuote(t *testing.T) {
 		{"cut", strings.Repeat("a", 100), `wrote a line on stdout that is not MCP (JSON-RPC): "` + strings.Repeat("a", quoteMax) + `"…`},
 		{"cut inside a rune", strings.Repeat("a", quoteMax-1) + "é", `wrote a line on stdout that is not MCP (JSON-RPC): "` + strings.Repeat("a", quoteMax-1) + `"…`},
 	}
+	// An answer over the SDK's line limit is valid MCP, only too large
+	// (found by an interop test: it was called not MCP).
+	tooLong := &badOutputError{line: []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"aaaa`),
+		err: errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")}
+	if msg := tooLong.Error(); !strings.Contains(msg, "larger than 16 MiB") || strings.Contains(msg, "not MCP") {
+		t.Errorf("an over-long answer: %q", msg)
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := &badOutputError{line: []byte(tc.line), err: sdk}
