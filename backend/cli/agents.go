@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -232,8 +231,10 @@ func agentsUpdate(svc *authz.Service, checkTool func(server, tool string) error,
 	fs.Var(&projects, "project", "project (repeatable; replaces the agent's projects)")
 	fs.Var(&disable, "disable-tool", "switch SERVER/TOOL off for this agent (repeatable)")
 	fs.Var(&enable, "enable-tool", "switch SERVER/TOOL on again (repeatable)")
-	human := fs.String("human", "", "true: a person; false: an AI")
-	compact := fs.String("compact", "", "true or false")
+	// Bare --compact is true, as in agents add (found by a new-user test:
+	// it wanted =true); --compact=false turns it off.
+	human := fs.Bool("human", false, "a person (--human=false: an AI)")
+	compact := fs.Bool("compact", false, "compact mode (--compact=false: every tool)")
 	asJSON := fs.Bool("json", false, "print the agent as JSON")
 	pos, _, err := c.parse(fs, args, stdout)
 	if err != nil {
@@ -266,19 +267,11 @@ func agentsUpdate(svc *authz.Service, checkTool func(server, tool string) error,
 		}
 		up.Projects = &ps
 	}
-	for flagName, dst := range map[string]**bool{"human": &up.Human, "compact": &up.Compact} {
-		if !set[flagName] {
-			continue
-		}
-		v := *human
-		if flagName == "compact" {
-			v = *compact
-		}
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return c.usageError("--%s %q: want true or false", flagName, v)
-		}
-		*dst = &b
+	if set["human"] {
+		up.Human = human
+	}
+	if set["compact"] {
+		up.Compact = compact
 	}
 	toggles := map[bool][]authz.ToolRef{}
 	for on, list := range map[bool]repeated{false: disable, true: enable} {

@@ -110,7 +110,7 @@ func TestAgentsCLI(t *testing.T) {
 		t.Errorf("add --json: %+v", created)
 	}
 
-	mustRun(t, agentsCmd, db, "update", "wrk", "--role", "dev", "--compact=true", "--disable-tool", "github/delete_repo")
+	mustRun(t, agentsCmd, db, "update", "wrk", "--role", "dev", "--compact", "--disable-tool", "github/delete_repo") // bare --compact is true
 	mustRun(t, agentsCmd, db, "suspend", "mgr")
 	var list []authz.Agent
 	if err := json.Unmarshal([]byte(mustRun(t, agentsCmd, db, "list", "--json")), &list); err != nil {
