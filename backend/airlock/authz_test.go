@@ -453,6 +453,10 @@ func TestSuspendDeclinesWaitingCalls(t *testing.T) {
 		if res == nil || !res.IsError || !strings.Contains(textOf(res), "access changed while the call waited") || !strings.Contains(textOf(res), "suspended") {
 			t.Errorf("the waiting call's answer: %s", textOf(res))
 		}
+		// Said once (found by a new-user test: "declined by Airlock:" twice).
+		if n := strings.Count(textOf(res), "declined by Airlock"); n != 1 {
+			t.Errorf("the waiting call's answer says who declined it %d times: %s", n, textOf(res))
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiting call of a suspended agent was not answered")
 	}

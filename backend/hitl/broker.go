@@ -576,7 +576,7 @@ func (b *Broker) Revalidate(check func(*core.Request) error) {
 		if err == nil {
 			continue
 		}
-		reason := fmt.Sprintf("declined by Airlock: access changed while the call waited (%s: %s)", core.ErrorCode(err), core.ErrorMessage(err))
+		reason := fmt.Sprintf("access changed while the call waited (%s: %s)", core.ErrorCode(err), core.ErrorMessage(err))
 		if ferr := b.finish(c.id, StatusDeclined, "Airlock", reason, false); ferr != nil {
 			b.opts.Logger.Debug("revalidate approval", "id", c.id, "err", ferr)
 		}
