@@ -193,8 +193,15 @@ func (s *segment) match(inv *invocation) (yes, maybe bool) {
 		return false, false
 	}
 	all := true
+	args := inv.args
+	if inv.name == "find" || inv.name == "kill" {
+		// find's -- ends only its -H/-L/-P options, the expression
+		// (-delete, -exec) still follows; kill -- -1 is pid -1 still
+		// (found by a red-team test).
+		args = slices.DeleteFunc(slices.Clone(args), func(w word) bool { return w.lit && w.text == "--" })
+	}
 	for _, alts := range s.tokens {
-		if !tokenMet(alts, inv.args) {
+		if !tokenMet(alts, args) {
 			all = false
 			break
 		}

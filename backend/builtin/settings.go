@@ -403,6 +403,9 @@ var listAdditions = []struct{ deny, ask []string }{
 		"npm {install,i,in,ins,inst,insta,instal,isnt,isntall,add,uninstall,un,unlink,remove,rm,r} {--location=global,--location}",
 		"npm {inst,un,r,rm} {-g,--global}",
 		"npm link",
+		"find -fprint0",
+		"kill {-01,-001,-0001,-00001}",
+		"chmod {-R,--recursive} {*a+*w*,*o+*w*,*a=*w*,*o=*w*,??2,??3,??6,??7,???2,???3,???6,???7}",
 	}},
 }
 
