@@ -191,25 +191,8 @@ func TestSessionOutlivesRestart(t *testing.T) {
 // the calls ran as the connection's own agent, without a word).
 func TestAuthenticatedSessionOutlivesRestart(t *testing.T) {
 	dir := t.TempDir()
-	in := startWith(t, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
-	allowAll(t, in)
-	if _, err := in.API.Agents.CreateRole(authz.RoleInput{Name: "readers", Servers: []string{"everything"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := in.API.Agents.CreateProject("apollo", ""); err != nil {
-		t.Fatal(err)
-	}
-	alice, err := in.API.Agents.Create(authz.AgentInput{Name: "alice", Kind: authz.KindWorker, Role: "readers", Projects: []string{"apollo"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, alice, sess := aliceSession(t, dir)
 	u, _ := url.Parse(in.Info.MCPURL)
-	sess, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sess.Close() })
 	call := func(name string, args map[string]any) *mcp.CallToolResult {
 		t.Helper()
 		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
@@ -217,9 +200,6 @@ func TestAuthenticatedSessionOutlivesRestart(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		return res
-	}
-	if res := call("authenticate", map[string]any{"agent_id": alice.Agent.ID, "passkey": alice.Passkey, "project_id": "apollo", "purpose": "task"}); res.IsError {
-		t.Fatalf("authenticate: %s", textOf(res))
 	}
 	waitTool(t, sess, "everything__whoami")
 	in.Close()
@@ -427,29 +407,8 @@ func TestConcurrentSubscriptionsAllKept(t *testing.T) {
 // connection's own agent without a word).
 func TestExpiredBindingToldAfterAListing(t *testing.T) {
 	dir := t.TempDir()
-	in := startWith(t, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
-	allowAll(t, in)
-	if _, err := in.API.Agents.CreateRole(authz.RoleInput{Name: "readers", Servers: []string{"everything"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := in.API.Agents.CreateProject("apollo", ""); err != nil {
-		t.Fatal(err)
-	}
-	alice, err := in.API.Agents.Create(authz.AgentInput{Name: "alice", Kind: authz.KindWorker, Role: "readers", Projects: []string{"apollo"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, _, sess := aliceSession(t, dir)
 	u, _ := url.Parse(in.Info.MCPURL)
-	sess, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sess.Close() })
-	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "authenticate", Arguments: map[string]any{"agent_id": alice.Agent.ID, "passkey": alice.Passkey, "project_id": "apollo", "purpose": "task"}})
-	if err != nil || res.IsError {
-		t.Fatalf("authenticate: %v %v", err, res)
-	}
 	waitTool(t, sess, "everything__whoami")
 	in.Close()
 	db, err := store.Open(filepath.Join(dir, store.FileName))
@@ -496,4 +455,34 @@ func TestUnknownMethodAnsweredAsMCP(t *testing.T) {
 	if _, err := sess.ListTools(context.Background(), nil); err != nil {
 		t.Errorf("the session after them: %v", err)
 	}
+}
+
+// aliceSession starts Airlock on dir with agent alice (role readers, in
+// project apollo) and an MCP session, without a token, that authenticated
+// as her.
+func aliceSession(t *testing.T, dir string) (*airlock.Instance, authz.CreatedAgent, *mcp.ClientSession) {
+	t.Helper()
+	in := startWith(t, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
+	allowAll(t, in)
+	if _, err := in.API.Agents.CreateRole(authz.RoleInput{Name: "readers", Servers: []string{"everything"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.API.Agents.CreateProject("apollo", ""); err != nil {
+		t.Fatal(err)
+	}
+	alice, err := in.API.Agents.Create(authz.AgentInput{Name: "alice", Kind: authz.KindWorker, Role: "readers", Projects: []string{"apollo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "authenticate", Arguments: map[string]any{"agent_id": alice.Agent.ID, "passkey": alice.Passkey, "project_id": "apollo", "purpose": "task"}})
+	if err != nil || res.IsError {
+		t.Fatalf("authenticate: %v %v", err, res)
+	}
+	return in, alice, sess
 }
