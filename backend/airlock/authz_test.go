@@ -657,3 +657,27 @@ func TestBatchRefusedWholeByTheShellPolicy(t *testing.T) {
 		t.Errorf("the refused batch ran %d call(s)", n)
 	}
 }
+
+// A session opened in a project its agent is then taken off stays
+// connected, its calls refused inside as tool errors with the reason, as a
+// suspended agent's are (found by a new-user test: every request got HTTP
+// 403, which clients take for a broken server). A new session for that
+// project is still refused at the door.
+func TestSessionOfAProjectLeftIsRefusedInside(t *testing.T) {
+	tm := newTeam(t)
+	alice := tm.connectWith(t, tm.alice.Token, "?project="+tm.projectName, nil)
+	waitTool(t, alice, "everything__echo")
+	if _, err := tm.in.API.Agents.Unassign(tm.alice.Agent.ID, tm.projectName); err != nil {
+		t.Fatal(err)
+	}
+	res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "x"}})
+	if err != nil || !res.IsError || !strings.Contains(textOf(res), authz.EAgentNotAssigned) {
+		t.Errorf("a call after the agent left the project = %v %+v, want a tool error naming %s", err, res, authz.EAgentNotAssigned)
+	}
+	if _, err := alice.ListTools(context.Background(), nil); err != nil {
+		t.Errorf("tools/list after the agent left the project: %v, want an answer", err)
+	}
+	if resp := mcpInitialize(t, tm.in.Info.MCPURL+"?project="+tm.projectName, tm.alice.Token); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a new session for the project left: HTTP %d, want 403", resp.StatusCode)
+	}
+}

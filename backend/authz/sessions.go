@@ -185,10 +185,17 @@ func (s *Service) IdentifyRequest(r *http.Request) (Identity, error) {
 		}
 		pid, ok := e.projects[project]
 		if !ok {
-			if _, err := s.findProject(project); err != nil {
+			p, err := s.findProject(project)
+			if err != nil {
 				return Identity{}, core.Errorf(EProjectNotFound, "Project not found: %s", project)
 			}
-			return Identity{}, notAssigned(e.agent, project)
+			// Who it is stays known: a session opened while the agent was
+			// in the project is refused inside, call by call, as a
+			// suspended agent's is, not at the door (found by a new-user
+			// test: every request got HTTP 403, which clients take for a
+			// broken server).
+			id.ProjectID = p.ID
+			return id, notAssigned(e.agent, project)
 		}
 		id.ProjectID = pid
 	}

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/pipeline"
@@ -450,7 +451,10 @@ func (g *Gateway) refusedInside(r *http.Request, conn Connection, err error, sid
 		return false
 	}
 	if sid == "" {
-		return g.knownCredential(r)
+		// A new session for a project its agent is not in is refused
+		// at the door; one opened before the agent left is refused
+		// inside.
+		return core.ErrorCode(err) != authz.EAgentNotAssigned && g.knownCredential(r)
 	}
 	s := g.session(sid)
 	if s == nil {
