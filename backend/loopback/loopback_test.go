@@ -44,3 +44,30 @@ func TestForeignListenerFound(t *testing.T) {
 		t.Errorf("foreignListenerAs(%d, other uid) = %d, %v; want this user's uid %d", port, uid, ok, os.Getuid())
 	}
 }
+
+// The kernel's answer and /proc's agree on who listens.
+func TestListenerUIDsAgree(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("linux")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	got, err := listenerUIDs(port)
+	if err != nil {
+		t.Skipf("no sock_diag here: %v", err)
+	}
+	want := procListenerUIDs(port)
+	if len(got) != 1 || len(want) != 1 || got[0] != want[0] || got[0] != os.Getuid() {
+		t.Errorf("listeners on %d: sock_diag %v, /proc %v; want this user (%d) once", port, got, want, os.Getuid())
+	}
+}
+
+func BenchmarkCheckOwn(b *testing.B) {
+	for b.Loop() {
+		CheckOwn("127.0.0.1:4750")
+	}
+}
