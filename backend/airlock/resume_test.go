@@ -240,14 +240,7 @@ func TestAuthenticatedSessionOutlivesRestart(t *testing.T) {
 	// The agent session expires while Airlock is down: the first call
 	// after the restart says so, rather than running unauthenticated
 	// without a word (found by a regression test).
-	db, err := store.Open(filepath.Join(dir, store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Exec("UPDATE agent_sessions SET expires_at = ?", time.Now().Add(-time.Minute).UTC()).Error; err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	expireAgentSessions(t, dir)
 	in4 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
 	_, body, err := sendBody("POST", in4.Info.MCPURL, "", sess.ID(), `{"jsonrpc":"2.0","id":200,"method":"tools/call","params":{"name":"everything__whoami"}}`)
 	if err != nil || !strings.Contains(body, "Session token has expired") {
@@ -411,14 +404,7 @@ func TestExpiredBindingToldAfterAListing(t *testing.T) {
 	u, _ := url.Parse(in.Info.MCPURL)
 	waitTool(t, sess, "everything__whoami")
 	in.Close()
-	db, err := store.Open(filepath.Join(dir, store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Exec("UPDATE agent_sessions SET expires_at = ?", time.Now().Add(-time.Minute).UTC()).Error; err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	expireAgentSessions(t, dir)
 	in2 := startAt(t, u.Host, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
 	for _, list := range []string{"tools/list", "prompts/list", "resources/list"} {
 		if code, body, err := sendBody("POST", in2.Info.MCPURL, "", sess.ID(), `{"jsonrpc":"2.0","id":1,"method":"`+list+`"}`); err != nil || code != http.StatusOK {
@@ -485,4 +471,18 @@ func aliceSession(t *testing.T, dir string) (*airlock.Instance, authz.CreatedAge
 		t.Fatalf("authenticate: %v %v", err, res)
 	}
 	return in, alice, sess
+}
+
+// expireAgentSessions ends every agent session in dir's database, as time
+// would while Airlock is down.
+func expireAgentSessions(t *testing.T, dir string) {
+	t.Helper()
+	db, err := store.Open(filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Exec("UPDATE agent_sessions SET expires_at = ?", time.Now().Add(-time.Minute).UTC()).Error; err != nil {
+		t.Fatal(err)
+	}
 }
