@@ -348,6 +348,14 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		if r.Method == http.MethodPost && !(stateless && r.Header.Get("Mcp-Method") == "subscriptions/listen") {
 			g.busy.begin()
 			defer g.busy.end()
+			// The session's own count too, until the answer is written: a
+			// session whose credential went away ends after it (found by
+			// CI under -race: ended between the handler and the write,
+			// the answer was lost).
+			if s := g.session(sid); sid != "" && s != nil && !sse {
+				s.busy.begin()
+				defer s.busy.end()
+			}
 		}
 		if stateless && !sse {
 			g.serveStateless(w, r, conn)
