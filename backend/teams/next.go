@@ -238,11 +238,19 @@ func decideNext(st agentState) NextAction {
 			a.Task.ID, a.Task.Title, a.Task.ID)
 	case st.pending > 0 || len(st.unanswered) > 0:
 		a.Action = NextCheckChat
-		a.Reason = fmt.Sprintf("%d message(s) wait for you in chat", max(st.pending, len(st.unanswered)))
+		a.Reason = fmt.Sprintf("%d message(s) wait for you in chat", st.pending)
+		what := "Messages wait for you. Read them (get_conversation_messages)"
+		if st.pending == 0 {
+			// Read, but the conversation ends with someone else's message
+			// (found by a new-user test: it said messages wait, and the
+			// agent found none).
+			a.Reason = fmt.Sprintf("%d conversation(s) end with someone else's message, which you have read", len(st.unanswered))
+			what = "A conversation ends with someone else's message, which you have read and not answered. Read it again if need be (get_conversation_messages)"
+		}
 		if len(st.unanswered) > 0 {
 			a.ConversationID = st.unanswered[0]
 		}
-		a.Instruction = "Messages wait for you. Read them (get_conversation_messages), and answer from a chat session (authenticate with purpose chat, " +
+		a.Instruction = what + ", and answer from a chat session (authenticate with purpose chat, " +
 			"get_pending_messages, respond_chat). Work asked for in chat must become a tracked task (request_task or start_task_from_chat)."
 	case len(st.waiting) > 0:
 		a.Action, a.Task = NextWaitBlocked, first(st.waiting)

@@ -2,6 +2,7 @@ package teams
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/airlock-dev/airlock/backend/core"
@@ -101,6 +102,21 @@ func TestDecideNextNeverAllDoneWhileOpen(t *testing.T) {
 	a = decideNext(agentState{purpose: core.PurposeTask, notifications: append(append([]Notification{}, info...), Notification{ID: "i", Type: NotifyInterrupt, ConversationID: "c", Instruction: "now"}, call[0])})
 	if a.Action != NextCheckNotification || a.Instruction[:3] != "now" {
 		t.Errorf("an interrupt among others is not first: %+v", a)
+	}
+}
+
+// A task session told to check the chat says whether messages wait or a
+// conversation only ends with someone else's message, read already (found
+// by a new-user test: it said messages wait while none did).
+func TestCheckChatSaysWhatWaits(t *testing.T) {
+	a := decideNext(agentState{purpose: core.PurposeTask, pending: 2})
+	if a.Action != NextCheckChat || a.Reason != "2 message(s) wait for you in chat" {
+		t.Errorf("with 2 pending: %s, %q", a.Action, a.Reason)
+	}
+	a = decideNext(agentState{purpose: core.PurposeTask, unanswered: []string{"conv_1"}})
+	if a.Action != NextCheckChat || a.ConversationID != "conv_1" || strings.Contains(a.Reason, "wait for you") ||
+		!strings.Contains(a.Instruction, "which you have read") {
+		t.Errorf("nothing pending, one conversation unanswered: %s, %q, %q", a.Action, a.Reason, a.Instruction)
 	}
 }
 
