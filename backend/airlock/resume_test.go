@@ -486,3 +486,28 @@ func expireAgentSessions(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// A GET on a session without Accept: text/event-stream is refused with
+// 406 and a reason (found by an interop test: it hung).
+func TestEventStreamNeedsItsAcceptHeader(t *testing.T) {
+	in := startWith(t, airlock.Options{DataDir: t.TempDir(), InProcess: everythingOnly()})
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	req, _ := http.NewRequest("GET", in.Info.MCPURL, nil)
+	req.Header.Set("Mcp-Session-Id", sess.ID())
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	// The bound only keeps a regression from hanging the test.
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotAcceptable || !strings.Contains(string(body), "text/event-stream") {
+		t.Errorf("GET without Accept: HTTP %d %s, want 406 saying what it needs", resp.StatusCode, body)
+	}
+}

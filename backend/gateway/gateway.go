@@ -361,6 +361,15 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			g.serveStateless(w, r, conn)
 			return
 		}
+		if r.Method == http.MethodGet && !sse && !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			// A session's event stream is SSE: a GET that cannot take it is
+			// refused, not left open without a word (found by an interop
+			// test: it hung).
+			writeRefusal(w, r, http.StatusNotAcceptable, (&core.Error{Code: core.EInvalid,
+				Message: "GET on the MCP endpoint opens the session's event stream: it needs Accept: text/event-stream"}).
+				WithHint("POST JSON-RPC messages; GET only with Accept: text/event-stream"))
+			return
+		}
 		ctx := r.Context()
 		opening := false
 		if sse {
