@@ -89,7 +89,7 @@ func (s *Service) IdentifyToken(tok string) (Identity, error) {
 		s.tokMu.RLock()
 		rec, ok := s.tokens[h]
 		s.tokMu.RUnlock()
-		if !ok || !SecretMatches(rec.Hash, tok) {
+		if !ok || !hashMatches(rec.Hash, h) {
 			return Identity{}, errUnknownToken()
 		}
 		e, err := s.entry(rec.AgentID)
@@ -221,7 +221,7 @@ func (s *Service) sessionByToken(tok string) (*liveSession, *core.Error) {
 		}
 		ls = s.remember(rec)
 	}
-	if !SecretMatches(ls.rec.Hash, tok) {
+	if !hashMatches(ls.rec.Hash, h) {
 		return nil, errInvalidSession()
 	}
 	if err := s.liveErr(ls); err != nil {

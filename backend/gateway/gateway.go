@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,7 +159,8 @@ type Gateway struct {
 
 	// posts are the HTTP requests in flight, so that a handler learns when
 	// the client that sent its request hung up.
-	posts sync.Map // post id → context.Context
+	posts   sync.Map // post id → context.Context
+	postSeq atomic.Uint64
 
 	proto protoState // agents of the sessionless revision (stateless.go)
 
@@ -407,7 +408,9 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		// Only Streamable HTTP answers a request on the POST that carried
 		// it; a legacy SSE POST ends at once, long before its handler.
 		if r.Method == http.MethodPost && !sse {
-			id := rand.Text()
+			// Unique, not secret: whatever a client sends under the
+			// header is replaced here or deleted.
+			id := strconv.FormatUint(g.postSeq.Add(1), 36)
 			r.Header.Set(postHeader, id)
 			g.posts.Store(id, r.Context())
 			defer g.posts.Delete(id)
