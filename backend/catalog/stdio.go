@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"runtime"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -70,7 +71,10 @@ func newStdioTransport(stdout io.ReadCloser, stdin io.WriteCloser, onJunk func(l
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := (&mcp.IOTransport{Reader: t.tap, Writer: t.w}).Connect(ctx)
+	// The process's stdout is a pipe from os.Pipe; on Unix closing it
+	// wakes a blocked read, so the SDK may read on its connection's own
+	// reader goroutine (one hand-off between goroutines less per answer).
+	c, err := (&mcp.IOTransport{Reader: t.tap, Writer: t.w, ReadInline: runtime.GOOS != "windows"}).Connect(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -937,6 +937,10 @@ type streamableServerConn struct {
 	toolLookup func(name string) (*serverTool, bool)
 
 	incoming chan jsonrpc.Message // messages from the client to the server
+	// deliver, once the JSON-RPC connection set it, takes a message from
+	// the client on the POST's own goroutine instead of incoming (Airlock
+	// patch, see PATCHES.md and jsonrpc2.DirectReader).
+	deliver atomic.Pointer[func(jsonrpc.Message) error]
 
 	mu sync.Mutex // guards all fields below
 
@@ -1725,9 +1729,7 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 	// [§2.1.4]: https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#sending-messages-to-the-server
 	if len(calls) == 0 {
 		for _, msg := range incoming {
-			select {
-			case c.incoming <- msg:
-			case <-c.done:
+			if !c.publish(msg) {
 				// The session is closing. Since we haven't yet written any data to the
 				// response, we can signal to the client that the session is gone.
 				http.Error(w, "session is closing", http.StatusNotFound)
@@ -1831,14 +1833,10 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 
 	// Publish incoming messages.
 	for _, msg := range incoming {
-		select {
-		case c.incoming <- msg:
-		// Note: don't select on req.Context().Done() here, since we've already
+		// Note: don't stop on req.Context().Done() here, since we've already
 		// received the requests and may have already published a response message
 		// or notification. The client could resume the stream.
-		//
-		// In fact, this send could be in a separate goroutine.
-		case <-c.done:
+		if !c.publish(msg) {
 			// Session closed: we don't know if any data has been written, so it's
 			// too late to write a status code here.
 			return
@@ -1874,6 +1872,31 @@ func parseEventID(eventID string) (streamID string, idx int, ok bool) {
 		return "", 0, false
 	}
 	return streamID, idx, true
+}
+
+// SetDeliver implements jsonrpc2.DirectReader (Airlock patch).
+func (c *streamableServerConn) SetDeliver(deliver func(jsonrpc.Message) error) {
+	c.deliver.Store(&deliver)
+}
+
+// publish hands msg from the client to the connection: through deliver
+// when it is set, else through incoming. It reports false when the
+// session is closing.
+func (c *streamableServerConn) publish(msg jsonrpc.Message) bool {
+	if d := c.deliver.Load(); d != nil {
+		select {
+		case <-c.done:
+			return false
+		default:
+		}
+		return (*d)(msg) == nil
+	}
+	select {
+	case c.incoming <- msg:
+		return true
+	case <-c.done:
+		return false
+	}
 }
 
 // Read implements the [Connection] interface.

@@ -16,6 +16,7 @@ import (
 	"os"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
@@ -155,10 +156,20 @@ type IOTransport struct {
 	// decoding a single inbound JSON-RPC frame. A value of 0 selects [DefaultMaxLineLength],
 	// a negative value disables the cap.
 	MaxLineLength int
+	// ReadInline (Airlock patch, see PATCHES.md) says that a Read of
+	// Reader returns once Reader is closed (a pipe from os.Pipe on Unix
+	// does: closing it wakes a blocked read). The connection then reads on
+	// the goroutine that asks for the next message, instead of on a
+	// goroutine of its own that hands each message over through a channel:
+	// one hand-off between goroutines less for every message received.
+	ReadInline bool
 }
 
 // Connect implements the [Transport] interface.
 func (t *IOTransport) Connect(context.Context) (Connection, error) {
+	if t.ReadInline {
+		return newIOConnInline(rwc{t.Reader, t.Writer}, t.MaxLineLength), nil
+	}
 	return newIOConnLimited(rwc{t.Reader, t.Writer}, t.MaxLineLength), nil
 }
 
@@ -521,6 +532,11 @@ type ioConn struct {
 
 	// incoming receives messages from the read loop started in [newIOConn].
 	incoming <-chan msgOrErr
+	// inline, when set, is read by Read itself (Airlock patch: see
+	// IOTransport.ReadInline); incoming is then nil. closing is set before
+	// Close closes the stream, so the read it wakes ends as io.EOF.
+	inline  *frameReader
+	closing atomic.Bool
 
 	// If outgoiBatch has a positive capacity, it will be used to batch requests
 	// and notifications before sending.
@@ -590,6 +606,20 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 		rwc:      rwc,
 		incoming: incoming,
 		closed:   closed,
+	}
+}
+
+// newIOConnInline is newIOConnLimited without the read goroutine: Read
+// reads the next frame itself (Airlock patch: see IOTransport.ReadInline).
+func newIOConnInline(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
+	limit := maxLineLength
+	if limit == 0 {
+		limit = DefaultMaxLineLength
+	}
+	return &ioConn{
+		rwc:    rwc,
+		inline: &frameReader{r: rwc, limit: limit},
+		closed: make(chan struct{}),
 	}
 }
 
@@ -912,18 +942,30 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 
 	var raw json.RawMessage
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-
-	case v := <-t.incoming:
-		if v.err != nil {
-			return nil, v.err
+	if t.inline != nil {
+		// Airlock patch: read here (see IOTransport.ReadInline). Close
+		// wakes the read; the connection then ends as it does without it.
+		var err error
+		if raw, err = t.inline.next(); err != nil {
+			if t.closing.Load() {
+				return nil, io.EOF
+			}
+			return nil, err
 		}
-		raw = v.msg
+	} else {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
 
-	case <-t.closed:
-		return nil, io.EOF
+		case v := <-t.incoming:
+			if v.err != nil {
+				return nil, v.err
+			}
+			raw = v.msg
+
+		case <-t.closed:
+			return nil, io.EOF
+		}
 	}
 
 	msgs, batch, err := readBatch(raw)
@@ -1052,6 +1094,7 @@ func (t *ioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func (t *ioConn) Close() error {
 	t.closeOnce.Do(func() {
+		t.closing.Store(true)
 		t.closeErr = t.rwc.Close()
 		close(t.closed)
 	})

@@ -306,6 +306,9 @@ func (c *Connection) start(ctx context.Context, reader Reader, preempter Preempt
 
 		// The goroutine started here will continue until the underlying stream is closed.
 		s.reading = true
+		if d, ok := reader.(DirectReader); ok {
+			d.SetDeliver(func(msg Message) error { return c.deliver(ctx, msg, preempter) })
+		}
 		go c.readIncoming(ctx, reader, preempter)
 	})
 }
@@ -656,24 +659,7 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 			break
 		}
 
-		switch msg := msg.(type) {
-		case *Request:
-			c.acceptRequest(ctx, msg, preempter)
-
-		case *Response:
-			c.updateInFlight(func(s *inFlightState) {
-				if ac, ok := s.outgoingCalls[msg.ID]; ok {
-					delete(s.outgoingCalls, msg.ID)
-					ac.readAfter = s.queued
-					ac.retire(msg)
-				} else {
-					// TODO: How should we report unexpected responses?
-				}
-			})
-
-		default:
-			c.internalErrorf("Read returned an unexpected message of type %T", msg)
-		}
+		c.dispatchIncoming(ctx, msg, preempter)
 	}
 
 	c.updateInFlight(func(s *inFlightState) {
@@ -697,6 +683,63 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 			r.cancel(err)
 		}
 	})
+}
+
+// dispatchIncoming takes one message the connection received: a request
+// to handle, or the response to one of its calls.
+func (c *Connection) dispatchIncoming(ctx context.Context, msg Message, preempter Preempter) {
+	switch msg := msg.(type) {
+	case *Request:
+		c.acceptRequest(ctx, msg, preempter)
+
+	case *Response:
+		c.updateInFlight(func(s *inFlightState) {
+			if ac, ok := s.outgoingCalls[msg.ID]; ok {
+				delete(s.outgoingCalls, msg.ID)
+				ac.readAfter = s.queued
+				ac.retire(msg)
+			} else {
+				// TODO: How should we report unexpected responses?
+			}
+		})
+
+	default:
+		c.internalErrorf("Read returned an unexpected message of type %T", msg)
+	}
+}
+
+// A DirectReader is a Reader whose messages can also be handed to the
+// connection on the goroutine that received them (Airlock patch, see
+// PATCHES.md): a transport that gets messages on goroutines of its own
+// (HTTP requests) calls deliver instead of passing each message through
+// a channel to the goroutine that reads, which saves a hand-off between
+// goroutines for every message. Messages handed to deliver by one
+// goroutine are taken in that order, as Read's are.
+type DirectReader interface {
+	Reader
+	// SetDeliver is called once, before the connection starts reading.
+	// deliver fails once the connection has stopped reading: the
+	// message was not taken.
+	SetDeliver(deliver func(Message) error)
+}
+
+// deliver is DirectReader's deliver: dispatchIncoming on the caller's
+// goroutine, while the connection still reads.
+func (c *Connection) deliver(ctx context.Context, msg Message, preempter Preempter) error {
+	var err error
+	c.updateInFlight(func(s *inFlightState) {
+		if !s.reading {
+			err = s.readErr
+			if err == nil {
+				err = io.EOF
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	c.dispatchIncoming(ctx, msg, preempter)
+	return nil
 }
 
 // acceptRequest either handles msg synchronously or enqueues it to be handled
