@@ -835,6 +835,12 @@ func (c *Catalog) callError(ctx context.Context, r *core.Request, err error) err
 		return e
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case errors.As(err, &wire) && wire.Code == mcp.CodeMessageTooLarge:
+		// The SDK dropped the answer and kept the connection: the other
+		// calls to the server go on (found by an interop test: the whole
+		// connection was reset, and every agent's call in flight failed).
+		return (&core.Error{Code: core.ETooLarge, Message: fmt.Sprintf("server %q answered %s with more than Airlock reads in one message from a stdio server (%d MiB): %s", r.Server, r.Name, mcp.DefaultMaxLineLength>>20, wire.Message)}).
+			WithHint("ask for less at once (a smaller page, a part of a file); MCP clients have such limits too (10 MiB in the TypeScript SDK)")
 	case errors.As(err, &wire) && wire.Code != codeRejectedByTransport:
 		return &DownstreamError{Server: r.Server, Target: r.Name, Wire: wire}
 	}

@@ -37,7 +37,7 @@ func (e *badOutputError) Error() string {
 	if strings.Contains(e.err.Error(), "exceeded the configured maximum line length") {
 		// Valid MCP, only too large (found by an interop test: it was
 		// called not MCP).
-		return fmt.Sprintf("sent an answer larger than %d MiB, the most Airlock reads in one message from a stdio server (MCP clients have such limits too: 10 MiB in the TypeScript SDK); its connection was reset", mcp.DefaultMaxLineLength>>20)
+		return fmt.Sprintf("sent a message larger than %d MiB, the most Airlock reads in one message from a stdio server (MCP clients have such limits too: 10 MiB in the TypeScript SDK), and it could not be skipped; its connection was reset", mcp.DefaultMaxLineLength>>20)
 	}
 	if len(e.line) == 0 {
 		return "wrote something on stdout that is not MCP (JSON-RPC): " + e.err.Error()

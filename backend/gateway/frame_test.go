@@ -197,26 +197,74 @@ func TestStdioFramingAsUpstream(t *testing.T) {
 	}
 }
 
-// A message larger than the transport's limit is refused, as upstream
-// refused it, and one within it is read.
+// A message larger than the transport's limit is skipped, not read (it
+// would take the whole limit again in memory) and not the end of the
+// connection, as it was upstream: every other call in flight on the same
+// server failed with it (found by an interop test). An answer to a call is
+// replaced by an error answer to that call; anything else is dropped, and
+// the next message is read. Within the limit a message is read.
 func TestStdioFrameLimit(t *testing.T) {
-	msg := `{"jsonrpc":"2.0","id":1,"result":{"t":"` + strings.Repeat("x", 1000) + `"}}` + "\n"
+	big := strings.Repeat("x", 1000)
+	next := `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
 	for _, tc := range []struct {
-		limit int
-		ok    bool
-	}{{2000, true}, {500, false}, {-1, true}} {
-		conn, err := (&mcp.IOTransport{Reader: io.NopCloser(strings.NewReader(msg)), Writer: nopWriteCloser{}, MaxLineLength: tc.limit}).Connect(context.Background())
-		if err != nil {
-			t.Fatal(err)
+		name, data string
+		limit      int
+		wantID     any // the id of the error answer; nil: none, the next message comes first
+		wantErr    string
+	}{
+		{"within the limit", `{"jsonrpc":"2.0","id":1,"result":{"t":"` + big + `"}}` + "\n" + next, 2000, nil, ""},
+		{"no limit", `{"jsonrpc":"2.0","id":1,"result":{"t":"` + big + `"}}` + "\n" + next, -1, nil, ""},
+		{"answer, id first", `{"jsonrpc":"2.0","id":1,"result":{"t":"` + big + `"}}` + "\n" + next, 500, int64(1), ""},
+		{"answer, string id last, ids and escapes inside", `{"result":{"id":99,"t":"\\\"id\\\":5,` + big + `","a":[{"id":3}]},"jsonrpc":"2.0","id" : "call-7" }` + "\n" + next, 500, "call-7", ""},
+		{"error answer", `{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"` + big + `"}}` + "\n" + next, 500, int64(4), ""},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + big + `"}}` + "\n" + next, 500, nil, ""},
+		{"request of the server", `{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{"t":"` + big + `"}}` + "\n" + next, 500, nil, ""},
+		{"object as id", `{"jsonrpc":"2.0","id":{"a":1},"result":{"t":"` + big + `"}}` + "\n" + next, 500, nil, ""},
+		{"cut off", `{"jsonrpc":"2.0","id":1,"result":{"t":"` + big, 500, nil, "unexpected EOF"},
+	} {
+		for _, mode := range []string{"whole", "byte by byte"} {
+			t.Run(tc.name+", "+mode, func(t *testing.T) {
+				var r io.Reader = strings.NewReader(tc.data)
+				if mode != "whole" {
+					r = oneByte{r}
+				}
+				conn, err := (&mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{}, MaxLineLength: tc.limit}).Connect(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				msg, err := conn.Read(context.Background())
+				if tc.wantErr != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+						t.Fatalf("read %v, %v; want the error %q", msg, err, tc.wantErr)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp, _ := msg.(*jsonrpc.Response)
+				if tc.wantID != nil {
+					var wire *jsonrpc.Error
+					if resp == nil || resp.ID.Raw() != tc.wantID || !errors.As(resp.Error, &wire) || wire.Code != mcp.CodeMessageTooLarge ||
+						!strings.Contains(wire.Message, fmt.Sprintf("more than the %d this connection reads", tc.limit)) {
+						t.Fatalf("read %#v, want an error answer (code %d) to %v", msg, mcp.CodeMessageTooLarge, tc.wantID)
+					}
+					if msg, err = conn.Read(context.Background()); err != nil {
+						t.Fatalf("the next message: %v", err)
+					}
+					resp, _ = msg.(*jsonrpc.Response)
+				} else if tc.limit > 0 && tc.limit < 1000 {
+					if resp == nil || resp.ID.Raw() != int64(2) {
+						t.Fatalf("read %#v, want the next message (id 2): the large one dropped", msg)
+					}
+					return
+				}
+				if resp == nil || resp.Error != nil {
+					t.Fatalf("read %#v, want an answer", msg)
+				}
+			})
 		}
-		_, err = conn.Read(context.Background())
-		if (err == nil) != tc.ok {
-			t.Errorf("limit %d: read error %v, want success %v", tc.limit, err, tc.ok)
-		}
-		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "maximum line length")) {
-			t.Errorf("limit %d: error %v, want the frame limit's", tc.limit, err)
-		}
-		conn.Close()
 	}
 }
 
@@ -259,9 +307,10 @@ func TestStdioBrokenMessageOnOpenStream(t *testing.T) {
 }
 
 // The frame limit counts a message's bytes: one of exactly the limit is
-// read, one byte more is refused, arriving at once or a byte at a time, on
-// the fast path and the decoder's; no limit (negative) and the largest
-// limit read it.
+// read, one byte more is not, arriving at once or a byte at a time, on the
+// fast path (it becomes an error answer to its call) and the decoder's (a
+// message over lines: the connection's error, as upstream); no limit
+// (negative) and the largest limit read it.
 func TestStdioFrameLimitExact(t *testing.T) {
 	const limit = 100
 	line := func(n int, pretty bool) string {
@@ -286,9 +335,16 @@ func TestStdioFrameLimitExact(t *testing.T) {
 					t.Fatal(err)
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				_, err = conn.Read(ctx)
+				msg, err := conn.Read(ctx)
 				cancel()
 				conn.Close()
+				if resp, ok := msg.(*jsonrpc.Response); ok && !tc.ok && !pretty {
+					var wire *jsonrpc.Error
+					if !errors.As(resp.Error, &wire) || wire.Code != mcp.CodeMessageTooLarge || resp.ID.Raw() != int64(1) {
+						t.Errorf("%d-byte message, limit %d, a byte at a time: %v: read %#v, want an error answer to call 1", tc.size, tc.limit, bytewise, msg)
+					}
+					continue
+				}
 				if (err == nil) != tc.ok || (!tc.ok && !strings.Contains(err.Error(), "maximum line length")) {
 					t.Errorf("%d-byte message (over lines: %v, a byte at a time: %v), limit %d: %v, want success %v",
 						tc.size, pretty, bytewise, tc.limit, err, tc.ok)

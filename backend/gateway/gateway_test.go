@@ -1233,6 +1233,62 @@ func TestDownstreamNotJSONOnStdout(t *testing.T) {
 	})
 }
 
+// A stdio answer larger than Airlock reads in one message (16 MiB) fails
+// its own call with the reason, and nothing else: a call in flight beside
+// it and the next call are answered, and the server is not restarted (found
+// by an interop test: the whole connection was reset, failing every
+// agent's call in flight on that server).
+func TestDownstreamAnswerTooLarge(t *testing.T) {
+	getID := `sed -n 's/.*"id":\([0-9]*\).*/\1/p'`
+	script := reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"big","version":"1"}}`) +
+		"read initialized\n" +
+		reply(`{"tools":[{"name":"talk","inputSchema":{"type":"object"}}]}`) +
+		"read req1\nread req2\n" +
+		"id1=$(echo \"$req1\" | " + getID + ")\nid2=$(echo \"$req2\" | " + getID + ")\n" +
+		`printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' "$id1"` + "\n" +
+		fmt.Sprintf("head -c %d /dev/zero | tr '\\0' x\n", mcp.DefaultMaxLineLength+1000) +
+		`printf '"}]}}\n'` + "\n" +
+		`echo '{"jsonrpc":"2.0","id":'$id2',"result":{"content":[{"type":"text","text":"said it"}]}}'` + "\n" +
+		"read req3\nid3=$(echo \"$req3\" | " + getID + ")\n" +
+		`echo '{"jsonrpc":"2.0","id":'$id3',"result":{"content":[{"type":"text","text":"still here"}]}}'` + "\nsleep 1000\n"
+	opts := catalog.Options{BackoffMin: time.Hour, BackoffMax: time.Hour, StableAfter: time.Hour, StopGrace: 100 * time.Millisecond}
+	e := newEnv(t, opts, core.ServerConfig{ID: "big", Command: writeScript(t, script)})
+	type outcome struct {
+		res mcp.Result
+		err error
+	}
+	done := make(chan outcome, 2)
+	for range 2 {
+		go func() {
+			res, err := e.cat.Dispatch(context.Background(), &core.Request{Kind: core.KindToolCall, Server: "big", Name: "talk"})
+			done <- outcome{res, err}
+		}()
+	}
+	var tooLarge, answered int
+	for range 2 {
+		o := <-done
+		switch {
+		case o.err != nil && core.ErrorCode(o.err) == core.ETooLarge && strings.Contains(o.err.Error(), "more than Airlock reads in one message from a stdio server (16 MiB)") &&
+			strings.Contains(o.err.Error(), fmt.Sprintf("the answer was %d bytes", mcp.DefaultMaxLineLength+1000+len(`{"jsonrpc":"2.0","id":`)+len(`,"result":{"content":[{"type":"text","text":"`)+len(`"}]}}`)+1)):
+			tooLarge++
+		case o.err == nil && text(t, o.res.(*mcp.CallToolResult)) == "said it":
+			answered++
+		default:
+			t.Errorf("a call ended with %v, %v", o.res, o.err)
+		}
+	}
+	if tooLarge != 1 || answered != 1 {
+		t.Fatalf("%d calls refused as too large, %d answered; want one of each", tooLarge, answered)
+	}
+	res, err := e.cat.Dispatch(context.Background(), &core.Request{Kind: core.KindToolCall, Server: "big", Name: "talk"})
+	if err != nil || text(t, res.(*mcp.CallToolResult)) != "still here" {
+		t.Fatalf("the next call: %v, %v; want the same server's answer", res, err)
+	}
+	if st, _ := e.cat.ServerStatus("big"); st.State != core.StateRunning || st.LastError != "" {
+		t.Errorf("status %s (%q), want running as before", st.State, st.LastError)
+	}
+}
+
 // A server with resources that does not know resources/templates/list has
 // no templates, and runs (found by a regression test: it was restarted
 // until it was failed).

@@ -705,7 +705,7 @@ func (f *frameReader) next() (json.RawMessage, error) {
 				depth--
 				if depth == 0 {
 					if f.limit > 0 && i+1-f.start > f.limit {
-						return nil, errFrameTooLarge
+						return f.skipTooLarge()
 					}
 					return f.take(i + 1)
 				}
@@ -720,7 +720,7 @@ func (f *frameReader) next() (json.RawMessage, error) {
 			}
 		}
 		if f.limit > 0 && f.end-f.start >= f.limit {
-			return nil, errFrameTooLarge
+			return f.skipTooLarge()
 		}
 		scanned := i - f.start
 		if err := f.fill(); err != nil {
@@ -731,6 +731,127 @@ func (f *frameReader) next() (json.RawMessage, error) {
 		}
 		i = f.start + scanned
 	}
+}
+
+// CodeMessageTooLarge is the code of the error that answers a call whose
+// answer was larger than the connection reads in one message (Airlock
+// patch, see PATCHES.md and IOTransport.MaxLineLength).
+const CodeMessageTooLarge = -32099
+
+// skipTooLarge reads past the message at buf[start], which is larger than
+// the frame limit, keeping only its id and whether it is a request (Airlock
+// patch, see PATCHES.md). Upstream ended the connection on it, and with it
+// every other call in flight on the same server. An answer is replaced by
+// an error answer to its call (CodeMessageTooLarge); anything else (a
+// request or notification of the server) is dropped, and the next message
+// is read.
+func (f *frameReader) skipTooLarge() (json.RawMessage, error) {
+	var sk skimmer
+	size := 0
+	for {
+		n, done := sk.feed(f.buf[f.start:f.end])
+		size += n
+		f.start += n
+		if done {
+			break
+		}
+		f.start, f.end = 0, 0 // nothing of it is kept
+		if err := f.fill(); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	if sk.method || !sk.idOK || len(sk.id) == 0 {
+		return f.next()
+	}
+	msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%q}}`, sk.id, CodeMessageTooLarge,
+		fmt.Sprintf("the answer was %d bytes, more than the %d this connection reads in one message; it was dropped", size, f.limit))
+	return json.RawMessage(msg), nil
+}
+
+// skimmer scans a JSON-RPC message as it streams by without keeping it:
+// the raw value of its top-level "id" (a string or a number) and whether
+// it has a top-level "method".
+type skimmer struct {
+	depth     int
+	inStr     bool
+	esc       bool
+	str       []byte // the last string at depth 1 (a key, once a colon follows), its first 16 bytes
+	capture   bool   // reading the id's value
+	id        []byte
+	idOK      bool // the id is a scalar of at most 128 bytes
+	method    bool
+	afterKey1 bool // at depth 1, between a key's colon and its value's end
+}
+
+// feed scans b and returns how many bytes of it belong to the message,
+// and whether the message ended there.
+func (s *skimmer) feed(b []byte) (int, bool) {
+	for i, c := range b {
+		if s.capture {
+			if len(s.id) < 128 {
+				s.id = append(s.id, c)
+			} else {
+				s.idOK = false
+			}
+		}
+		if s.inStr {
+			switch {
+			case s.esc:
+				s.esc = false
+			case c == '\\':
+				s.esc = true
+			case c == '"':
+				s.inStr = false
+				continue
+			}
+			if s.depth == 1 && !s.afterKey1 && len(s.str) < 16 {
+				s.str = append(s.str, c)
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			s.inStr = true
+			if s.depth == 1 && !s.afterKey1 {
+				s.str = s.str[:0]
+			}
+		case '{', '[':
+			s.depth++
+			if s.capture {
+				s.idOK = false // an id is a string or a number
+			}
+		case '}', ']':
+			s.depth--
+			if s.depth == 0 {
+				if s.capture {
+					s.id = s.id[:len(s.id)-1]
+				}
+				return i + 1, true
+			}
+		case ':':
+			if s.depth == 1 && !s.afterKey1 {
+				s.afterKey1 = true
+				switch string(s.str) {
+				case "id":
+					s.capture, s.id, s.idOK = true, s.id[:0], true
+				case "method":
+					s.method = true
+				}
+			}
+		case ',':
+			if s.depth == 1 {
+				if s.capture {
+					s.id = s.id[:len(s.id)-1]
+					s.capture = false
+				}
+				s.afterKey1 = false
+			}
+		}
+	}
+	return len(b), false
 }
 
 // take returns buf[start:end] as the next message and moves past it.
