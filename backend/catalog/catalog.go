@@ -858,9 +858,10 @@ func (c *Catalog) callError(ctx context.Context, r *core.Request, err error) err
 		WithHint("Airlock restarts or reconnects it by itself; see the Servers screen")
 }
 
-// DownstreamError is a source's own JSON-RPC error answer. For tool calls
-// the agent gets it as a tool error with code downstream_error; for other
-// requests it passes through as the same JSON-RPC error.
+// DownstreamError is a source's own JSON-RPC error answer. It passes
+// through to the agent as the same JSON-RPC error (code, message, data),
+// as the server would answer it directly; the audit records it with code
+// downstream_error.
 type DownstreamError struct {
 	Server, Target string
 	Wire           *jsonrpc.Error

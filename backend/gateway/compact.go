@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/pipeline"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -159,7 +161,12 @@ func (g *Gateway) runMeta(ctx context.Context, s *session, req mcp.Request, c co
 		for _, call := range a.Calls {
 			res, err := g.run(ctx, s, req, &core.Request{Kind: core.KindToolCall, Exposed: exposedOf(snap, call.Module, call.ToolName), Args: params(call.Params), Peer: peerOf(ctx, req)})
 			tr, _ := res.(*mcp.CallToolResult)
-			if err != nil || tr == nil {
+			if wire := (*jsonrpc.Error)(nil); errors.As(err, &wire) {
+				// The server's own JSON-RPC error: a batch has one result
+				// per call, so it is told as a tool error.
+				tr = pipeline.ErrorResult(&core.Error{Code: catalog.EDownstream,
+					Message: fmt.Sprintf("server %q answered %s with an error: %s (code %d)", call.Module, call.ToolName, wire.Message, wire.Code)})
+			} else if err != nil || tr == nil {
 				tr = pipeline.ErrorResult(fmt.Errorf("%v", err))
 			}
 			failed = failed || tr.IsError

@@ -1562,3 +1562,34 @@ func TestResourceMadeByACallIsReadableAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// A server's JSON-RPC error answer to tools/call reaches the agent as the
+// same JSON-RPC error, code, message and data, as it would directly (found
+// by an interop test: it became a tool error with text), and the audit
+// records the call as an error of the server's.
+func TestDownstreamToolCallErrorPassesThrough(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "strict", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "check", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "count must be a number", Data: json.RawMessage(`{"field":"count"}`)}
+	})
+	e.cat.AddInProcess("strict", srv, false)
+	e.waitRunning(t, "strict")
+	sess := e.connect(t, nil)
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "strict__check", Arguments: map[string]any{"count": "x"}})
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) {
+		t.Fatalf("tools/call = %+v, %v; want the server's JSON-RPC error", res, err)
+	}
+	want := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "count must be a number", Data: json.RawMessage(`{"field":"count"}`)}
+	if diff := cmp.Diff(want, wire); diff != "" {
+		t.Errorf("the error the agent got (-the server's +got):\n%s", diff)
+	}
+	recs, err := e.audit.List(core.ActivityFilter{Server: "strict", Tool: "check"})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("audit records of the call = %+v, %v; want one", recs, err)
+	}
+	if r := recs[0]; r.Status != core.StatusError || r.ErrorCode != catalog.EDownstream || !strings.Contains(r.Error, "count must be a number") {
+		t.Errorf("audit record = status %q code %q error %q, want an error with code %s and the server's message", r.Status, r.ErrorCode, r.Error, catalog.EDownstream)
+	}
+}

@@ -198,7 +198,9 @@ func (p *Pipeline) Names() []string {
 // Run takes r through every stage and returns what the agent receives. A
 // refused tool call is a tool error (isError) with the reason code in its
 // text and in _meta["airlock/error"], so the model can read it; a refused
-// prompt or resource request is a JSON-RPC error carrying the same.
+// prompt or resource request is a JSON-RPC error carrying the same. A
+// server's own JSON-RPC error answer passes through as it is, whatever the
+// request.
 func (p *Pipeline) Run(ctx context.Context, r *core.Request) (mcp.Result, error) {
 	f := &flow{req: r, rec: newRecord(r), start: time.Now()}
 	for _, s := range p.stages {
@@ -497,10 +499,15 @@ func (p *Pipeline) dispatch(ctx context.Context, f *flow) {
 		}
 		var wire *jsonrpc.Error
 		switch {
+		case errors.As(err, &wire):
+			// The server's own protocol error passes through as it is, for
+			// a tool call too: the agent gets the code and data it would
+			// get from the server directly (found by an interop test: a
+			// -32602 with data became a tool error with text). The record
+			// says error, with code downstream_error.
+			f.err = wire
 		case f.req.Kind == core.KindToolCall:
 			f.res = ErrorResult(err)
-		case errors.As(err, &wire):
-			f.err = wire // the server's own protocol error passes through as it is
 		default:
 			f.err = RPCError(err)
 		}
