@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -153,6 +154,12 @@ func TestResultBytesAsUpstream(t *testing.T) {
 		StructuredContent: map[string]any{"text": text, "n": 1.5},
 	}
 	resourceResult := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "file:///a<b>", MIMEType: "text/plain", Text: text}}}
+	resourceBefore20260728, err := json.Marshal(struct {
+		Contents []*mcp.ResourceContents `json:"contents"`
+	}{resourceResult.Contents})
+	if err != nil {
+		t.Fatal(err)
+	}
 	promptResult := &mcp.GetPromptResult{Description: text, Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}}}
 
 	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
@@ -208,11 +215,98 @@ func TestResultBytesAsUpstream(t *testing.T) {
 		want any
 	}{
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}`, toolResult},
-		{`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///a<b>"}}`, resourceResult},
+		// Without ttlMs and cacheScope on this 2025-11-25 session (see
+		// TestNewerRevisionFieldsOnlyOnNewerSessions), marshalled by
+		// json.Marshal as ReadResourceResult.MarshalJSON is.
+		{`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///a<b>"}}`, json.RawMessage(resourceBefore20260728)},
 		{`{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"p"}}`, promptResult},
 	} {
 		if got, want := call(tc.msg), upstream(tc.want); got != want {
 			t.Errorf("answer to %s:\n got %s\nwant %s", tc.msg, got, want)
 		}
+	}
+}
+
+// rawSession opens a 2025-11-25 session with plain HTTP and returns how to
+// send it one request and get the result of its answer as sent.
+func (e *env) rawSession(t *testing.T) func(method, params string) json.RawMessage {
+	t.Helper()
+	var sid string
+	id := 0
+	post := func(msg string) json.RawMessage {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/mcp", strings.NewReader(msg))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
+			sid = s
+		}
+		for _, line := range strings.Split(string(body), "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				var env struct {
+					Result json.RawMessage
+					Error  json.RawMessage
+				}
+				if err := json.Unmarshal([]byte(data), &env); err != nil || env.Error != nil {
+					t.Fatalf("answer to %s: %s (%v)", msg, data, err)
+				}
+				return env.Result
+			}
+		}
+		return nil
+	}
+	post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return func(method, params string) json.RawMessage {
+		t.Helper()
+		id++
+		return post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params))
+	}
+}
+
+// A 2025-11-25 session gets no fields of the 2026-07-28 revision (ttlMs and
+// cacheScope of SEP-2549), as a server of its revision answers (found by
+// an interop test: every list and read through Airlock had them); a
+// 2026-07-28 agent still gets them. See PATCHES.md in third_party/go-sdk.
+func TestNewerRevisionFieldsOnlyOnNewerSessions(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	call := e.rawSession(t)
+	for _, req := range [][2]string{
+		{"tools/list", `{}`},
+		{"prompts/list", `{}`},
+		{"resources/list", `{}`},
+		{"resources/templates/list", `{}`},
+		{"resources/read", `{"uri":"test://doc/readme"}`},
+	} {
+		res := call(req[0], req[1])
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(res, &fields); err != nil || len(fields) == 0 {
+			t.Fatalf("%s answered %s (%v)", req[0], res, err)
+		}
+		for _, newer := range []string{"ttlMs", "cacheScope", "resultType"} {
+			if _, ok := fields[newer]; ok {
+				t.Errorf("%s on a 2025-11-25 session has %s: %.300s", req[0], newer, res)
+			}
+		}
+	}
+
+	sess := e.connectNew(t, testToken, nil)
+	tools, err := sess.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tools.CacheScope != "private" {
+		t.Errorf("tools/list cacheScope for a %s agent = %q, want private (each caller sees its own list)", newRevision, tools.CacheScope)
 	}
 }

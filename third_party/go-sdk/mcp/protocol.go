@@ -394,6 +394,11 @@ func init() {
 				return nil, false
 			}
 			data, err = r.MarshalJSON()
+		case readResourceResultBefore20260728: // Airlock patch (see PATCHES.md)
+			if r.ReadResourceResult == nil {
+				return nil, false
+			}
+			data, err = r.MarshalJSON()
 		default:
 			return nil, false
 		}
@@ -1671,6 +1676,13 @@ func (r *ReadResourceResult) hasContent() bool { return len(r.Contents) > 0 }
 func (r *ReadResourceResult) NeedsInput() bool { return r.resultType == resultTypeInputRequired }
 
 func (x *ReadResourceResult) MarshalJSON() ([]byte, error) {
+	return x.marshal(true)
+}
+
+// marshal is MarshalJSON, with the cache fields (ttlMs, cacheScope) or,
+// for a revision before 2026-07-28, without them. Airlock patch (see
+// PATCHES.md): the cache parameter.
+func (x *ReadResourceResult) marshal(cache bool) ([]byte, error) {
 	type res ReadResourceResult
 	type wire struct {
 		res
@@ -1684,6 +1696,12 @@ func (x *ReadResourceResult) MarshalJSON() ([]byte, error) {
 			return nil, err
 		}
 		w.InputRequests = ir
+	}
+	if !cache {
+		return json.Marshal(struct {
+			wire
+			noCacheFields
+		}{wire: w})
 	}
 	return json.Marshal(w)
 }

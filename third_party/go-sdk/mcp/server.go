@@ -2042,6 +2042,11 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	if validatedMeta.usesNewProtocol {
 		setCompleteResultType(res)
 		annotateServerInfo(res, ss.server.impl)
+	} else {
+		// Airlock patch (see PATCHES.md): a session of an older revision
+		// gets no fields of 2026-07-28 (ttlMs, cacheScope), as a server of
+		// its revision would answer.
+		return beforeRevision20260728(res), nil
 	}
 	return res, nil
 }
