@@ -440,6 +440,9 @@ func toolInfo(server string, t *mcp.Tool) core.ToolInfo {
 	if len(t.Icons) > 0 {
 		ti.Icons, _ = json.Marshal(t.Icons)
 	}
+	if len(t.Execution) > 0 {
+		ti.Execution = t.Execution
+	}
 	return ti
 }
 

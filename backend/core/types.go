@@ -124,6 +124,10 @@ type ToolInfo struct {
 	// dropped). Icons is the JSON array.
 	Meta  map[string]any  `json:"_meta,omitempty"`
 	Icons json.RawMessage `json:"icons,omitempty"`
+	// Execution is the tool's execution properties (MCP 2025-11-25, such
+	// as {"taskSupport":"optional"}) as the server lists them (found by an
+	// interop test: it was dropped).
+	Execution json.RawMessage `json:"execution,omitempty"`
 	// Changed is set when the server now describes the tool differently
 	// from the definition the user accepted (first seen, or accepted since).
 	Changed *ToolChange `json:"changed,omitempty"`

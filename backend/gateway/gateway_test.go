@@ -293,8 +293,20 @@ func TestEverythingThroughGateway(t *testing.T) {
 	sess := e.connect(t, nil)
 	ctx := context.Background()
 
-	names := toolNames(t, sess)
-	for _, want := range []string{"everything__echo", "everything__get-sum", "everything__get-tiny-image", "test__echo"} {
+	tools, err := sess.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+		// The tool's execution properties as the server lists them (found
+		// by an interop test: they were dropped).
+		if tl.Name == "everything__simulate-research-query" && string(tl.Execution) != `{"taskSupport":"required"}` {
+			t.Errorf("%s has execution %s, want the server's {\"taskSupport\":\"required\"}", tl.Name, tl.Execution)
+		}
+	}
+	for _, want := range []string{"everything__echo", "everything__get-sum", "everything__get-tiny-image", "everything__simulate-research-query", "test__echo"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools/list lacks %s; got %v", want, names)
 		}
@@ -1482,7 +1494,8 @@ func TestToolAndCallMetaPassThrough(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "meta", Version: "1"}, nil)
 	tool := &mcp.Tool{Name: "show", Meta: mcp.Meta{"ui/resourceUri": "ui://show/app.html"},
 		Icons:       []mcp.Icon{{Source: "https://example.com/i.png", MIMEType: "image/png"}},
-		Annotations: &mcp.ToolAnnotations{Title: "Show it", ReadOnlyHint: true}}
+		Annotations: &mcp.ToolAnnotations{Title: "Show it", ReadOnlyHint: true},
+		Execution:   json.RawMessage(`{"taskSupport":"optional"}`)}
 	mcp.AddTool(srv, tool, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		b, _ := json.Marshal(req.Params.Meta)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
@@ -1506,6 +1519,9 @@ func TestToolAndCallMetaPassThrough(t *testing.T) {
 	if listed.Meta["ui/resourceUri"] != "ui://show/app.html" || len(listed.Icons) != 1 || listed.Icons[0].Source != "https://example.com/i.png" ||
 		listed.Annotations == nil || listed.Annotations.Title != "Show it" || !listed.Annotations.ReadOnlyHint {
 		t.Errorf("listed tool = %+v (annotations %+v), want its _meta, icon and display title", listed, listed.Annotations)
+	}
+	if string(listed.Execution) != `{"taskSupport":"optional"}` {
+		t.Errorf("listed tool's execution = %s, want the server's {\"taskSupport\":\"optional\"} (found by an interop test: it was dropped)", listed.Execution)
 	}
 	params := &mcp.CallToolParams{Name: "meta__show", Meta: mcp.Meta{"example.com/req": 7.0, core.MetaCaller: map[string]any{"agentId": "someone-else"}}}
 	params.SetProgressToken("mine")

@@ -552,6 +552,9 @@ func mcpTool(t core.ToolInfo) *mcp.Tool {
 	if len(t.Icons) > 0 {
 		json.Unmarshal(t.Icons, &mt.Icons)
 	}
+	if len(t.Execution) > 0 {
+		mt.Execution = t.Execution
+	}
 	if a := t.Annotations; a != nil {
 		ma := &mcp.ToolAnnotations{Title: a.Title, DestructiveHint: a.Destructive, OpenWorldHint: a.OpenWorld}
 		if a.ReadOnly != nil {

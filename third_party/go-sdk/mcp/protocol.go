@@ -2008,6 +2008,11 @@ type Tool struct {
 	Title string `json:"title,omitempty"`
 	// Icons for the tool, if any.
 	Icons []Icon `json:"icons,omitempty"`
+	// Execution is the tool's execution properties (MCP 2025-11-25
+	// Tool.execution, such as {"taskSupport":"optional"}) as JSON, kept as
+	// the server sent them. Airlock patch (see PATCHES.md): upstream's Tool
+	// has no such field, so a client dropped it.
+	Execution json.RawMessage `json:"execution,omitempty"`
 }
 
 // hintomitempty is a compatibility parameter that restores the pre-1.7.0

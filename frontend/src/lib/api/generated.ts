@@ -843,6 +843,7 @@ export interface ToolInfo {
   annotations?: ToolAnnotations | null;
   _meta?: Record<string, unknown>;
   icons?: unknown;
+  execution?: unknown;
   changed?: ToolChange | null;
 }
 
