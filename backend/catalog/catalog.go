@@ -575,6 +575,9 @@ func (c *Catalog) Route(ctx context.Context, r *core.Request) error {
 			server, ok = c.Snapshot().ResourceServer(r.Exposed)
 		}
 		if !ok {
+			server, ok = c.soleResourceServer()
+		}
+		if !ok {
 			return (&core.Error{Code: EUnknownResource, Message: fmt.Sprintf("no server offers the resource %q", r.Exposed)}).
 				WithHint("call resources/list or resources/templates/list for the resources you can read")
 		}
@@ -588,6 +591,42 @@ func (c *Catalog) Route(ctx context.Context, r *core.Request) error {
 		return core.Errorf(core.EInvalid, "Airlock does not route %q requests", r.Kind)
 	}
 	return nil
+}
+
+// soleResourceServer returns the one running server that offers
+// resources, for a URI that no server lists and no template matches: a
+// server may serve URIs it does not list (found by an interop test: ones
+// it makes as it goes, or reads of any path under a folder, were refused
+// through Airlock and read directly). With one such server an agent reads
+// through Airlock what it reads directly, and gets the server's own answer
+// (its contents, or its own error) either way. With several, Airlock
+// cannot tell which one to ask and the read is refused as unknown, as it
+// is with none, and so it is while any server is not running (it may be
+// the one). Airlock's own servers list all they serve, so they never
+// count.
+func (c *Catalog) soleResourceServer() (string, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	found := ""
+	for id, d := range c.sources {
+		if d.builtIn() {
+			continue
+		}
+		sess := d.session()
+		if sess == nil {
+			// Not running now: it may be the one that serves the URI, and
+			// another server must not be sent a URI meant for it.
+			return "", false
+		}
+		if caps := sess.InitializeResult().Capabilities; caps == nil || caps.Resources == nil {
+			continue
+		}
+		if found != "" {
+			return "", false
+		}
+		found = id
+	}
+	return found, found != ""
 }
 
 // relistResources lists again, at once, the resources of the running

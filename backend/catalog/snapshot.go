@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -102,6 +103,7 @@ type Template struct {
 	Server string
 	Def    *mcp.ResourceTemplate
 	tmpl   *uritemplate.Template
+	loose  *regexp.Regexp // looseTemplate
 }
 
 // Tool returns the tool agents know as exposed.
@@ -132,7 +134,9 @@ func (s *Snapshot) Prompt(exposed string) (Prompt, bool) {
 }
 
 // ResourceServer returns the server that serves uri: the one that lists it,
-// else the first (by id) whose template matches it.
+// else the first (in the servers' order) whose template matches it as RFC
+// 6570 has it, else the first whose template matches it as servers match
+// (looseTemplate).
 func (s *Snapshot) ResourceServer(uri string) (string, bool) {
 	if i, ok := s.resources[uri]; ok {
 		return s.Resources[i].Server, true
@@ -142,7 +146,60 @@ func (s *Snapshot) ResourceServer(uri string) (string, bool) {
 			return t.Server, true
 		}
 	}
+	for _, t := range s.Templates {
+		if t.loose != nil && t.loose.MatchString(uri) {
+			return t.Server, true
+		}
+	}
 	return "", false
+}
+
+// looseTemplate is the regular expression of a URI template (one
+// uritemplate.New accepts) that matches URIs as the MCP SDKs' servers
+// match them against their templates: a variable's value may hold any
+// character but '/' ('é', ' ', ':', where RFC 6570 allows only unreserved
+// characters and %-escapes), or any at all for {+var} and {#var}, and a
+// query expression any query. The TypeScript SDK's matcher is narrower
+// (no ',' in a value), Python's as wide. Found by an interop test: a URI
+// a server served through its template, with a character RFC 6570 does
+// not allow there, was refused as unknown.
+func looseTemplate(tmpl string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteByte('^')
+	for {
+		open := strings.IndexByte(tmpl, '{')
+		if open < 0 {
+			b.WriteString(regexp.QuoteMeta(tmpl))
+			break
+		}
+		end := strings.IndexByte(tmpl[open:], '}')
+		if end < 0 {
+			return nil, fmt.Errorf("unclosed expression in %q", tmpl)
+		}
+		b.WriteString(regexp.QuoteMeta(tmpl[:open]))
+		expr := tmpl[open+1 : open+end]
+		op := byte(0)
+		if expr != "" && strings.IndexByte("+#./;?&", expr[0]) >= 0 {
+			op = expr[0]
+		}
+		switch op {
+		case '+', '#':
+			b.WriteString(`.+`)
+		case '.':
+			b.WriteString(`\.[^/]+`)
+		case '/':
+			b.WriteString(`(?:/[^/]+)+`)
+		case ';':
+			b.WriteString(`;[^/]*`)
+		case '?', '&':
+			b.WriteString(`(?:[?&][^#]*)?`)
+		default:
+			b.WriteString(`[^/]+`)
+		}
+		tmpl = tmpl[open+end+1:]
+	}
+	b.WriteByte('$')
+	return regexp.Compile(b.String())
 }
 
 // Snapshot returns the current snapshot.
@@ -290,7 +347,8 @@ func (c *Catalog) rebuild() {
 			}
 			ct := *t
 			ct.Name = exposedName(cfg, t.Name)
-			s.Templates = append(s.Templates, Template{Server: id, Def: &ct, tmpl: tmpl})
+			loose, _ := looseTemplate(t.URITemplate) // nil: only the strict match
+			s.Templates = append(s.Templates, Template{Server: id, Def: &ct, tmpl: tmpl, loose: loose})
 		}
 	}
 	for _, k := range collisionOrder {

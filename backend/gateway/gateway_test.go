@@ -1606,3 +1606,93 @@ func TestDownstreamToolCallErrorPassesThrough(t *testing.T) {
 		t.Errorf("audit record = status %q code %q error %q, want an error with code %s and the server's message", r.Status, r.ErrorCode, r.Error, catalog.EDownstream)
 	}
 }
+
+// servesAny makes srv answer resources/read for every URI that starts with
+// prefix, listed or not, as a server that serves what it does not list
+// does (a TypeScript or Python server whose template matcher is wider than
+// RFC 6570, or one that reads any path it is asked for).
+func servesAny(srv *mcp.Server, prefix string) {
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.ReadResourceParams); ok && method == "resources/read" && strings.HasPrefix(p.URI, prefix) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: p.URI, Text: "served " + p.URI}}}, nil
+			}
+			return next(ctx, method, req)
+		}
+	})
+}
+
+// httpDownstream serves srv over Streamable HTTP as a downstream server id.
+func httpDownstream(t *testing.T, id string, srv *mcp.Server) core.ServerConfig {
+	t.Helper()
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(func() {
+		// Before the catalog's cleanup: its event stream is still open.
+		hs.CloseClientConnections()
+		hs.Close()
+	})
+	return core.ServerConfig{ID: id, URL: hs.URL}
+}
+
+// A URI a server serves but does not list can be read through Airlock
+// (found by an interop test: such reads were refused as unknown where the
+// server answered them directly): one its template matches as the server
+// matches it (a character RFC 6570 does not allow in the value), and, when
+// one server alone offers resources, any URI, which that server answers
+// itself. With two such servers Airlock cannot tell which to ask, and the
+// read is refused with -32002 as before.
+func TestUnlistedResourcesReachTheirServer(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	notes := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
+	notes.AddResourceTemplate(&mcp.ResourceTemplate{Name: "note", URITemplate: "notes://{name}"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return nil, fmt.Errorf("the middleware answers")
+	})
+	servesAny(notes, "notes://")
+	e.cat.AddInProcess("notes", notes, false)
+	e.waitRunning(t, "notes")
+
+	resourceServer := func(id string) *mcp.Server {
+		srv := mcp.NewServer(&mcp.Implementation{Name: id, Version: "1"}, nil)
+		srv.AddResource(&mcp.Resource{Name: "listed", URI: id + "://listed"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: id + "://listed", Text: "listed"}}}, nil
+		})
+		servesAny(srv, id+"://made/")
+		return srv
+	}
+	hid := httpDownstream(t, "hid", resourceServer("hid"))
+	e.cat.Apply([]core.ServerConfig{hid})
+	e.waitRunning(t, "hid")
+	sess := e.connect(t, nil)
+	ctx := context.Background()
+	read := func(uri string) (string, error) {
+		t.Helper()
+		res, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			return "", err
+		}
+		if len(res.Contents) != 1 {
+			t.Fatalf("read %s = %+v", uri, res)
+		}
+		return res.Contents[0].Text, nil
+	}
+	for _, uri := range []string{"notes://Café notes.md", "hid://made/42"} {
+		if got, err := read(uri); err != nil || got != "served "+uri {
+			t.Errorf("read %s = %q, %v; want its server's answer", uri, got, err)
+		}
+	}
+	// The sole server answers what it does not serve itself, as it would
+	// directly: its own error, not Airlock's unknown_resource.
+	if _, err := read("hid://nowhere"); err == nil || strings.Contains(err.Error(), catalog.EUnknownResource) {
+		t.Errorf("read hid://nowhere = %v, want the server's own error", err)
+	}
+
+	e.cat.Apply([]core.ServerConfig{hid, httpDownstream(t, "other", resourceServer("other"))})
+	e.waitRunning(t, "other")
+	var wire *jsonrpc.Error
+	if _, err := read("hid://made/43"); !errors.As(err, &wire) || wire.Code != pipeline.CodeResourceNotFound || !strings.Contains(err.Error(), catalog.EUnknownResource) {
+		t.Errorf("read hid://made/43 with two servers of resources = %v, want %s with code %d", err, catalog.EUnknownResource, pipeline.CodeResourceNotFound)
+	}
+	if got, err := read("other://listed"); err != nil || got != "listed" {
+		t.Errorf("read other://listed = %q, %v", got, err)
+	}
+}
