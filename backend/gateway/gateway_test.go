@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/activity"
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/gateway"
@@ -159,6 +160,9 @@ type env struct {
 	ids    *identities
 	access *access
 	test   *testutil.TestServer // served in-process as "test"
+	// newGateway makes another gateway over the same catalog and pipeline,
+	// with opts (Version and Audit filled in), served at the URL it returns.
+	newGateway func(opts gateway.Options) string
 }
 
 func newEnv(t *testing.T, opts catalog.Options, servers ...core.ServerConfig) *env {
@@ -183,6 +187,13 @@ func newEnvWith(t *testing.T, rules pipeline.Decider, approver pipeline.Approver
 	}
 	e.cat.SetRelayer(pipe.Run)
 	e.gw = gateway.New(e.cat, pipe, e.ids, e.access, gateway.Options{Version: "test", Audit: recorder})
+	e.newGateway = func(opts gateway.Options) string {
+		opts.Version, opts.Audit = "test", recorder
+		gw := gateway.New(e.cat, pipe, e.ids, e.access, opts)
+		hs := httptest.NewServer(gw.StreamableHandler())
+		t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+		return hs.URL
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", e.gw.StreamableHandler())
 	mux.Handle("/sse", e.gw.SSEHandler())
@@ -1576,6 +1587,15 @@ func TestResourceMadeByACallIsReadableAtOnce(t *testing.T) {
 	}
 }
 
+// compactAll puts every agent in compact mode and lets it call anything.
+type compactAll struct{}
+
+func (compactAll) Compact(*core.Caller) bool                             { return true }
+func (compactAll) CheckBatch(*core.Caller, []core.Target) []authz.Denial { return nil }
+func (compactAll) ModuleTools(_ *core.Caller, _ string, tools []core.Target) ([]core.Target, error) {
+	return tools, nil
+}
+
 // A server's JSON-RPC error answer to tools/call reaches the agent as the
 // same JSON-RPC error, code, message and data, as it would directly (found
 // by an interop test: it became a tool error with text), and the audit
@@ -1604,6 +1624,44 @@ func TestDownstreamToolCallErrorPassesThrough(t *testing.T) {
 	}
 	if r := recs[0]; r.Status != core.StatusError || r.ErrorCode != catalog.EDownstream || !strings.Contains(r.Error, "count must be a number") {
 		t.Errorf("audit record = status %q code %q error %q, want an error with code %s and the server's message", r.Status, r.ErrorCode, r.Error, catalog.EDownstream)
+	}
+
+	// Compact mode: call passes the error through as well; a batch, whose
+	// answer is one result per call, tells it as that call's tool error.
+	c := mcp.NewClient(&mcp.Implementation{Name: "compact-agent", Version: "1"}, nil)
+	compact, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.newGateway(gateway.Options{Compact: compactAll{}}),
+		HTTPClient: &http.Client{Transport: bearer{testToken, http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { compact.Close() })
+	_, err = compact.CallTool(context.Background(), &mcp.CallToolParams{Name: "call", Arguments: map[string]any{"module": "strict", "tool_name": "check", "params": map[string]any{}}})
+	if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("compact call = %v, want the server's JSON-RPC error", err)
+	}
+	res, err = compact.CallTool(context.Background(), &mcp.CallToolParams{Name: "batch", Arguments: map[string]any{"calls": []any{
+		map[string]any{"module": "strict", "tool_name": "check", "params": map[string]any{}},
+		map[string]any{"module": "test", "tool_name": "echo", "params": map[string]any{"message": "still runs"}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch struct {
+		Results []struct {
+			Result struct {
+				IsError bool `json:"isError"`
+				Meta    struct {
+					Error struct{ Code, Message string } `json:"airlock/error"`
+				} `json:"_meta"`
+			} `json:"result"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(text(t, res)), &batch); err != nil || len(batch.Results) != 2 {
+		t.Fatalf("batch = %s (%v)", text(t, res), err)
+	}
+	if r := batch.Results[0].Result; !res.IsError || !r.IsError || r.Meta.Error.Code != catalog.EDownstream ||
+		!strings.Contains(r.Meta.Error.Message, "count must be a number (code -32602)") || batch.Results[1].Result.IsError {
+		t.Errorf("batch = %s, want the first call's tool error with code %s, the server's message and code, and the second call's answer", text(t, res), catalog.EDownstream)
 	}
 }
 
