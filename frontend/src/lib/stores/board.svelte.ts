@@ -216,6 +216,17 @@ export class BoardStore {
     }));
   }
 
+  /**
+   * Why a card's assignee cannot work on it now: its status when that is
+   * not active (suspended, disabled), else null. An agent suspended on the
+   * Agents screen otherwise leaves its tasks standing still with no word why.
+   */
+  assigneeHold(c: TaskCard): 'suspended' | 'disabled' | null {
+    if (!c.assigneeId) return null;
+    const st = this.view?.agents.find((a) => a.id === c.assigneeId)?.status;
+    return st === 'suspended' || st === 'disabled' ? st : null;
+  }
+
   /** The statuses a task may move to from status (the backend's state machine). */
   allowed(status: string): string[] {
     return this.view?.transitions[status] ?? [];

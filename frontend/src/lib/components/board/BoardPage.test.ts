@@ -4,7 +4,7 @@ import userEvent from '@testing-library/user-event';
 import { ApiError } from '../../api/transport';
 import { emit, fakeApi, resetFakeApi } from '../../testing/fakeApi';
 import { testStores } from '../../testing/stores';
-import { board, card, detail, projectSummary } from '../../testing/teams';
+import { board, boardAgents, card, detail, projectSummary } from '../../testing/teams';
 import type { BoardTarget } from '../../route';
 import type { TaskCard } from '../../api';
 import BoardPage from './BoardPage.svelte';
@@ -319,5 +319,22 @@ describe('BoardPage', () => {
     await waitFor(() => expect(cardsIn('done')).toEqual(['t_ready']));
     await waitFor(() => expect(screen.getByTestId('task-result').textContent).toContain('Docs are up.'));
     expect(screen.getByTestId('detail-status').textContent).toBe('Done');
+  });
+
+  it('marks the cards of a suspended assignee, and unmarks them once it is resumed', async () => {
+    const suspended = boardAgents.map((a) => (a.id === 'ag_bob' ? { ...a, status: 'suspended' } : a));
+    vi.mocked(fakeApi.board.get).mockResolvedValue(board([ready, waiting, blocked], suspended));
+    renderPage();
+    await waitFor(() => expect(cardsIn('todo')).toContain('t_ready'));
+    const mark = within(document.querySelector<HTMLElement>('[data-task-id="t_ready"]')!).getByTestId('task-assignee-hold');
+    expect(mark.textContent).toBe('suspended');
+    expect(mark.title).toContain('bob is suspended: it cannot work on this task until you resume it');
+    expect(cardEl('t_ready').getAttribute('aria-label')).toContain('bob is suspended');
+    // Only bob's card: mgr is active, t_wait has nobody.
+    expect(screen.getAllByTestId('task-assignee-hold')).toHaveLength(1);
+    vi.mocked(fakeApi.board.get).mockResolvedValue(board([ready, waiting, blocked]));
+    emit('agents:changed', { agentIds: ['ag_bob'] });
+    await waitFor(() => expect(screen.queryByTestId('task-assignee-hold')).toBeNull());
+    expect(cardEl('t_ready').getAttribute('aria-label')).not.toContain('suspended');
   });
 });
