@@ -105,7 +105,8 @@ describe('the Built-in tools page through a real airlock serve', () => {
     expect(await run()).toMatchObject({ ok: false, code: 'command_denied' });
 
     await deny.getByRole('button', { name: 'Remove echo' }).click();
-    await deny.getByRole('button', { name: 'Remove echo' }).waitFor({ state: 'detached' });
+    await deny.getByRole('button', { name: 'Remove', exact: true }).click(); // the confirm
+    await deny.getByTestId('list-item').filter({ hasText: /^echo/ }).waitFor({ state: 'detached' });
     expect(await run()).toMatchObject({ ok: true });
 
     const ask = page.getByTestId('ask-list');
@@ -120,7 +121,8 @@ describe('the Built-in tools page through a real airlock serve', () => {
     expect(await waiting).toMatchObject({ ok: false });
 
     await ask.getByRole('button', { name: 'Remove echo' }).click();
-    await ask.getByRole('button', { name: 'Remove echo' }).waitFor({ state: 'detached' });
+    await ask.getByRole('button', { name: 'Remove', exact: true }).click(); // the confirm
+    await ask.getByTestId('list-item').filter({ hasText: /^echo/ }).waitFor({ state: 'detached' });
     expect(await run()).toMatchObject({ ok: true });
   });
 

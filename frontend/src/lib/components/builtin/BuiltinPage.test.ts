@@ -49,7 +49,7 @@ describe('BuiltinPage', () => {
     const deny = await screen.findByTestId('deny-list');
     await userEvent.type(within(deny).getByLabelText('Add to Deny rules'), 'shutdown{Enter}');
     expect(vi.mocked(fakeApi.builtin.update).mock.lastCall![0].deny).toEqual(['rm {-r,--recursive} {-f,--force}', 'shutdown']);
-    await waitFor(() => expect(within(deny).getAllByTestId('list-item').map((li) => li.textContent!.replace('✕', '').trim())).toContain('shutdown'));
+    await waitFor(() => expect(within(deny).getAllByTestId('list-item').map((li) => li.querySelector('.text')!.textContent)).toContain('shutdown'));
 
     vi.mocked(fakeApi.builtin.update).mockRejectedValueOnce(new ApiError('invalid', 'deny rule 3 "{": unbalanced {'));
     const add = within(deny).getByLabelText('Add to Deny rules') as HTMLInputElement;
@@ -65,8 +65,34 @@ describe('BuiltinPage', () => {
     const ask = await screen.findByTestId('ask-list');
     expect(within(ask).getByRole('button', { name: 'Reset to defaults' })).toBeTruthy();
     await userEvent.click(within(ask).getByRole('button', { name: 'Remove echo' }));
+    expect(fakeApi.builtin.update).not.toHaveBeenCalled(); // it asks first
+    const q = within(ask).getByRole('group', { name: 'Remove “echo”? Commands it sent to you can run without asking.' });
+    await userEvent.click(within(q).getByRole('button', { name: 'Remove' }));
     expect(vi.mocked(fakeApi.builtin.update).mock.lastCall![0].ask).toEqual(['{sudo,su}']);
     await waitFor(() => expect(within(ask).queryByRole('button', { name: 'Reset to defaults' })).toBeNull());
+  });
+
+  it('asks before a deny rule goes; Cancel keeps it', async () => {
+    renderPage();
+    const deny = await screen.findByTestId('deny-list');
+    const rule = 'rm {-r,--recursive} {-f,--force}';
+    await userEvent.click(within(deny).getByRole('button', { name: `Remove ${rule}` }));
+    const q = within(deny).getByRole('group', { name: `Remove “${rule}”? Commands it refused can run at once.` });
+    await userEvent.click(within(q).getByRole('button', { name: 'Cancel' }));
+    expect(fakeApi.builtin.update).not.toHaveBeenCalled();
+    await userEvent.click(within(deny).getByRole('button', { name: `Remove ${rule}` }));
+    await userEvent.click(within(deny).getByRole('button', { name: 'Remove' }));
+    expect(vi.mocked(fakeApi.builtin.update).mock.lastCall![0].deny).toEqual([]);
+  });
+
+  it('asks before an allowed folder goes, saying the tools turn off with the last one', async () => {
+    vi.mocked(fakeApi.builtin.get).mockResolvedValue(overview({ roots: ['/p'] }));
+    renderPage();
+    await userEvent.click(await screen.findByRole('button', { name: 'Remove /p' }));
+    expect(fakeApi.builtin.removePath).not.toHaveBeenCalled();
+    const q = screen.getByRole('group', { name: 'Agents lose this folder, and the built-in tools turn off.' });
+    await userEvent.click(within(q).getByRole('button', { name: 'Remove' }));
+    expect(fakeApi.builtin.removePath).toHaveBeenCalledWith('/p');
   });
 
   it('switches one server off', async () => {
