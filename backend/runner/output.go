@@ -34,20 +34,33 @@ type output struct {
 	mu     sync.Mutex
 	f      *os.File
 	now    func() time.Time
-	emit   func(lines []string, dropped int)
+	emit   func(b batch)
 	every  time.Duration
 
 	partial [2][]byte // the unfinished line of each stream
 	cut     [2]bool   // the line of that stream was cut; skip to its end
 	pending []string
 	dropped int
+	// lines counts the lines so far (sent, dropped or not): the index of
+	// the next one. Up to the log's cap it is also the line's place in
+	// the log file, which lets a view that read the file skip the lines
+	// of later batches it already has.
+	lines   int
 	timer   *time.Timer
 	written int64
 	full    bool
 	closed  bool
 }
 
-func newOutput(f *os.File, now func() time.Time, every time.Duration, emit func([]string, int)) *output {
+// batch is what one event carries: lines, the index of the first of them
+// (see output.lines) and how many were dropped before them.
+type batch struct {
+	lines   []string
+	first   int
+	dropped int
+}
+
+func newOutput(f *os.File, now func() time.Time, every time.Duration, emit func(batch)) *output {
 	return &output{f: f, now: now, every: every, emit: emit}
 }
 
@@ -104,22 +117,33 @@ func (o *output) note(format string, args ...any) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.closed {
-		o.lineLocked("[airlock] " + fmt.Sprintf(format, args...))
+		// One line, as in the file: a line's index is its place there.
+		text := strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(fmt.Sprintf(format, args...))
+		o.lineLocked("[airlock] " + text)
 	}
 }
 
 func (o *output) lineLocked(text string) {
 	text = strings.ToValidUTF8(strings.TrimSuffix(text, "\r"), "\uFFFD")
-	line := "[" + o.now().UTC().Format(time.RFC3339) + "] " + text
-	if !o.full {
-		if o.written+int64(len(line))+1 > MaxLogBytes {
-			o.full = true
-			fmt.Fprintf(o.f, "[%s] [airlock] the log reached %d bytes: further output is not kept\n", o.now().UTC().Format(time.RFC3339), MaxLogBytes)
-		} else {
-			n, _ := io.WriteString(o.f, line+"\n")
-			o.written += int64(n)
-		}
+	stamp := "[" + o.now().UTC().Format(time.RFC3339) + "] "
+	line := stamp + text
+	if !o.full && o.written+int64(len(line))+1 > MaxLogBytes {
+		o.full = true
+		// The file's last line, counted and sent like the others: the
+		// lines of the file keep their indexes.
+		o.keepLocked(fmt.Sprintf("%s[airlock] the log reached %d bytes: further output is not kept", stamp, MaxLogBytes), true)
 	}
+	o.keepLocked(line, !o.full)
+}
+
+// keepLocked writes line to the file (toFile) and queues it for the next
+// event.
+func (o *output) keepLocked(line string, toFile bool) {
+	if toFile {
+		n, _ := io.WriteString(o.f, line+"\n")
+		o.written += int64(n)
+	}
+	o.lines++
 	if len(o.pending) >= maxPendingLines {
 		o.pending = o.pending[1:]
 		o.dropped++
@@ -135,11 +159,11 @@ func (o *output) flush() {
 	o.emitMu.Lock()
 	defer o.emitMu.Unlock()
 	o.mu.Lock()
-	lines, dropped := o.pending, o.dropped
+	b := batch{lines: o.pending, first: o.lines - len(o.pending), dropped: o.dropped}
 	o.pending, o.dropped, o.timer = nil, 0, nil
 	o.mu.Unlock()
-	if len(lines) > 0 || dropped > 0 {
-		o.emit(lines, dropped)
+	if len(b.lines) > 0 || b.dropped > 0 {
+		o.emit(b)
 	}
 }
 

@@ -466,8 +466,8 @@ func (r *Runner) launch(pl plan, trigger string, attempt int) (Run, error) {
 		return r.failStart(nil, rec, exec, nil, "", fmt.Errorf("open the run's log: %w", err))
 	}
 	l := &liveRun{rec: rec, exec: exec, ended: make(chan struct{})}
-	l.out = newOutput(logf, r.o.Now, r.o.OutputInterval, func(lines []string, dropped int) {
-		r.o.Events.Emit(EventRunOutput, RunOutput{RunID: rec.ID, TaskID: rec.TaskID, Lines: lines, Dropped: dropped})
+	l.out = newOutput(logf, r.o.Now, r.o.OutputInterval, func(b batch) {
+		r.o.Events.Emit(EventRunOutput, RunOutput{RunID: rec.ID, TaskID: rec.TaskID, Lines: b.lines, First: b.first, Dropped: b.dropped})
 	})
 	l.out.note("run %s of task %s by agent %s (%s)", rec.ID, rec.TaskID, pl.agent.Name, trigger)
 	l.out.note("command: %s", pl.display)

@@ -416,6 +416,43 @@ func TestOutputIsBatched(t *testing.T) {
 	}
 }
 
+// Each batch says where its lines are in the log file: a view that read
+// the file while the batch was on its way skips what it has. A line is in
+// the file at once and in an event only later (found by a new-user test:
+// the live view showed Airlock's first lines twice).
+func TestOutputBatchesSayWhereTheirLinesAreInTheLog(t *testing.T) {
+	f := newFixture(t, fixtureOpts{interval: time.Millisecond})
+	f.task("tsk_1", "ag_ann", "todo")
+	f.profile(t, runner.Profile{AgentID: "ag_ann", Template: runner.TemplateCustom,
+		Command: f.script(t, "chatty", `i=0; while [ $i -lt 300 ]; do echo "line $i"; i=$((i+1)); done`)})
+	run, err := f.r.Start("tsk_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run = f.ended(t, run.ID)
+	raw, err := os.ReadFile(run.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	next := 0
+	for _, e := range f.events.Events(runner.EventRunOutput) {
+		b := e.Payload.(runner.RunOutput)
+		if b.First != next+b.Dropped {
+			t.Errorf("a batch starts at line %d after %d dropped, want %d (the line after the last batch's)", b.First, b.Dropped, next+b.Dropped)
+		}
+		for i, l := range b.Lines {
+			if at := b.First + i; at >= len(file) || file[at] != l {
+				t.Fatalf("line %d of the batch from %d is %q, not line %d of the log file", i, b.First, l, at)
+			}
+		}
+		next = b.First + len(b.Lines)
+	}
+	if next != len(file) {
+		t.Errorf("the batches end at line %d, the log file has %d", next, len(file))
+	}
+}
+
 // eventsOf lists the recorded events of the given names in order, a
 // status with its run's status.
 func eventsOf(rec *recorder, names ...string) []string {

@@ -185,6 +185,13 @@ type RunOutput struct {
 	RunID  string   `json:"runId"`
 	TaskID string   `json:"taskId"`
 	Lines  []string `json:"lines"`
+	// First is the index of the first of Lines among the run's lines, the
+	// first being 0; it is the line's index in the log file too (LogChunk:
+	// Offset + i), except past the log's size cap, whose lines are not
+	// kept. A view that read the log skips the lines of batches it has
+	// already: each line is written to the file at once but sent a little
+	// later, in the next batch.
+	First int `json:"first"`
 	// Dropped counts lines left out of the events because the run wrote
 	// faster than the UI is sent; they are in the log file.
 	Dropped int `json:"dropped,omitempty"`

@@ -530,6 +530,7 @@ export interface RunOutput {
   runId: string;
   taskId: string;
   lines: string[];
+  first: number;
   dropped?: number;
 }
 

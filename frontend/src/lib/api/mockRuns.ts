@@ -107,15 +107,16 @@ export function runMethods(emit: (name: string, payload: unknown) => void, empty
       if (!live) return;
       const line = `${stamp()} ${thoughts[k++ % thoughts.length]}`;
       logs.exec_2.push(line);
-      emit('run:output', { runId: 'exec_2', taskId: live.taskId, lines: [line] });
+      emit('run:output', { runId: 'exec_2', taskId: live.taskId, lines: [line], first: logs.exec_2.length - 1 });
     }, 2500);
   }
 
   const end = (r: Run, status: string, exitCode: number | null, reason: string) => {
     Object.assign(r, { status, exitCode, reason, endedAt: new Date().toISOString(), pid: undefined });
     const line = `${stamp()} [airlock] ended: ${status}${reason ? `; ${reason}` : ''}`;
-    logs[r.id]?.push(line);
-    emit('run:output', { runId: r.id, taskId: r.taskId, lines: [line] });
+    const log = (logs[r.id] ??= []);
+    log.push(line);
+    emit('run:output', { runId: r.id, taskId: r.taskId, lines: [line], first: log.length - 1 });
     emit('run:status', r);
   };
 

@@ -54,6 +54,12 @@ interface Follow {
   count: number;
   /** run:output batches that came while the log was being read. */
   pending: RunOutput[] | null;
+  /**
+   * The index of the line after the last one shown (RunOutput.first): a
+   * line is in the log file before its batch is sent, so a batch may bring
+   * lines the log read gave already.
+   */
+  next: number;
 }
 
 /**
@@ -269,7 +275,7 @@ export class RunsStore {
     if (f) {
       f.count++;
     } else {
-      this.follows.set(runId, { count: 1, pending: [] });
+      this.follows.set(runId, { count: 1, pending: [], next: 0 });
       this.output = { ...this.output, [runId]: { lines: [], earlier: 0, dropped: 0, loading: true, error: null } };
       void this.readLog(runId);
     }
@@ -321,7 +327,10 @@ export class RunsStore {
     }
     const cur = this.output[o.runId];
     if (!cur) return;
-    this.output[o.runId] = capped({ ...cur, lines: [...cur.lines, ...(o.lines ?? [])], dropped: cur.dropped + (o.dropped ?? 0) });
+    const lines = unseen(o, f.next);
+    f.next = Math.max(f.next, batchEnd(o));
+    if (lines.length === 0 && !o.dropped) return;
+    this.output[o.runId] = capped({ ...cur, lines: [...cur.lines, ...lines], dropped: cur.dropped + (o.dropped ?? 0) });
   }
 
   /** Reads the log's tail, then merges the batches that came meanwhile. */
@@ -334,9 +343,14 @@ export class RunsStore {
       if (this.follows.get(runId) !== f) return;
       const pending = f.pending ?? [];
       f.pending = null;
-      const fresh = pending.flatMap((o) => o.lines ?? []);
       const logged = chunk.lines ?? [];
-      const lines = [...logged, ...fresh.slice(overlap(logged, fresh))];
+      let next = chunk.offset + logged.length;
+      const lines = [...logged];
+      for (const o of pending) {
+        lines.push(...unseen(o, next));
+        next = Math.max(next, batchEnd(o));
+      }
+      f.next = next;
       const dropped = pending.reduce((n, o) => n + (o.dropped ?? 0), 0);
       this.output[runId] = capped({ lines, earlier: chunk.offset, dropped, loading: false, error: null });
     } catch (err) {
@@ -344,7 +358,14 @@ export class RunsStore {
       const pending = f.pending ?? [];
       f.pending = null;
       // Without the log (gone, unreadable) the live lines still show.
-      this.output[runId] = { lines: pending.flatMap((o) => o.lines ?? []), earlier: 0, dropped: 0, loading: false, error: errorText(err) };
+      let next = 0;
+      const lines: string[] = [];
+      for (const o of pending) {
+        lines.push(...unseen(o, next));
+        next = Math.max(next, batchEnd(o));
+      }
+      f.next = next;
+      this.output[runId] = { lines, earlier: 0, dropped: 0, loading: false, error: errorText(err) };
     }
   }
 
@@ -373,23 +394,15 @@ function sortRuns(runs: Run[]): Run[] {
   return [...runs].sort((a, b) => Date.parse(b.startedAt) - Date.parse(a.startedAt) || b.id.localeCompare(a.id));
 }
 
-/**
- * How many of fresh's first lines the log already holds: batches that came
- * while the log was being read may repeat some of its last lines. The log
- * is searched from its end for fresh's first line, and the lines after it
- * must agree. Log lines carry a timestamp, so an accidental match is as
- * unlikely as it is harmless.
- */
-export function overlap(logged: string[], fresh: string[]): number {
-  if (fresh.length === 0) return 0;
-  for (let j = logged.length - 1; j >= 0; j--) {
-    if (logged[j] !== fresh[0]) continue;
-    const n = Math.min(logged.length - j, fresh.length);
-    let same = true;
-    for (let i = 1; i < n && same; i++) same = logged[j + i] === fresh[i];
-    if (same) return n;
-  }
-  return 0;
+/** The lines of batch o from index next on: those before it are shown already. */
+function unseen(o: RunOutput, next: number): string[] {
+  const lines = o.lines ?? [];
+  return lines.slice(Math.max(0, next - (o.first ?? 0)));
+}
+
+/** The index of the line after batch o's last. */
+function batchEnd(o: RunOutput): number {
+  return (o.first ?? 0) + (o.lines ?? []).length;
 }
 
 function capped(log: RunLog): RunLog {

@@ -4,7 +4,7 @@ import type { LogChunk } from '../api';
 import { emit, fakeApi, resetFakeApi, resync } from '../testing/fakeApi';
 import { agentView } from '../testing/agents';
 import { profile, run } from '../testing/runs';
-import { MAX_OUTPUT_LINES, overlap, RunsStore } from './runs.svelte';
+import { MAX_OUTPUT_LINES, RunsStore } from './runs.svelte';
 
 vi.mock('../api', async () => (await import('../testing/fakeApi')).fakeApiModule());
 
@@ -20,20 +20,6 @@ function deferred<T>() {
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
 }
-
-describe('overlap', () => {
-  it.each([
-    ['nothing new', ['a', 'b'], [], 0],
-    ['all new', ['a', 'b'], ['c', 'd'], 0],
-    ['the batch repeats the log\'s end', ['a', 'b', 'c'], ['b', 'c', 'd'], 2],
-    ['the batch is inside the log', ['a', 'b', 'c', 'd'], ['b', 'c'], 2],
-    ['the same lines twice: the latest place counts', ['a', 'b', 'a', 'b'], ['a', 'b', 'c'], 2],
-    ['an empty log', [], ['a'], 0],
-    ['a first line that matches but the rest does not', ['x', 'a', 'y'], ['a', 'b'], 0],
-  ])('%s', (_name, logged, fresh, want) => {
-    expect(overlap(logged, fresh), `overlap(${JSON.stringify(logged)}, ${JSON.stringify(fresh)})`).toBe(want);
-  });
-});
 
 describe('RunsStore', () => {
   let store: RunsStore;
@@ -54,21 +40,36 @@ describe('RunsStore', () => {
     expect(fakeApi.runs.log).toHaveBeenCalledWith('rn_1', { tail: 500, offset: null });
 
     // While the log is read, a batch comes whose first line the log already has.
-    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: ['[t2] two', '[t3] three'] });
-    emit('run:output', { runId: 'rn_other', taskId: 'tk_9', lines: ['not ours'] });
+    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: ['[t2] two', '[t3] three'], first: 9 });
+    emit('run:output', { runId: 'rn_other', taskId: 'tk_9', lines: ['not ours'], first: 0 });
     read.resolve(chunk(['[t0] zero', '[t1] one', '[t2] two'], { offset: 7, totalLines: 10 }));
     await flush();
     expect(store.output.rn_1).toMatchObject({ lines: ['[t0] zero', '[t1] one', '[t2] two', '[t3] three'], earlier: 7, loading: false, error: null });
 
-    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: ['[t4] four'], dropped: 3 });
+    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: ['[t4] four'], first: 13, dropped: 3 });
     expect(store.output.rn_1.lines.at(-1)).toBe('[t4] four');
     expect(store.output.rn_1.dropped, 'lines the backend could not stream').toBe(3);
 
     stop();
     await flush();
     expect(store.output.rn_1, 'nobody follows the run any more').toBeUndefined();
-    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: ['[t5] five'] });
+    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: ['[t5] five'], first: 14 });
     expect(store.output.rn_1).toBeUndefined();
+  });
+
+  it('shows a line once when its batch comes after the log read that gave it', async () => {
+    // A line is in the log file at once and in run:output a moment later:
+    // a view opened in between read Airlock's first lines, then got them
+    // again (new-user test: "[airlock]" lines twice in the live view).
+    const first = ['[t0] [airlock] run rn_1 of task tk_1', '[t0] [airlock] command: claude', '[t0] [airlock] started, process 42'];
+    vi.mocked(fakeApi.runs.log).mockResolvedValue(chunk(first));
+    store.follow('rn_1');
+    await flush();
+    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: [...first, '[t0] hello'], first: 0 });
+    expect(store.output.rn_1.lines).toEqual([...first, '[t0] hello']);
+    // A line that repeats the one before it is a new line all the same.
+    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: ['[t0] hello'], first: 4 });
+    expect(store.output.rn_1.lines).toEqual([...first, '[t0] hello', '[t0] hello']);
   });
 
   it('keeps the output when another view follows the same run at once', async () => {
@@ -88,7 +89,7 @@ describe('RunsStore', () => {
     store.follow('rn_1');
     await flush();
     const many = Array.from({ length: MAX_OUTPUT_LINES + 5 }, (_, i) => `[t] ${i}`);
-    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: many });
+    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: many, first: 0 });
     expect(store.output.rn_1.lines).toHaveLength(MAX_OUTPUT_LINES);
     expect(store.output.rn_1.lines[0]).toBe('[t] 5');
     expect(store.output.rn_1.earlier).toBe(5);
@@ -98,7 +99,7 @@ describe('RunsStore', () => {
     const read = deferred<LogChunk>();
     vi.mocked(fakeApi.runs.log).mockReturnValue(read.promise.then(() => Promise.reject(new ApiError('log_unavailable', 'the log file of this run no longer exists'))));
     store.follow('rn_1');
-    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: ['[t] live'] });
+    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: ['[t] live'], first: 0 });
     read.resolve(chunk([]));
     await flush();
     expect(store.output.rn_1).toMatchObject({ lines: ['[t] live'], error: 'the log file of this run no longer exists' });

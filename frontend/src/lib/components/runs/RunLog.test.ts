@@ -32,7 +32,7 @@ describe('RunLog', () => {
     render(RunLog, { context, props: { runId: 'rn_1', live: true } });
     const box = await screen.findByRole('log');
     layOut(box);
-    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: lines(20, 5) });
+    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: lines(20, 5), first: 20 });
     await waitFor(() => expect(box.scrollTop).toBe(25 * LINE_PX));
     expect(box.getAttribute('data-following')).toBe('true');
 
@@ -40,7 +40,7 @@ describe('RunLog', () => {
     box.scrollTop = 40;
     await fireEvent.scroll(box);
     expect(box.getAttribute('data-following')).toBe('false');
-    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: lines(25, 3) });
+    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: lines(25, 3), first: 25 });
     const jump = await screen.findByTestId('jump-to-end');
     await waitFor(() => expect(jump.textContent).toContain('3 new lines'));
     expect(box.scrollTop, 'the view stays where the reader put it').toBe(40);
@@ -49,7 +49,7 @@ describe('RunLog', () => {
     await userEvent.click(jump);
     expect(box.scrollTop).toBe(28 * LINE_PX);
     expect(box.getAttribute('data-following')).toBe('true');
-    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: lines(28, 2) });
+    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: lines(28, 2), first: 28 });
     await waitFor(() => expect(box.scrollTop).toBe(30 * LINE_PX));
     expect(screen.queryByTestId('jump-to-end')).toBeNull();
     off();

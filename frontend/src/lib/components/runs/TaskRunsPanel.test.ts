@@ -80,7 +80,7 @@ describe('TaskRunsPanel', () => {
     expect(live.getAttribute('data-run-id')).toBe('rn_1');
     expect(within(live).getByRole('progressbar')).toBeTruthy();
     await waitFor(() => expect(within(live).getAllByTestId('output-line')).toHaveLength(1));
-    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: ['[2026-01-01T10:00:01Z] step 1: call get_next_action', '[2026-01-01T10:00:02Z] ok'] });
+    emit('run:output', { runId: 'rn_1', taskId: 'tk_1', lines: ['[2026-01-01T10:00:01Z] step 1: call get_next_action', '[2026-01-01T10:00:02Z] ok'], first: 1 });
     await waitFor(() => expect(within(live).getAllByTestId('output-line')).toHaveLength(3));
     expect(within(live).getAllByTestId('output-line')[2].textContent).toMatch(/ok$/);
 
