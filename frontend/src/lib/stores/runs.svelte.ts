@@ -24,6 +24,13 @@ export const MAX_OUTPUT_LINES = 2000;
 /** How many of the log's last lines a view starts with. */
 export const LOG_TAIL = 500;
 
+/** How many of a failed run's last lines its row shows. */
+export const LAST_OUTPUT_LINES = 6;
+/** How many of the log's last lines are read to find them (Airlock's notes among them). */
+const LAST_OUTPUT_READ = 50;
+/** A line of Airlock's own in a run's log: "[time] [airlock] …". */
+const AIRLOCK_LINE = /^\[[^\]]*\] \[airlock\]/;
+
 /** A run's output as a view shows it: the log's tail, then what run:output adds. */
 export interface RunLog {
   lines: string[];
@@ -84,6 +91,11 @@ export class RunsStore {
   byTask = $state<Record<string, Run[]>>({});
   /** Output of the runs being watched, by run id. */
   output = $state<Record<string, RunLog>>({});
+  /**
+   * The last lines a failed run's process wrote (Airlock's own lines left
+   * out), by run id: why it failed, next to its exit status. Read once.
+   */
+  lastOutput = $state<Record<string, string[]>>({});
   /** A start refused on a task, by task id. */
   refusals = $state<Record<string, StartRefusal>>({});
   /** Tasks whose Run was pressed and has not answered yet. */
@@ -91,6 +103,7 @@ export class RunsStore {
   error = $state<string | null>(null);
 
   private follows = new Map<string, Follow>();
+  private tailReads = new Set<string>();
   private liveSeq = 0;
   /** Run ids whose run:status came during a Live load: the event is newer than the answer. */
   private liveDuringLoad: Map<string, Run> | null = null;
@@ -264,6 +277,25 @@ export class RunsStore {
     const run = await api.runs.stop(runId);
     this.status(run);
     return run;
+  }
+
+  /**
+   * Reads the last lines run id's process wrote into lastOutput, once: the
+   * log's tail without Airlock's notes (which say the exit status again).
+   * A log that cannot be read leaves nothing to show.
+   */
+  async loadLastOutput(runId: string): Promise<void> {
+    if (runId in this.lastOutput || this.tailReads.has(runId)) return;
+    this.tailReads.add(runId);
+    try {
+      const chunk = await api.runs.log(runId, { tail: LAST_OUTPUT_READ, offset: null });
+      const own = (chunk.lines ?? []).filter((l) => !AIRLOCK_LINE.test(l));
+      this.lastOutput = { ...this.lastOutput, [runId]: own.slice(-LAST_OUTPUT_LINES) };
+    } catch {
+      this.lastOutput = { ...this.lastOutput, [runId]: [] };
+    } finally {
+      this.tailReads.delete(runId);
+    }
   }
 
   /**

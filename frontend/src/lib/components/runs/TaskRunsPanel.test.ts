@@ -133,6 +133,31 @@ describe('TaskRunsPanel', () => {
     expect(fakeApi.runs.list).toHaveBeenCalledTimes(1);
   });
 
+  it('shows a failed run\'s last lines of output next to its exit status, without Airlock\'s own', async () => {
+    vi.mocked(fakeApi.runs.list).mockResolvedValue([
+      run('rn_1', { status: 'failed', exitCode: 1, endedAt: '2026-01-01T10:00:09Z', reason: 'exit status 1' }),
+      run('rn_0', { status: 'completed', exitCode: 0, startedAt: '2026-01-01T09:00:00Z', endedAt: '2026-01-01T09:00:09Z' }),
+    ]);
+    vi.mocked(fakeApi.runs.log).mockResolvedValue({
+      runId: 'rn_1', status: 'failed', totalLines: 12, offset: 7, truncated: true,
+      lines: [
+        '[2026-01-01T10:00:01Z] [airlock] started, process 42',
+        '[2026-01-01T10:00:02Z] connecting to http://127.0.0.1:4750/mcp',
+        '[2026-01-01T10:00:08Z] Error: invalid API key',
+        '[2026-01-01T10:00:08Z]     at main (cli.js:12)',
+        '[2026-01-01T10:00:09Z] [airlock] ended: failed (exit status 1)',
+      ],
+    });
+    await renderPanel();
+    const failed = (await screen.findAllByTestId('run-row')).find((r) => r.dataset.runId === 'rn_1')!;
+    const last = await within(failed).findByTestId('run-last-output');
+    expect(last.querySelector('pre')!.textContent).toBe('connecting to http://127.0.0.1:4750/mcp\nError: invalid API key\n    at main (cli.js:12)');
+    expect(fakeApi.runs.log).toHaveBeenCalledWith('rn_1', { tail: 50, offset: null });
+    expect(fakeApi.runs.log, 'a completed run\'s log is not read until opened').toHaveBeenCalledTimes(1);
+    const completed = screen.getAllByTestId('run-row').find((r) => r.dataset.runId === 'rn_0')!;
+    expect(within(completed).queryByTestId('run-last-output')).toBeNull();
+  });
+
   it('shows a run started elsewhere (auto-run, another window) as it starts', async () => {
     await renderPanel();
     await screen.findByTestId('run-button');
