@@ -98,6 +98,8 @@ export class RunsStore {
   lastOutput = $state<Record<string, string[]>>({});
   /** A start refused on a task, by task id. */
   refusals = $state<Record<string, StartRefusal>>({});
+  /** Runs whose Stop was confirmed and that have not ended yet, by run id. */
+  stopping = $state<Record<string, boolean>>({});
   /** Tasks whose Run was pressed and has not answered yet. */
   starting = $state<Record<string, boolean>>({});
   error = $state<string | null>(null);
@@ -272,11 +274,21 @@ export class RunsStore {
     this.refusals = rest;
   }
 
-  /** Stops a run (SIGTERM, then SIGKILL after the grace period); resolves with the ended run. */
+  /**
+   * Stops a run (SIGTERM, then SIGKILL after the grace period); resolves
+   * with the ended run. Until then the run is in stopping: a process that
+   * ignores SIGTERM takes the whole grace period.
+   */
   async stop(runId: string): Promise<Run> {
-    const run = await api.runs.stop(runId);
-    this.status(run);
-    return run;
+    this.stopping = { ...this.stopping, [runId]: true };
+    try {
+      const run = await api.runs.stop(runId);
+      this.status(run);
+      return run;
+    } finally {
+      const { [runId]: _done, ...rest } = this.stopping;
+      this.stopping = rest;
+    }
   }
 
   /**

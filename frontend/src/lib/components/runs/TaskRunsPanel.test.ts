@@ -158,6 +158,29 @@ describe('TaskRunsPanel', () => {
     expect(within(completed).queryByTestId('run-last-output')).toBeNull();
   });
 
+  it('says a run is stopping, with Stop disabled, until a process that ignores SIGTERM has ended', async () => {
+    vi.mocked(fakeApi.runs.list).mockResolvedValue([run('rn_1')]);
+    vi.mocked(fakeApi.runs.log).mockResolvedValue({ runId: 'rn_1', status: 'running', lines: [], totalLines: 0, offset: 0, truncated: false });
+    let end!: (r: ReturnType<typeof run>) => void;
+    vi.mocked(fakeApi.runs.stop).mockReturnValue(new Promise((r) => (end = r)));
+    await renderPanel();
+    const live = await screen.findByTestId('live-run');
+    await userEvent.click(within(screen.getByTestId('task-runs-panel')).getByRole('button', { name: 'Stop' }));
+    await userEvent.click(screen.getByRole('button', { name: 'Stop run' }));
+    const stopping = await screen.findByTestId('run-stopping');
+    expect(stopping.textContent).toContain('Stopping…');
+    expect(stopping).toHaveProperty('disabled', true);
+    expect(stopping.getAttribute('aria-busy')).toBe('true');
+    expect(within(live).getByTestId('run-status').textContent).toBe('stopping');
+    expect(within(live).getByTestId('run-stop-note').textContent).toContain('SIGKILL after');
+    expect(screen.queryByRole('button', { name: 'Stop run' }), 'no second stop while the first one runs').toBeNull();
+
+    end(run('rn_1', { status: 'stopped', exitCode: 137, endedAt: '2026-01-01T10:01:00Z', reason: 'stopped by the user' }));
+    await waitFor(() => expect(screen.queryByTestId('live-run')).toBeNull());
+    expect(screen.queryByTestId('run-stopping')).toBeNull();
+    expect(screen.getByTestId('run-row').getAttribute('data-status')).toBe('stopped');
+  });
+
   it('shows a run started elsewhere (auto-run, another window) as it starts', async () => {
     await renderPanel();
     await screen.findByTestId('run-button');
