@@ -674,8 +674,25 @@ func TestSessionOfAProjectLeftIsRefusedInside(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(textOf(res), authz.EAgentNotAssigned) {
 		t.Errorf("a call after the agent left the project = %v %+v, want a tool error naming %s", err, res, authz.EAgentNotAssigned)
 	}
-	if _, err := alice.ListTools(context.Background(), nil); err != nil {
-		t.Errorf("tools/list after the agent left the project: %v, want an answer", err)
+	if tools, err := alice.ListTools(context.Background(), nil); err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != authz.ToolHelp {
+		t.Errorf("tools/list after the agent left the project: %v %+v, want help alone", err, tools)
+	}
+	// help still answers there, and says why the rest is refused
+	// (found by a new-user test: help was refused too).
+	res = call(t, alice, "help", map[string]any{})
+	if res.IsError || !strings.Contains(textOf(res), "No tool but help is available in this session") || !strings.Contains(textOf(res), "is not assigned to project") {
+		t.Errorf("help after the agent left the project = %s, want its answer saying the agent is not in the project", textOf(res))
+	}
+	if !strings.Contains(textOf(res), `"total_available": 1`) {
+		t.Errorf("help after the agent left the project lists more than itself: %s", textOf(res))
+	}
+	res = call(t, alice, "help", map[string]any{"tool_name": "get_my_task"})
+	if res.IsError || !strings.Contains(textOf(res), `"available": false`) || !strings.Contains(textOf(res), authz.EAgentNotAssigned) {
+		t.Errorf("help on get_my_task after the agent left the project = %s, want it unavailable, for %s", textOf(res), authz.EAgentNotAssigned)
+	}
+	res = call(t, alice, "get_my_task", map[string]any{})
+	if !res.IsError || !strings.Contains(textOf(res), authz.EAgentNotAssigned) {
+		t.Errorf("get_my_task after the agent left the project = %s, want it refused", textOf(res))
 	}
 	if resp := mcpInitialize(t, tm.in.Info.MCPURL+"?project="+tm.projectName, tm.alice.Token); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a new session for the project left: HTTP %d, want 403", resp.StatusCode)

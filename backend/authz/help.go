@@ -97,8 +97,9 @@ func (s *Service) HelpList(caller *core.Caller) HelpListing {
 	groups := map[string][]string{}
 	var order []string
 	first := map[string]*core.Error{}
+	left := s.leftProject(caller)
 	for _, def := range s.reg.Tools() {
-		err := s.Refusal(caller, core.Target{Kind: core.KindToolCall, Server: Server, Name: def.Name})
+		err := s.helpRefusal(caller, def, left)
 		if err == nil {
 			out.AvailableTools = append(out.AvailableTools, HelpTool{Name: def.Name, Description: def.Description, Category: string(def.Level)})
 			continue
@@ -117,11 +118,45 @@ func (s *Service) HelpList(caller *core.Caller) HelpListing {
 	return out
 }
 
+// ToolHelp is the name of the help tool. It answers on a session of a
+// project its agent has left, where every other call is refused: it is
+// harmless, and it says why the rest is refused.
+const ToolHelp = "help"
+
+// leftProject is the refusal of a caller whose session works in a project
+// its agent is no longer in, else nil.
+func (s *Service) leftProject(c *core.Caller) *core.Error {
+	if c == nil || c.AgentID == "" || c.ProjectID == "" {
+		return nil
+	}
+	e, err := s.entry(c.AgentID)
+	if err != nil {
+		return err
+	}
+	if _, ok := e.projects[c.ProjectID]; !ok {
+		return notAssigned(e.agent, c.ProjectID)
+	}
+	return nil
+}
+
+// helpRefusal is why caller may not use def, as help says it: the gate's
+// refusal, or, on a session of a project left (left), that — for every
+// tool but help.
+func (s *Service) helpRefusal(caller *core.Caller, def ToolDef, left *core.Error) *core.Error {
+	err := s.Refusal(caller, core.Target{Kind: core.KindToolCall, Server: Server, Name: def.Name})
+	if err == nil && left != nil && def.Name != ToolHelp {
+		return left
+	}
+	return err
+}
+
 // helpGroup names the group an unavailable tool is explained in.
 func helpGroup(def ToolDef, err *core.Error) string {
 	switch {
 	case err.Code == ReasonSuspended:
 		return "account"
+	case err.Code == EAgentNotAssigned:
+		return "project"
 	case err.Code == core.EUnauthorized && def.Level != LevelUnauthenticated:
 		return "authenticated_tools"
 	case err.Code == core.EUnauthorized:
@@ -151,6 +186,8 @@ func groupText(group string, names []string, err *core.Error, c *core.Caller) st
 		return fmt.Sprintf("No tool is available: %s (%s)", err.Message, err.Hint)
 	case "session":
 		return fmt.Sprintf("No tool is available: %s", err.Message)
+	case "project":
+		return fmt.Sprintf("No tool but help is available in this session: %s (%s)", err.Message, err.Hint)
 	case "authenticated_tools":
 		return fmt.Sprintf("The other tools (%s) require authentication: call authenticate first, or connect with an agent token", list)
 	case "compact_tools":
@@ -183,7 +220,7 @@ func (s *Service) HelpFor(caller *core.Caller, name string) (HelpDetail, error) 
 		return HelpDetail{}, notRegistered(core.Target{Kind: core.KindToolCall, Server: Server, Name: name})
 	}
 	d := HelpDetail{Name: def.Name, Description: def.Description, Category: string(def.Level)}
-	if err := s.Refusal(caller, core.Target{Kind: core.KindToolCall, Server: Server, Name: def.Name}); err != nil {
+	if err := s.helpRefusal(caller, def, s.leftProject(caller)); err != nil {
 		d.Reason, d.Code, d.Hint = err.Message, err.Code, err.Hint
 		// Seed 000 words the purpose of a session-bound tool this way in
 		// help; the gate's words follow, as the call would be refused.

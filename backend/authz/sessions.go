@@ -666,23 +666,31 @@ func (s *Service) resolve(mcpSessionID string, conn Identity, sessionToken strin
 	if purpose != core.PurposeTask && purpose != core.PurposeChat {
 		return caller, core.Errorf(core.EInvalid, "Invalid purpose: %s. Valid values: task, chat", purpose)
 	}
+	var left *core.Error
 	if project != "" {
 		id, ok := e.projects[project]
 		switch {
 		case !ok && authSession != "":
 			// A session opened for a project the agent has since left
 			// works there no more.
-			return caller, notAssigned(e.agent, project)
+			left = notAssigned(e.agent, project)
 		case !ok:
 			if _, err := s.findProject(project); err != nil {
 				return caller, core.Errorf(EProjectNotFound, "Project not found: %s", project)
 			}
-			return caller, notAssigned(e.agent, project)
+			left = notAssigned(e.agent, project)
+		default:
+			project = id
 		}
-		project = id
 	}
+	// A caller refused for a project it left is known whole all the same:
+	// help still answers it (ToolHelp), and tells it why the rest is
+	// refused.
 	caller.AgentName, caller.Kind, caller.Role = e.agent.Name, e.agent.Kind, e.agent.Role
 	caller.AuthSession, caller.Purpose, caller.ProjectID = authSession, purpose, project
+	if left != nil {
+		return caller, left
+	}
 	if authSession == "" && conn.Via == ViaAgentToken && conn.AgentID == agentID {
 		caller.TokenID = conn.TokenID
 	}

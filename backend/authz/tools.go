@@ -348,7 +348,7 @@ func defaultTools() []ToolDef {
 			Example:     json.RawMessage(`{"session_token":"als_xxx"}`),
 		},
 		{
-			Name:  "help",
+			Name:  ToolHelp,
 			Level: LevelUnauthenticated,
 			Description: "Lists the Airlock tools you can use right now, or shows one tool in detail (parameters, example). " +
 				"Only tools your authentication state and session purpose allow are listed; for any other tool it says why not.",

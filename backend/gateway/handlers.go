@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/pipeline"
@@ -95,10 +96,27 @@ func (g *Gateway) visible(c *core.Caller, t core.Target) bool {
 // send an empty, invalid cacheScope for lists it did not build itself.
 func perCaller() mcp.Cacheable { return mcp.Cacheable{TTLMs: 0, CacheScope: "private"} }
 
+// isHelp reports whether exposed names Airlock's help tool.
+func (g *Gateway) isHelp(exposed string) bool {
+	t, ok := g.cat.Snapshot().Tool(exposed)
+	return ok && t.ServerID == authz.Server && t.Name == authz.ToolHelp
+}
+
 func (g *Gateway) listTools(s *session) (*mcp.ListToolsResult, error) {
 	res := &mcp.ListToolsResult{Cacheable: perCaller(), Tools: []*mcp.Tool{}}
-	c, ok := g.listCaller(s)
-	if !ok {
+	c, err := g.peek(s)
+	if core.ErrorCode(err) == authz.EAgentNotAssigned {
+		// A session of a project its agent has left lists help alone:
+		// the one call it may still make.
+		v := g.views.get(g.cat.Snapshot())
+		for i, t := range v.snap.Tools {
+			if t.ServerID == authz.Server && t.Name == authz.ToolHelp {
+				res.Tools = append(res.Tools, v.tools[i])
+			}
+		}
+		return res, nil
+	}
+	if err != nil {
 		return res, nil
 	}
 	if tools, _ := g.visibleTools(&c, g.views.get(g.cat.Snapshot())); tools != nil {
@@ -164,6 +182,12 @@ func (g *Gateway) run(ctx context.Context, s *session, req mcp.Request, r *core.
 	// It is Airlock's credential: it must not reach a server, an approval
 	// dialog, a rule made from one, or the audit log.
 	r.Args = withoutSessionToken(r.Args)
+	if err != nil && core.ErrorCode(err) == authz.EAgentNotAssigned && r.Kind == core.KindToolCall && g.isHelp(r.Exposed) {
+		// On a session of a project its agent has left, help still
+		// answers (it says why the rest is refused); the gate and every
+		// other stage still apply.
+		err = nil
+	}
 	if err == nil && g.closing.Load() {
 		err = errStopping
 	}
