@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/backend/core"
 )
@@ -22,6 +23,12 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 // ambiguous.
 func validName(what, name string) error {
 	if !nameRE.MatchString(name) {
+		// A name far too long is shown by its start and its length: the
+		// whole of it made an error nobody reads (new-user test).
+		if n := utf8.RuneCountInString(name); n > 64 {
+			return core.Errorf(core.EInvalid, "%s name %q (%d characters) must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+				what, string([]rune(name)[:32])+"…", n)
+		}
 		return core.Errorf(core.EInvalid, "%s name %q must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", what, name)
 	}
 	for _, p := range []string{"ag_", "pj_", "tk_", "ses_"} {

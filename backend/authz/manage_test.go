@@ -1,6 +1,7 @@
 package authz_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -118,6 +119,8 @@ func TestManagementBadInput(t *testing.T) {
 		{"empty server", func() error { _, err := tm.svc.GrantServer(authz.RoleDefault, ""); return err }, core.EInvalid,
 			`server "" must be 1-256 characters on one line`},
 		{"taken project name", func() error { _, err := tm.svc.CreateProject("alpha", ""); return err }, core.EConflict, `a project named "alpha" exists already`},
+		{"project name far too long", func() error { _, err := tm.svc.CreateProject(strings.Repeat("a", 300), ""); return err }, core.EInvalid,
+			`project name "` + strings.Repeat("a", 32) + `…" (300 characters) must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`},
 		{"taken role name", func() error { _, err := tm.svc.CreateRole(authz.RoleInput{Name: "default"}); return err }, core.EConflict,
 			`a role named "default" exists already`},
 	}

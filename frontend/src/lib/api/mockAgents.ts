@@ -125,6 +125,9 @@ export function agentMethods(emit: (name: string, payload: unknown) => void, emp
     },
     'Agents.RotatePasskey': () => secret('alp_'),
     'Agents.CreateProject': (name: string, description: string) => {
+      if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
+        throw new ApiError('invalid', `project name ${JSON.stringify(name)} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`);
+      }
       const p = { id: `pj_${name}`, name, description, createdAt: now(), updatedAt: now() };
       projects.push(p);
       changed();
