@@ -158,4 +158,25 @@ describe('the Agents screen through a real airlock serve', () => {
     await expect.poll(() => second.getByTestId('agent-row').allTextContents()).toContainEqual(expect.stringContaining('helper'));
     await second.close();
   });
+
+  it('at 600 px wide the nav is a rail of icons, and a long invalid project name wraps in its error', async () => {
+    await page.setViewportSize({ width: 600, height: 700 });
+    try {
+      const nav = page.getByRole('navigation', { name: 'Main' });
+      await expect.poll(async () => (await nav.boundingBox())?.width ?? 999).toBeLessThan(80);
+      await nav.getByRole('link', { name: 'Agents' }).click(); // the labels still name the links
+      await page.getByRole('group', { name: 'Show' }).getByRole('button', { name: /^Projects/ }).click();
+      const name = 'a'.repeat(200);
+      await page.getByLabel('Project name').fill(name);
+      await page.getByRole('button', { name: 'Create project' }).click();
+      const error = page.getByRole('alert').filter({ hasText: 'must be 1-64' });
+      await error.waitFor();
+      expect(await error.evaluate((e) => e.scrollWidth <= e.clientWidth), 'the error text stays inside its box').toBe(true);
+      const box = (await error.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(600);
+      await shots(page, 'real-narrow-projects');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+  });
 });
