@@ -33,6 +33,12 @@ func (r *Runs) SetProfile(agentID string, p runner.Profile) (runner.Profile, err
 	return r.d.Runner.SetProfile(agentID, p)
 }
 
+// CheckCommand says whether the program a profile launches is found now
+// (a warning when it is not; the profile may be saved all the same).
+func (r *Runs) CheckCommand(p runner.Profile) (runner.CommandCheck, error) {
+	return r.d.Runner.CheckCommand(p)
+}
+
 // DeleteProfile removes an agent's launcher profile.
 func (r *Runs) DeleteProfile(agentID string) error { return r.d.Runner.DeleteProfile(agentID) }
 

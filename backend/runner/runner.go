@@ -221,6 +221,27 @@ func (r *Runner) SetProfile(agentID string, p Profile) (Profile, error) {
 	return p, nil
 }
 
+// CheckCommand looks for the program profile p launches, as a run would
+// (in the PATH of the run's environment). A program not found is a
+// warning, not a refusal: SetProfile saves such a profile, and the
+// profile screen and the CLI say its runs will not start (found by a
+// new-user test: a profile for a CLI that was not installed was accepted
+// without a word). An invalid profile is CheckProfile's refusal.
+func (r *Runner) CheckCommand(p Profile) (CommandCheck, error) {
+	t, err := CheckProfile(p)
+	if err != nil {
+		return CommandCheck{}, err
+	}
+	path, err := program(t, p, r.o.Airlock, r.env(t, p))
+	if e := (*core.Error)(nil); errors.As(err, &e) && e.Code == ECommandNotFound {
+		return CommandCheck{Warning: e.Message, Hint: e.Hint}, nil
+	}
+	if err != nil {
+		return CommandCheck{}, err
+	}
+	return CommandCheck{Path: path}, nil
+}
+
 // DeleteProfile removes agent id's profile: it is not run any more.
 func (r *Runner) DeleteProfile(agentID string) error {
 	a, err := r.o.Agents.Agent(agentID)

@@ -256,6 +256,34 @@ func TestRefusedBeforeLaunch(t *testing.T) {
 	}
 }
 
+// A profile whose program is missing is saved, and CheckCommand says why
+// its runs will not start; the program is looked for as a run would, in
+// the PATH of the run's environment (found by a new-user test: a profile
+// for a CLI that was not installed was accepted without a word).
+func TestCheckCommandWarnsOfAMissingProgram(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	missing := runner.Profile{AgentID: "ag_ann", Template: runner.TemplateClaudeCode, Command: "no-such-agent-cli"}
+	if _, err := f.r.SetProfile("ag_ann", missing); err != nil {
+		t.Fatalf("SetProfile refused a profile whose program is missing: %v; want it saved (a warning only)", err)
+	}
+	got, err := f.r.CheckCommand(missing)
+	want := runner.CommandCheck{Warning: `the command "no-such-agent-cli" was not found in PATH`,
+		Hint: "install it, or give its full path as the command of the agent's run profile"}
+	if err != nil || got != want {
+		t.Errorf("CheckCommand(missing) = %+v, %v; want %+v", got, err, want)
+	}
+
+	claude := f.script(t, "claude", "exit 0")
+	found := runner.Profile{AgentID: "ag_ann", Template: runner.TemplateClaudeCode, Env: map[string]string{"PATH": f.bin}}
+	if got, err := f.r.CheckCommand(found); err != nil || got != (runner.CommandCheck{Path: claude}) {
+		t.Errorf("CheckCommand(claude in the profile's PATH) = %+v, %v; want path %s", got, err, claude)
+	}
+
+	if _, err := f.r.CheckCommand(runner.Profile{Template: runner.TemplateCustom}); core.ErrorCode(err) != core.EInvalid {
+		t.Errorf("CheckCommand(custom without a command) = %v, want the profile refused as invalid", err)
+	}
+}
+
 // A run that ends with a failure status is failed with the status as its
 // reason; one whose program cannot be executed fails at once with the
 // reason in the error, the record and the log.

@@ -114,6 +114,19 @@ type Profile struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
+// CommandCheck says whether the program a profile launches is there now.
+// A profile whose program is missing is saved all the same (it may be
+// installed later, or be on the PATH of the machine's next login); the
+// warning says its runs will not start until it is.
+type CommandCheck struct {
+	// Path is the program a run would start; empty when it is not found.
+	Path string `json:"path"`
+	// Warning says why the program cannot be started ("the command
+	// \"claude\" was not found in PATH"), and Hint what to do.
+	Warning string `json:"warning,omitempty"`
+	Hint    string `json:"hint,omitempty"`
+}
+
 // Settings are the runner's settings.
 type Settings struct {
 	// AutoRun starts a run for every task in progress assigned to an AI

@@ -215,6 +215,13 @@ export interface Classification {
   commands?: string[];
 }
 
+/** Go: runner.CommandCheck */
+export interface CommandCheck {
+  path: string;
+  warning?: string;
+  hint?: string;
+}
+
 /** Go: hitl.Condition */
 export interface Condition {
   path: string;
@@ -1118,6 +1125,9 @@ export function createClient(call: Call) {
       startAboutTask: (taskID: string, message: string): Promise<ConversationSummary> => call('Chat.StartAboutTask', [taskID, message]) as Promise<ConversationSummary>,
     },
     runs: {
+      /** CheckCommand says whether the program a profile launches is found now
+       * (a warning when it is not; the profile may be saved all the same). */
+      checkCommand: (p: Profile): Promise<CommandCheck> => call('Runs.CheckCommand', [p]) as Promise<CommandCheck>,
       /** DeleteProfile removes an agent's launcher profile. */
       deleteProfile: (agentID: string): Promise<void> => call('Runs.DeleteProfile', [agentID]) as Promise<void>,
       /** Get returns one run. */

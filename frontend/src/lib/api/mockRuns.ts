@@ -135,6 +135,14 @@ export function runMethods(emit: (name: string, payload: unknown) => void, empty
       profiles[id] = { ...p, agentId: id, updatedAt: new Date().toISOString() };
       return profiles[id];
     },
+    'Runs.CheckCommand': (p: Profile) => {
+      // The demo machine has Claude Code and Airlock, nothing else.
+      const tmpl = TEMPLATES.find((t) => t.id === p.template);
+      const cmd = p.command || tmpl?.command || '';
+      if (cmd === '{{airlock}}') return { path: '/usr/local/bin/airlock' };
+      if (cmd === 'claude' || cmd.startsWith('/')) return { path: cmd.startsWith('/') ? cmd : '/usr/local/bin/claude' };
+      return { path: '', warning: `the command ${JSON.stringify(cmd)} was not found in PATH`, hint: "install it, or give its full path as the command of the agent's run profile" };
+    },
     'Runs.DeleteProfile': (id: string) => {
       delete profiles[id];
       return null;

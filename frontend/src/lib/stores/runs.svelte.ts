@@ -1,5 +1,5 @@
 import { api, ApiError } from '../api';
-import type { AgentView, Profile, Run, RunnerSettings, RunOutput, Template } from '../api';
+import type { AgentView, CommandCheck, Profile, Run, RunnerSettings, RunOutput, Template } from '../api';
 import { on, onResync } from '../events';
 import { agentHref } from '../route';
 import { errorText } from './util';
@@ -174,6 +174,19 @@ export class RunsStore {
     const saved = fullProfile(await api.runs.setProfile(agentId, p));
     this.profiles = { ...this.profiles, [agentId]: saved };
     return saved;
+  }
+
+  /**
+   * Whether the program profile p launches is found now, as a run would
+   * look for it: a warning when it is not (the profile is saved all the
+   * same), null when the check could not be made.
+   */
+  async checkCommand(p: Profile): Promise<CommandCheck | null> {
+    try {
+      return (await api.runs.checkCommand(p)) ?? null;
+    } catch {
+      return null;
+    }
   }
 
   async deleteProfile(agentId: string): Promise<void> {

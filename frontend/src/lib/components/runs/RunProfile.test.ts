@@ -117,6 +117,36 @@ describe('RunProfile', () => {
     await waitFor(() => expect(screen.getByTestId('profile-state').textContent).toBe('no profile yet'));
   });
 
+  it('warns, without refusing, when the saved profile\'s program is not found; a fixed one clears the warning', async () => {
+    const missing = { path: '', warning: 'the command "claude" was not found in PATH', hint: "install it, or give its full path as the command of the agent's run profile" };
+    vi.mocked(fakeApi.runs.checkCommand).mockResolvedValue(missing);
+    renderProfile();
+    await screen.findByRole('form', { name: 'Run profile' });
+    expect(fakeApi.runs.checkCommand, 'no profile yet: nothing to look for').not.toHaveBeenCalled();
+    await userEvent.click(screen.getByRole('button', { name: 'Create profile' }));
+    await screen.findByTestId('profile-saved');
+    const warning = await screen.findByTestId('profile-command-warning');
+    expect(warning.textContent).toContain('the command "claude" was not found in PATH');
+    expect(warning.textContent).toContain('The profile is saved, but runs of bob will fail to start until it is there');
+    expect(warning.textContent).toContain('give its full path');
+    expect(vi.mocked(fakeApi.runs.checkCommand).mock.lastCall![0]).toMatchObject({ agentId: 'ag_bob', template: 'claude-code' });
+
+    vi.mocked(fakeApi.runs.checkCommand).mockResolvedValue({ path: '/opt/claude' });
+    await userEvent.type(field(/^Program/), '/opt/claude');
+    expect(screen.queryByTestId('profile-command-warning'), 'the warning is about the saved profile, not the edit').toBeNull();
+    await userEvent.click(screen.getByRole('button', { name: 'Save profile' }));
+    await waitFor(() => expect(fakeApi.runs.checkCommand).toHaveBeenCalledTimes(2));
+    await screen.findByTestId('profile-saved');
+    expect(screen.queryByTestId('profile-command-warning')).toBeNull();
+  });
+
+  it('warns of a stored profile\'s missing program when it is opened', async () => {
+    vi.mocked(fakeApi.runs.profiles).mockResolvedValue([profile('ag_bob', { template: 'codex' })]);
+    vi.mocked(fakeApi.runs.checkCommand).mockResolvedValue({ path: '', warning: 'the command "codex" was not found in PATH' });
+    renderProfile();
+    expect((await screen.findByTestId('profile-command-warning')).textContent).toContain('"codex" was not found in PATH');
+  });
+
   it('says a person is not run', async () => {
     renderProfile(agentView('ag_ann', 'ann', 'worker', 'ag_owner', { human: true }));
     expect((await screen.findByTestId('run-profile-person')).textContent).toContain('Airlock runs only AI agents');
