@@ -66,7 +66,7 @@ describe('BuiltinPage', () => {
     expect(within(ask).getByRole('button', { name: 'Reset to defaults' })).toBeTruthy();
     await userEvent.click(within(ask).getByRole('button', { name: 'Remove echo' }));
     expect(fakeApi.builtin.update).not.toHaveBeenCalled(); // it asks first
-    const q = within(ask).getByRole('group', { name: 'Remove “echo”? Commands it sent to you can run without asking.' });
+    const q = within(ask).getByRole('group', { name: 'Remove this ask rule? Commands it sent to you can run without asking.' });
     await userEvent.click(within(q).getByRole('button', { name: 'Remove' }));
     expect(vi.mocked(fakeApi.builtin.update).mock.lastCall![0].ask).toEqual(['{sudo,su}']);
     await waitFor(() => expect(within(ask).queryByRole('button', { name: 'Reset to defaults' })).toBeNull());
@@ -77,7 +77,7 @@ describe('BuiltinPage', () => {
     const deny = await screen.findByTestId('deny-list');
     const rule = 'rm {-r,--recursive} {-f,--force}';
     await userEvent.click(within(deny).getByRole('button', { name: `Remove ${rule}` }));
-    const q = within(deny).getByRole('group', { name: `Remove “${rule}”? Commands it refused can run at once.` });
+    const q = within(deny).getByRole('group', { name: 'Remove this deny rule? Commands it refused can run at once.' });
     await userEvent.click(within(q).getByRole('button', { name: 'Cancel' }));
     expect(fakeApi.builtin.update).not.toHaveBeenCalled();
     await userEvent.click(within(deny).getByRole('button', { name: `Remove ${rule}` }));
