@@ -140,6 +140,11 @@ describe('agent runs through a real airlock serve', () => {
     const output = live.getByTestId('run-output');
     await expect.poll(() => output.textContent(), LIVE).toContain('connected to');
     await expect.poll(() => output.textContent(), LIVE).toContain('get_next_action');
+    // Airlock's own lines show once each, though each is in the log file
+    // before its batch of run:output comes (new-user test: twice).
+    const notes = (await output.getByTestId('output-line').allTextContents()).filter((l) => l.includes('[airlock]'));
+    expect(notes.length).toBeGreaterThan(2);
+    expect(notes.filter((l, i) => notes.indexOf(l) !== i), 'lines shown twice').toEqual([]);
     // update_task_status moved the card while the run goes on.
     await expect.poll(() => card(taskId).getAttribute('data-status'), LIVE).toBe('in_progress');
 
