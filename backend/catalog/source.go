@@ -247,6 +247,11 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 		// server-filesystem would take one agent's folders as everyone's).
 		// A server that asks anyway is refused with the reason
 		// (serverRequests, the client's receiving middleware).
+		// A server's tool result is handed on as it came (SDK patch):
+		// Airlock reads only whether it is an error unless it must change
+		// it. Airlock's own servers are read whole (their refusals carry
+		// a reason code in _meta).
+		VerbatimToolResults: !d.builtIn(),
 		Capabilities: &mcp.ClientCapabilities{
 			Sampling:    &mcp.SamplingCapabilities{},
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},

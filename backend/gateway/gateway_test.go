@@ -264,6 +264,10 @@ func (e *env) connectAs(t *testing.T, token string, opts *mcp.ClientOptions) *mc
 
 func text(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()
+	// A server's result from the catalog comes as it was sent.
+	if err := res.DecodeVerbatim(); err != nil {
+		t.Fatalf("the result cannot be read: %v", err)
+	}
 	var parts []string
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/backend/catalog"
+	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -308,5 +309,51 @@ func TestNewerRevisionFieldsOnlyOnNewerSessions(t *testing.T) {
 	}
 	if tools.CacheScope != "private" {
 		t.Errorf("tools/list cacheScope for a %s agent = %q, want private (each caller sees its own list)", newRevision, tools.CacheScope)
+	}
+}
+
+// A server's tool result reaches the agent as the server sent it, byte for
+// byte: fields Airlock does not know, number and escape spellings, the
+// order of keys (the catalog's client keeps it undecoded; see
+// VerbatimToolResults in third_party/go-sdk/PATCHES.md). Before, it was
+// decoded into the SDK's types and encoded again, which dropped what those
+// types lack. An error result is still recorded with its text, and a
+// 2026-07-28 agent gets the resultType its revision has.
+func TestToolResultAsTheServerSent(t *testing.T) {
+	const ok = `{"x-first":true,"content":[{"type":"text","text":"a<b>\u00e9","x-extra":{"k":[1,2.50]}}],"structuredContent":{ "n" : 1.50 }}`
+	const failed = `{"content":[{"type":"text","text":"disk on fire"}],"isError":true}`
+	script := reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`) +
+		"read initialized\n" +
+		reply(`{"tools":[{"name":"ok","inputSchema":{"type":"object"}},{"name":"fail","inputSchema":{"type":"object"}}]}`) +
+		`while read req; do
+id=$(echo "$req" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+case "$req" in
+*'"fail"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":` + failed + `}' ;;
+*) echo '{"jsonrpc":"2.0","id":'$id',"result":` + ok + `}' ;;
+esac
+done
+`
+	e := newEnv(t, catalog.Options{}, core.ServerConfig{ID: "raw", Command: writeScript(t, script)})
+	e.waitRunning(t, "raw")
+	call := e.rawSession(t)
+	if got := string(call("tools/call", `{"name":"raw__ok","arguments":{}}`)); got != ok {
+		t.Errorf("result through Airlock:\n got %s\nwant %s (as the server sent it)", got, ok)
+	}
+	if got := string(call("tools/call", `{"name":"raw__fail","arguments":{}}`)); got != failed {
+		t.Errorf("error result through Airlock:\n got %s\nwant %s", got, failed)
+	}
+	e.audited(t, core.ActivityFilter{Tool: "fail"}, func(recs []core.AuditRecord) bool {
+		return len(recs) == 1 && recs[0].Status == core.StatusToolError && recs[0].Error == "disk on fire"
+	}, "the failed call recorded as a tool error with its text")
+
+	// A 2026-07-28 agent: the result is the server's, with its revision's
+	// resultType (decoded and encoded for it).
+	sess := e.connectNew(t, testToken, nil)
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "raw__ok", Arguments: map[string]any{}})
+	if err != nil || res.NeedsInput() || len(res.Content) != 1 {
+		t.Fatalf("2026-07-28 agent: %+v, %v", res, err)
+	}
+	if tc, _ := res.Content[0].(*mcp.TextContent); tc == nil || tc.Text != "a<b>é" {
+		t.Errorf("2026-07-28 agent got %+v", res.Content[0])
 	}
 }

@@ -705,6 +705,7 @@ func asError(err error) *core.Error {
 }
 
 func firstText(res *mcp.CallToolResult) string {
+	res.DecodeVerbatim() // a server's result as it came (see catalog); left empty if it cannot be read
 	for _, c := range res.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
 			return clip(t.Text, 500)

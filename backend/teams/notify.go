@@ -292,6 +292,13 @@ func (rp responder) Respond(_ context.Context, r *core.Request, res *mcp.CallToo
 	if c.AgentID == "" || c.Purpose != core.PurposeTask || res == nil || !rp.s.mayHaveNotifications(c.AgentID) {
 		return nil
 	}
+	// A server's result comes as it was sent (see catalog): read it before
+	// anything is claimed for it. One that cannot be read goes as it came,
+	// and the notifications wait for the next call.
+	if err := res.DecodeVerbatim(); err != nil {
+		rp.s.log.Warn("a tool result could not be read to add notifications; they wait for the next call", "agent", c.AgentID, "err", err)
+		return nil
+	}
 	if res.IsError && refusedAccount(res) {
 		return nil
 	}

@@ -204,6 +204,15 @@ type ClientOptions struct {
 	// reset" guidance, letting a transient miss pass without tearing down an
 	// otherwise live session. Has no effect unless KeepAlive is non-zero.
 	KeepAliveFailureThreshold int
+	// VerbatimToolResults (Airlock patch, see PATCHES.md): a tools/call
+	// result is kept as the server sent it. Only isError is decoded;
+	// Content, StructuredContent and Meta stay empty until
+	// [CallToolResult.DecodeVerbatim], and the result marshals to the
+	// server's own bytes. For a gateway, which hands results on: upstream
+	// decoded every content block and encoded it again. A result that asks
+	// for input (resultType input_required, inputRequests, requestState)
+	// is decoded as before.
+	VerbatimToolResults bool
 }
 
 // toolContextKeyType is the context key type for passing tool definitions

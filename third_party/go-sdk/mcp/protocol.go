@@ -5,6 +5,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -323,6 +324,12 @@ type CallToolResult struct {
 	// normally. ResultTypeInputRequired means the client should fulfill the
 	// InputRequests and retry the call.
 	resultType resultType
+	// verbatim is the result's JSON as its server sent it, when it was
+	// received with ClientOptions.VerbatimToolResults and not decoded yet
+	// (Airlock patch); verbatimType is its resultType.
+	verbatim     json.RawMessage
+	verbatimType resultType
+	wantVerbatim bool // set on a result about to be received so (by the client)
 	// The error passed to setError, if any.
 	// It is not marshaled, and therefore it is only visible on the server.
 	// Its only use is in server sending middleware, where it can be accessed
@@ -406,7 +413,66 @@ func init() {
 	}
 }
 
+// decodeVerbatim decodes a tools/call result the way
+// ClientOptions.VerbatimToolResults asks (Airlock patch).
+func (r *CallToolResult) decodeVerbatim(data []byte) error {
+	var head struct {
+		IsError       bool            `json:"isError"`
+		ResultType    resultType      `json:"resultType"`
+		InputRequests json.RawMessage `json:"inputRequests"`
+		RequestState  string          `json:"requestState"`
+	}
+	if err := internaljson.Unmarshal(data, &head); err != nil {
+		return err
+	}
+	r.wantVerbatim = false
+	if (head.ResultType != "" && head.ResultType != resultTypeComplete) || len(head.InputRequests) > 0 || head.RequestState != "" {
+		return r.UnmarshalJSON(data)
+	}
+	// A copy: the decoder may hand out a part of a buffer of its own.
+	*r = CallToolResult{IsError: head.IsError, resultType: head.ResultType, verbatim: bytes.Clone(data), verbatimType: head.ResultType}
+	return nil
+}
+
+// Verbatim reports whether r still holds its server's JSON undecoded (see
+// ClientOptions.VerbatimToolResults): Content, StructuredContent and Meta
+// are then empty until DecodeVerbatim. Airlock patch.
+func (r *CallToolResult) Verbatim() bool { return r != nil && r.verbatim != nil }
+
+// DecodeVerbatim fills r's fields from the JSON it was received as and
+// lets it go, when r holds it undecoded; otherwise it does nothing. Call
+// it before reading or changing Content, StructuredContent or Meta of a
+// result received with ClientOptions.VerbatimToolResults. Airlock patch.
+func (r *CallToolResult) DecodeVerbatim() error {
+	if r == nil || r.verbatim == nil {
+		return nil
+	}
+	data, rt := r.verbatim, r.resultType
+	var d CallToolResult
+	if err := d.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	if rt != "" {
+		d.resultType = rt // set since (the server's middleware)
+	}
+	*r = d
+	return nil
+}
+
 func (x *CallToolResult) MarshalJSON() ([]byte, error) {
+	if x.verbatim != nil {
+		// Airlock patch: as its server sent it, unless a resultType was
+		// set since that the JSON does not carry (a session of a newer
+		// revision than the server's).
+		if x.resultType == x.verbatimType {
+			return x.verbatim, nil
+		}
+		c := *x
+		if err := c.DecodeVerbatim(); err != nil {
+			return nil, err
+		}
+		return c.MarshalJSON()
+	}
 	// Airlock patch (see PATCHES.md): the fields are listed here, in the
 	// order upstream's embedding of CallToolResult produced them, so that
 	// Content can carry the blocks inline (see inlineContent). Same bytes
@@ -439,6 +505,9 @@ func (x *CallToolResult) MarshalJSON() ([]byte, error) {
 }
 
 func (x *CallToolResult) UnmarshalJSON(data []byte) error {
+	if x.wantVerbatim {
+		return x.decodeVerbatim(data) // Airlock patch
+	}
 	type res CallToolResult // avoid recursion
 	var wire struct {
 		res

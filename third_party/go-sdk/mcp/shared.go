@@ -160,6 +160,9 @@ func defaultSendingMethodHandler(ctx context.Context, method string, req Request
 	if method == methodSubscriptionsListen {
 		callSubscriptionsListen(ctx, req.GetSession().getConn(), method, params)
 	} else {
+		if cs, ok := req.GetSession().(*ClientSession); ok && method == methodCallTool && cs.client.opts.VerbatimToolResults {
+			res.(*CallToolResult).wantVerbatim = true // Airlock patch
+		}
 		if err := call(ctx, req.GetSession().getConn(), method, params, res); err != nil {
 			return nil, err
 		}

@@ -279,7 +279,11 @@ func (c *canceller) Preempt(ctx context.Context, req *jsonrpc.Request) (result a
 		if err != nil {
 			return nil, err
 		}
-		go c.conn.Cancel(id)
+		// Airlock patch (see PATCHES.md): at once, not on a goroutine of
+		// its own, so that the call is told to stop before the
+		// notification's POST is answered. Cancel takes the connection's
+		// lock only to find the call, and runs nothing under it.
+		c.conn.Cancel(id)
 	}
 	return nil, jsonrpc2.ErrNotHandled
 }
