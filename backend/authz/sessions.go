@@ -719,15 +719,8 @@ func (s *Service) Holds(c *core.Caller) error {
 		return core.Errorf(core.EUnauthorized, "the agent token the call was made with was rotated or deleted").
 			WithHint("connect again with the agent's current token")
 	}
-	if c.ProjectID == "" {
-		return nil
-	}
-	e, err := s.entry(c.AgentID)
-	if err != nil {
+	if err := s.leftProject(c); err != nil {
 		return err
-	}
-	if _, ok := e.projects[c.ProjectID]; !ok {
-		return notAssigned(e.agent, c.ProjectID)
 	}
 	return nil
 }

@@ -94,32 +94,7 @@ func TestAnswerFraming(t *testing.T) {
 func TestAnswerEnvelope(t *testing.T) {
 	e := newEnv(t, catalog.Options{})
 	var sid string
-	post := func(msg string) string {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/mcp", strings.NewReader(msg))
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
-			sid = id
-		}
-		for _, line := range strings.Split(string(body), "\n") {
-			if data, ok := strings.CutPrefix(line, "data: "); ok {
-				return data
-			}
-		}
-		return string(body)
-	}
+	post := func(msg string) string { return e.rawPost(t, &sid, msg) }
 	for _, tc := range []struct {
 		msg, prefix string
 	}{
@@ -228,6 +203,36 @@ func TestResultBytesAsUpstream(t *testing.T) {
 	}
 }
 
+// rawPost POSTs one message on the session *sid (none yet: "", set from
+// the answer) with plain HTTP and returns the data of the answer's first
+// SSE event, or the body when it has none.
+func (e *env) rawPost(t *testing.T, sid *string, msg string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/mcp", strings.NewReader(msg))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if *sid != "" {
+		req.Header.Set("Mcp-Session-Id", *sid)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+		*sid = id
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			return data
+		}
+	}
+	return string(body)
+}
+
 // rawSession opens a 2025-11-25 session with plain HTTP and returns how to
 // send it one request and get the result of its answer as sent.
 func (e *env) rawSession(t *testing.T) func(method, params string) json.RawMessage {
@@ -236,36 +241,18 @@ func (e *env) rawSession(t *testing.T) func(method, params string) json.RawMessa
 	id := 0
 	post := func(msg string) json.RawMessage {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/mcp", strings.NewReader(msg))
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		data := e.rawPost(t, &sid, msg)
+		if data == "" || !strings.HasPrefix(data, "{") {
+			return nil // a notification's 202
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		var env struct {
+			Result json.RawMessage
+			Error  json.RawMessage
 		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
-			sid = s
+		if err := json.Unmarshal([]byte(data), &env); err != nil || env.Error != nil {
+			t.Fatalf("answer to %s: %s (%v)", msg, data, err)
 		}
-		for _, line := range strings.Split(string(body), "\n") {
-			if data, ok := strings.CutPrefix(line, "data: "); ok {
-				var env struct {
-					Result json.RawMessage
-					Error  json.RawMessage
-				}
-				if err := json.Unmarshal([]byte(data), &env); err != nil || env.Error != nil {
-					t.Fatalf("answer to %s: %s (%v)", msg, data, err)
-				}
-				return env.Result
-			}
-		}
-		return nil
+		return env.Result
 	}
 	post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
