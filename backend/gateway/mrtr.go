@@ -48,13 +48,16 @@ type pendingCall struct {
 	method string
 	target string                  // the tool, prompt or resource it calls
 	caps   *mcp.ClientCapabilities // from the first request's _meta
-	cancel context.CancelFunc
-	ctx    context.Context // the call's: ends when it is done or cancelled
-	done   chan struct{}   // closed when res and err are set
-	res    mcp.Result
-	err    error
-	wake   chan struct{} // an input request arrived
-	seq    atomic.Int64
+	cancel context.CancelFunc      // through stop, not directly
+	ctx    context.Context         // the call's: ends when it is done or cancelled
+	// stopping is held while cancel runs: it has ended ctx once its
+	// children (the call's own contexts) have ended too.
+	stopping sync.Mutex
+	done     chan struct{} // closed when res and err are set
+	res      mcp.Result
+	err      error
+	wake     chan struct{} // an input request arrived
+	seq      atomic.Int64
 
 	mu    sync.Mutex
 	asks  map[string]*ask // input requests not answered yet, by id
@@ -129,7 +132,7 @@ func (g *Gateway) startCall(ctx context.Context, rs *session, method string, req
 	pc.ctx, pc.cancel = context.WithCancel(context.WithValue(context.WithoutCancel(ctx), pendingKey{}, pc))
 	jr := jobRequest(rs.ss.Load(), req)
 	go func() {
-		defer pc.cancel()
+		defer pc.stop()
 		var res mcp.Result
 		var err error
 		switch method {
@@ -210,7 +213,7 @@ func (g *Gateway) resumeCall(rs *session, method string, req mcp.Request, state 
 	delete(p.pending, state)
 	p.mu.Unlock()
 	if cerr != nil {
-		pc.cancel()
+		pc.stop()
 		res, err := g.refuse(r, cerr)
 		return nil, res, err
 	}
@@ -252,7 +255,7 @@ func (g *Gateway) await(pc *pendingCall, rd *round) (mcp.Result, error) {
 		case <-pc.done:
 		case <-pc.wake:
 		case <-rd.ctx.Done():
-			pc.cancel()
+			pc.stop()
 			return nil, rd.ctx.Err()
 		}
 	}
@@ -275,7 +278,7 @@ func (g *Gateway) park(pc *pendingCall) string {
 		delete(p.pending, state)
 		p.mu.Unlock()
 		if waiting {
-			pc.cancel()
+			pc.stop()
 		}
 	})
 	return state
@@ -303,6 +306,24 @@ func inputRequired(method string, asks mcp.InputRequestMap, state string) (mcp.R
 		r.Contents, r.InputRequests, r.RequestState = []*mcp.ResourceContents{}, asks, state
 		return &r, err
 	}
+}
+
+// stop cancels the call.
+func (pc *pendingCall) stop() {
+	pc.stopping.Lock()
+	defer pc.stopping.Unlock()
+	pc.cancel()
+}
+
+// stopped waits, once pc.ctx has ended, until stop has ended the call's
+// own contexts too: a context's Done is closed before its children are
+// cancelled. Without it, the answer a server gave to a relayed request
+// refused because the call was cancelled could reach the pipeline before
+// the call's context said so, and be recorded as the call's result
+// (found by a flaky test: 5 runs in 60 under -race).
+func (pc *pendingCall) stopped() {
+	pc.stopping.Lock()
+	pc.stopping.Unlock() //nolint:staticcheck // an empty critical section: waits for stop
 }
 
 // open returns the input requests not answered yet.
@@ -355,6 +376,7 @@ func (pc *pendingCall) input(ctx context.Context, prefix string, req mcp.InputRe
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-pc.ctx.Done():
+		pc.stopped()
 		return nil, (&core.Error{Code: core.EUnavailable, Message: "the agent's request ended before its client answered"}).
 			WithHint("the agent cancelled its request or did not come back within " + InputResponseTimeout.String())
 	}

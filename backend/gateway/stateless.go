@@ -410,7 +410,7 @@ func (g *Gateway) closeStateless() {
 	}
 	p.mu.Unlock()
 	for _, pc := range pending {
-		pc.cancel()
+		pc.stop()
 	}
 	// A session's Close waits for its requests to end, and a sessionless
 	// request's context is the caller's, which the drain cannot end: the
