@@ -344,3 +344,85 @@ done
 		t.Errorf("2026-07-28 agent got %+v", res.Content[0])
 	}
 }
+
+// sseEventData splits an SSE body into its events' data as the SSE spec
+// reads it: a line ends at CR, LF or CRLF, a blank line ends an event, and
+// an event's data lines are joined with LF.
+func sseEventData(body string) []string {
+	body = strings.ReplaceAll(strings.ReplaceAll(body, "\r\n", "\n"), "\r", "\n")
+	var events, data []string
+	for _, line := range strings.Split(body, "\n") {
+		if line == "" {
+			if data != nil {
+				events = append(events, strings.Join(data, "\n"))
+			}
+			data = nil
+			continue
+		}
+		if d, ok := strings.CutPrefix(line, "data:"); ok {
+			data = append(data, strings.TrimPrefix(d, " "))
+		}
+	}
+	if data != nil {
+		events = append(events, strings.Join(data, "\n"))
+	}
+	return events
+}
+
+// A server's tool result handed on as it came (VerbatimToolResults) must
+// still make one well-formed answer for the agent: a result that is JSON
+// but has a CR or LF between its tokens would split the SSE event the
+// answer goes in (a CR ends an SSE line), and a null result is no tool
+// result. Upstream decoded and encoded every result, which made it one
+// compact object.
+func TestVerbatimToolResultStaysOneObject(t *testing.T) {
+	script := reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"odd","version":"1"}}`) +
+		"read initialized\n" +
+		reply(`{"tools":[{"name":"cr","inputSchema":{"type":"object"}},{"name":"null","inputSchema":{"type":"object"}}]}`) +
+		`while read req; do
+id=$(echo "$req" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+case "$req" in
+*'"null"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":null}' ;;
+*) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"one"}],\r"isError":false}}\n' "$id" ;;
+esac
+done
+`
+	e := newEnv(t, catalog.Options{}, core.ServerConfig{ID: "odd", Command: writeScript(t, script)})
+	e.waitRunning(t, "odd")
+	var sid string
+	e.rawPost(t, &sid, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	e.rawPost(t, &sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i, tool := range []string{"odd__cr", "odd__null"} {
+		req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/mcp", strings.NewReader(
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, i+1, tool)))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		answer := string(body)
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			events := sseEventData(answer)
+			if len(events) == 0 {
+				t.Fatalf("%s: no event in %q", tool, body)
+			}
+			answer = events[len(events)-1]
+		}
+		var env struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(answer), &env); err != nil {
+			t.Errorf("%s: the agent's answer is not JSON (%v): %q (body %q)", tool, err, answer, body)
+			continue
+		}
+		if r := bytes.TrimSpace(env.Result); len(r) == 0 || r[0] != '{' {
+			t.Errorf("%s: the agent's result is %s, want a tool result object", tool, env.Result)
+		}
+	}
+}

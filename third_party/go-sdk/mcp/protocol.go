@@ -429,8 +429,27 @@ func (r *CallToolResult) decodeVerbatim(data []byte) error {
 	if (head.ResultType != "" && head.ResultType != resultTypeComplete) || len(head.InputRequests) > 0 || head.RequestState != "" {
 		return r.UnmarshalJSON(data)
 	}
-	// A copy: the decoder may hand out a part of a buffer of its own.
-	*r = CallToolResult{IsError: head.IsError, resultType: head.ResultType, verbatim: bytes.Clone(data), verbatimType: head.ResultType}
+	// The bytes go into the agent's answer as they are (MarshalJSON, then
+	// jsonrpc2's EncodeMessage writes them into the envelope unchecked), so
+	// they must be one JSON object on one line: null passes the decoding
+	// above but is no tool result (decoded as upstream did, it becomes an
+	// empty one), and a CR or LF between tokens, valid JSON, would end the
+	// line of the SSE event the answer goes in (compacted away).
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return r.UnmarshalJSON(data)
+	}
+	var kept []byte
+	if bytes.ContainsAny(data, "\r\n") {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, data); err != nil {
+			return r.UnmarshalJSON(data)
+		}
+		kept = buf.Bytes()
+	} else {
+		// A copy: the decoder may hand out a part of a buffer of its own.
+		kept = bytes.Clone(data)
+	}
+	*r = CallToolResult{IsError: head.IsError, resultType: head.ResultType, verbatim: kept, verbatimType: head.ResultType}
 	return nil
 }
 
