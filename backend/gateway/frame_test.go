@@ -353,3 +353,119 @@ func TestStdioFrameLimitExact(t *testing.T) {
 		}
 	}
 }
+
+// A message over the limit whose line ends before the message does (cut
+// off, a raw newline in a string; stdoutTap marks a cut-off line so) is
+// broken: the connection ends on it, as upstream ended it on every message
+// over the limit. Skipping on past the line's end would read the next
+// messages as part of the broken one, and their calls would never be
+// answered while the stream stays open.
+func TestStdioTooLargeBrokenLine(t *testing.T) {
+	big := strings.Repeat("x", 1000)
+	next := `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
+	for _, tc := range []struct{ name, data string }{
+		{"unterminated string, then the next", `{"jsonrpc":"2.0","id":1,"result":{"t":"` + big + `}}` + "\n" + next},
+		{"message broken off, then the next", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"t":"` + big + `"}]}` + "\n" + next},
+		{"cut off as stdoutTap marks it, then the next", `{"jsonrpc":"2.0","id":1,"result":{"t":"` + big + "\x00\n" + next},
+		{"raw newline in a string", `{"jsonrpc":"2.0","id":1,"result":{"t":"` + big + "\n" + `"}}` + "\n" + next},
+	} {
+		for _, mode := range []string{"whole", "byte by byte"} {
+			t.Run(tc.name+", "+mode, func(t *testing.T) {
+				pr, pw := io.Pipe()
+				defer pw.Close()
+				conn, err := (&mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{}, MaxLineLength: 500}).Connect(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				go func() {
+					if mode == "whole" {
+						io.WriteString(pw, tc.data)
+						return
+					}
+					for i := range len(tc.data) {
+						if _, err := io.WriteString(pw, tc.data[i:i+1]); err != nil {
+							return
+						}
+					}
+				}() // and nothing more: the stream stays open
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				for {
+					msg, err := conn.Read(ctx)
+					if err != nil {
+						if ctx.Err() != nil {
+							t.Fatalf("no error and no next message: the broken message holds the stream")
+						}
+						if !strings.Contains(err.Error(), "maximum line length") {
+							t.Errorf("read: %v, want the frame limit's error", err)
+						}
+						return
+					}
+					if resp, _ := msg.(*jsonrpc.Response); resp != nil && resp.ID.Raw() == int64(2) {
+						t.Fatalf("the next message was read after a broken one (upstream ended the connection)")
+					}
+				}
+			})
+		}
+	}
+}
+
+// FuzzStdioTooLargeID checks the id that a message over the limit is
+// answered for against a full decoding of the message: a server's answer
+// is replaced by an error answer to the same call, anything else is
+// dropped; either may instead end the connection (as upstream did), but
+// never answer another call or swallow the next message.
+func FuzzStdioTooLargeID(f *testing.F) {
+	for _, tc := range frameCases {
+		f.Add(strings.TrimRight(tc.data, "\n"))
+	}
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"t":"xxxxxxxxxx"}}`,
+		`{"result":{"id":99,"t":"\\\"id\\\":5,xx","a":[{"id":3}]},"jsonrpc":"2.0","id" : "call-7" }`,
+		`{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"xxxxxxxxxxx"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"xxxxxx"}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{"t":"xxxxx"}}`,
+		`{"jsonrpc":"2.0","id":{"a":1},"result":{"t":"xxxxxxxxx"}}`,
+		`{"jsonrpc":"2.0","\u0069d":5,"result":{"t":"xxxxxxxxxxx"}}`,
+		`{"jsonrpc":"2.0","id":"a\"b\\","result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"id":2,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1.0,"result":{}}`,
+		`{"jsonrpc":"2.0","id":-7,"result":{"x":[1,{"id":8}]}}`,
+	} {
+		f.Add(s)
+	}
+	const next = `{"jsonrpc":"2.0","id":"next","result":{}}`
+	f.Fuzz(func(t *testing.T, data string) {
+		if len(data) < 2 || strings.ContainsAny(data, "\r\n") {
+			return
+		}
+		want, err := jsonrpc.DecodeMessage([]byte(data))
+		if err != nil {
+			return // upstream ended the connection on it
+		}
+		conn, err := (&mcp.IOTransport{Reader: io.NopCloser(strings.NewReader(data + "\n" + next + "\n")), Writer: nopWriteCloser{}, MaxLineLength: len(data) - 1}).Connect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		msg, err := conn.Read(context.Background())
+		if err != nil {
+			return // the connection ends on it
+		}
+		resp, _ := msg.(*jsonrpc.Response)
+		if wantResp, ok := want.(*jsonrpc.Response); ok {
+			var wire *jsonrpc.Error
+			if resp == nil || !errors.As(resp.Error, &wire) || wire.Code != mcp.CodeMessageTooLarge || resp.ID != wantResp.ID {
+				t.Fatalf("%s over the limit: read %#v, want an error answer to %v", data, msg, wantResp.ID.Raw())
+			}
+			if msg, err = conn.Read(context.Background()); err != nil {
+				return
+			}
+			resp, _ = msg.(*jsonrpc.Response)
+		}
+		if resp == nil || resp.ID.Raw() != "next" {
+			t.Fatalf("%s over the limit: then read %#v, want the next message", data, msg)
+		}
+	})
+}

@@ -748,7 +748,10 @@ const CodeMessageTooLarge = -32099
 // every other call in flight on the same server. An answer is replaced by
 // an error answer to its call (CodeMessageTooLarge); anything else (a
 // request or notification of the server) is dropped, and the next message
-// is read.
+// is read. A message whose line ends before it does, or with a byte JSON
+// does not allow where it is, is broken: the connection ends on it
+// (errFrameTooLarge), as upstream's did, instead of reading the next
+// messages into it.
 func (f *frameReader) skipTooLarge() (json.RawMessage, error) {
 	var sk skimmer
 	size := 0
@@ -756,6 +759,9 @@ func (f *frameReader) skipTooLarge() (json.RawMessage, error) {
 		n, done := sk.feed(f.buf[f.start:f.end])
 		size += n
 		f.start += n
+		if sk.broken {
+			return nil, errFrameTooLarge
+		}
 		if done {
 			break
 		}
@@ -782,7 +788,8 @@ type skimmer struct {
 	depth     int
 	inStr     bool
 	esc       bool
-	str       []byte // the last string at depth 1 (a key, once a colon follows), its first 16 bytes
+	broken    bool   // a newline, or a byte JSON does not allow there: not one message on one line
+	str       []byte // the last string at depth 1 (a key, once a colon follows), its first skimKeyMax+1 bytes as written
 	capture   bool   // reading the id's value
 	id        []byte
 	idOK      bool // the id is a scalar of at most 128 bytes
@@ -794,6 +801,10 @@ type skimmer struct {
 // and whether the message ended there.
 func (s *skimmer) feed(b []byte) (int, bool) {
 	for i, c := range b {
+		if c == '\n' || (s.inStr && c < 0x20) || (!s.inStr && !jsonOutsideString[c]) {
+			s.broken = true
+			return i, true
+		}
 		if s.capture {
 			if len(s.id) < 128 {
 				s.id = append(s.id, c)
@@ -811,7 +822,7 @@ func (s *skimmer) feed(b []byte) (int, bool) {
 				s.inStr = false
 				continue
 			}
-			if s.depth == 1 && !s.afterKey1 && len(s.str) < 16 {
+			if s.depth == 1 && !s.afterKey1 && len(s.str) <= skimKeyMax {
 				s.str = append(s.str, c)
 			}
 			continue
@@ -838,7 +849,7 @@ func (s *skimmer) feed(b []byte) (int, bool) {
 		case ':':
 			if s.depth == 1 && !s.afterKey1 {
 				s.afterKey1 = true
-				switch string(s.str) {
+				switch s.key() {
 				case "id":
 					s.capture, s.id, s.idOK = true, s.id[:0], true
 				case "method":
@@ -856,6 +867,27 @@ func (s *skimmer) feed(b []byte) (int, bool) {
 		}
 	}
 	return len(b), false
+}
+
+// skimKeyMax is the longest key, as written (escapes and all), that
+// skimmer reads: the keys it looks for are far shorter, even escaped.
+const skimKeyMax = 64
+
+// key is the key in s.str with its escapes decoded ("\u0069d" is "id",
+// as the decoder reads it), or "" when it was longer than skimKeyMax.
+func (s *skimmer) key() string {
+	if len(s.str) > skimKeyMax {
+		return ""
+	}
+	if bytes.IndexByte(s.str, '\\') < 0 {
+		return string(s.str)
+	}
+	var k string
+	quoted := append(append([]byte{'"'}, s.str...), '"')
+	if err := json.Unmarshal(quoted, &k); err != nil {
+		return ""
+	}
+	return k
 }
 
 // take returns buf[start:end] as the next message and moves past it.
