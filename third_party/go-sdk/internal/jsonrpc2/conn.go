@@ -659,7 +659,7 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 			break
 		}
 
-		c.dispatchIncoming(ctx, msg, preempter)
+		c.dispatchIncoming(ctx, msg, preempter, false)
 	}
 
 	c.updateInFlight(func(s *inFlightState) {
@@ -686,14 +686,23 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 }
 
 // dispatchIncoming takes one message the connection received: a request
-// to handle, or the response to one of its calls.
-func (c *Connection) dispatchIncoming(ctx context.Context, msg Message, preempter Preempter) {
+// to handle, or the response to one of its calls. A message delivered
+// directly (DirectReader) is refused, with the error returned, once the
+// connection has stopped reading; that is checked under the same lock
+// that takes the message, so that the connection cannot finish in between
+// (a done connection must stay idle).
+func (c *Connection) dispatchIncoming(ctx context.Context, msg Message, preempter Preempter, direct bool) error {
 	switch msg := msg.(type) {
 	case *Request:
-		c.acceptRequest(ctx, msg, preempter)
+		return c.acceptRequest(ctx, msg, preempter, direct)
 
 	case *Response:
+		var err error
 		c.updateInFlight(func(s *inFlightState) {
+			if direct && !s.reading {
+				err = s.stoppedReading()
+				return
+			}
 			if ac, ok := s.outgoingCalls[msg.ID]; ok {
 				delete(s.outgoingCalls, msg.ID)
 				ac.readAfter = s.queued
@@ -702,10 +711,20 @@ func (c *Connection) dispatchIncoming(ctx context.Context, msg Message, preempte
 				// TODO: How should we report unexpected responses?
 			}
 		})
+		return err
 
 	default:
 		c.internalErrorf("Read returned an unexpected message of type %T", msg)
 	}
+	return nil
+}
+
+// stoppedReading is why the connection no longer takes messages.
+func (s *inFlightState) stoppedReading() error {
+	if s.readErr != nil {
+		return s.readErr
+	}
+	return io.EOF
 }
 
 // A DirectReader is a Reader whose messages can also be handed to the
@@ -726,25 +745,13 @@ type DirectReader interface {
 // deliver is DirectReader's deliver: dispatchIncoming on the caller's
 // goroutine, while the connection still reads.
 func (c *Connection) deliver(ctx context.Context, msg Message, preempter Preempter) error {
-	var err error
-	c.updateInFlight(func(s *inFlightState) {
-		if !s.reading {
-			err = s.readErr
-			if err == nil {
-				err = io.EOF
-			}
-		}
-	})
-	if err != nil {
-		return err
-	}
-	c.dispatchIncoming(ctx, msg, preempter)
-	return nil
+	return c.dispatchIncoming(ctx, msg, preempter, true)
 }
 
 // acceptRequest either handles msg synchronously or enqueues it to be handled
-// asynchronously.
-func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter Preempter) {
+// asynchronously. With direct (see dispatchIncoming), it refuses msg, and
+// returns why, when the connection no longer reads.
+func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter Preempter, direct bool) error {
 	// In theory notifications cannot be cancelled, but we build them a cancel
 	// context anyway.
 	reqCtx, cancel := context.WithCancelCause(ctx)
@@ -756,8 +763,12 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 
 	// If the request is a call, add it to the incoming map so it can be
 	// cancelled (or responded) by ID.
-	var err error
+	var err, refused error
 	c.updateInFlight(func(s *inFlightState) {
+		if direct && !s.reading {
+			refused = s.stoppedReading()
+			return
+		}
 		s.incoming++
 
 		if req.IsCall() {
@@ -779,9 +790,13 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 			err = s.shuttingDown(ErrServerClosing)
 		}
 	})
+	if refused != nil {
+		cancel(refused)
+		return refused
+	}
 	if err != nil {
 		c.processResult("acceptRequest", req, nil, err)
-		return
+		return nil
 	}
 
 	if preempter != nil {
@@ -789,7 +804,7 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 
 		if !errors.Is(err, ErrNotHandled) {
 			c.processResult("Preempt", req, result, err)
-			return
+			return nil
 		}
 	}
 
@@ -837,6 +852,7 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 	if err != nil {
 		c.processResult("acceptRequest", req, nil, err)
 	}
+	return nil
 }
 
 // handleAsync invokes the handler on the requests in the handler queue
