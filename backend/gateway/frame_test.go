@@ -220,6 +220,7 @@ func TestStdioFrameLimit(t *testing.T) {
 		{"notification", `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + big + `"}}` + "\n" + next, 500, nil, ""},
 		{"request of the server", `{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{"t":"` + big + `"}}` + "\n" + next, 500, nil, ""},
 		{"object as id", `{"jsonrpc":"2.0","id":{"a":1},"result":{"t":"` + big + `"}}` + "\n" + next, 500, nil, ""},
+		{"batch of answers", `[{"jsonrpc":"2.0","id":1,"result":{"t":"` + big + `"}}]` + "\n" + next, 500, nil, "maximum line length"},
 		{"cut off", `{"jsonrpc":"2.0","id":1,"result":{"t":"` + big, 500, nil, "unexpected EOF"},
 	} {
 		for _, mode := range []string{"whole", "byte by byte"} {

@@ -753,6 +753,12 @@ const CodeMessageTooLarge = -32099
 // (errFrameTooLarge), as upstream's did, instead of reading the next
 // messages into it.
 func (f *frameReader) skipTooLarge() (json.RawMessage, error) {
+	if f.buf[f.start] == '[' {
+		// A batch: its answers' ids are not at its top level, and dropping
+		// it would leave its calls unanswered. The connection ends on it,
+		// as upstream's did.
+		return nil, errFrameTooLarge
+	}
 	var sk skimmer
 	size := 0
 	for {
