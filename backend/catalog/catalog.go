@@ -844,6 +844,15 @@ func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, er
 
 type progressKey struct{ server, token string }
 
+// readsStdio reports whether Airlock reads server's messages from a
+// process it started: only there does the SDK answer a call whose answer
+// was too large with CodeMessageTooLarge itself (another server may send
+// that code as its own, and it then passes through as its own).
+func (c *Catalog) readsStdio(server string) bool {
+	d := c.get(server)
+	return d != nil && d.inproc == nil && d.cfg.URL == ""
+}
+
 // codeRejectedByTransport is the SDK's code for a message its transport
 // could not send: the connection, not the server, failed.
 const codeRejectedByTransport = -32005
@@ -874,7 +883,7 @@ func (c *Catalog) callError(ctx context.Context, r *core.Request, err error) err
 		return e
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case errors.As(err, &wire) && wire.Code == mcp.CodeMessageTooLarge:
+	case errors.As(err, &wire) && wire.Code == mcp.CodeMessageTooLarge && c.readsStdio(r.Server):
 		// The SDK dropped the answer and kept the connection: the other
 		// calls to the server go on (found by an interop test: the whole
 		// connection was reset, and every agent's call in flight failed).

@@ -1758,3 +1758,21 @@ func TestUnlistedResourcesReachTheirServer(t *testing.T) {
 		t.Errorf("read other://listed = %q, %v", got, err)
 	}
 }
+
+// A server that sends the code Airlock's stdio reader uses for an answer
+// too large to read (-32099) as its own error gets it passed through as
+// its own, not told as Airlock's size limit (found in a review).
+func TestServersOwnTooLargeCodePassesThrough(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "own", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "big", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, &jsonrpc.Error{Code: mcp.CodeMessageTooLarge, Message: "my own limit"}
+	})
+	e.cat.AddInProcess("own", srv, false)
+	e.waitRunning(t, "own")
+	_, err := e.connect(t, nil).CallTool(context.Background(), &mcp.CallToolParams{Name: "own__big", Arguments: map[string]any{}})
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) || wire.Code != mcp.CodeMessageTooLarge || wire.Message != "my own limit" {
+		t.Fatalf("tools/call: %v; want the server's own error", err)
+	}
+}
