@@ -222,8 +222,16 @@ func TestStdioFrameLimit(t *testing.T) {
 		{"object as id", `{"jsonrpc":"2.0","id":{"a":1},"result":{"t":"` + big + `"}}` + "\n" + next, 500, nil, ""},
 		{"batch of answers", `[{"jsonrpc":"2.0","id":1,"result":{"t":"` + big + `"}}]` + "\n" + next, 500, nil, "maximum line length"},
 		{"cut off", `{"jsonrpc":"2.0","id":1,"result":{"t":"` + big, 500, nil, "unexpected EOF"},
+		// As for a message within the limit: what follows it on its line,
+		// when it has arrived with it, is not the next message (found in a
+		// review). (Byte by byte it has not, and upstream's check does not
+		// wait for it either: see TestStdioFramingAsUpstream.)
+		{"another message on its line", `{"jsonrpc":"2.0","id":1,"result":{"t":"` + big + `"}}` + next, 500, nil, "invalid trailing data"},
 	} {
 		for _, mode := range []string{"whole", "byte by byte"} {
+			if mode != "whole" && tc.wantErr == "invalid trailing data" {
+				continue
+			}
 			t.Run(tc.name+", "+mode, func(t *testing.T) {
 				var r io.Reader = strings.NewReader(tc.data)
 				if mode != "whole" {

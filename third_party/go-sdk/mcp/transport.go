@@ -779,6 +779,12 @@ func (f *frameReader) skipTooLarge() (json.RawMessage, error) {
 			return nil, err
 		}
 	}
+	// As take: data right after the message, if it has arrived, must be
+	// the end of its line (found in a review: it was read as the next
+	// message).
+	if f.start < f.end && f.buf[f.start] != '\n' && f.buf[f.start] != '\r' {
+		return nil, fmt.Errorf("invalid trailing data at the end of stream")
+	}
 	if sk.method || !sk.idOK || len(sk.id) == 0 {
 		return f.next()
 	}
