@@ -885,11 +885,15 @@ func newConn(dsn string) (*conn, error) {
 	}
 
 	c := &conn{tls: libc.NewTLS()}
+	// Airlock patch: NOMUTEX (multi-thread mode) instead of FULLMUTEX.
+	// database/sql uses a connection and its statements on one goroutine at
+	// a time, and the emulated mutex cost a global lock on every bind, step
+	// and reset (see PATCHES.md).
 	db, err := c.openV2(
 		dsn,
 		vfsName,
 		sqlite3.SQLITE_OPEN_READWRITE|sqlite3.SQLITE_OPEN_CREATE|
-			sqlite3.SQLITE_OPEN_FULLMUTEX|
+			sqlite3.SQLITE_OPEN_NOMUTEX|
 			sqlite3.SQLITE_OPEN_URI,
 	)
 	if err != nil {

@@ -315,12 +315,23 @@ func writeJSONRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, jerr *j
 	}
 }
 
+// localIsLoopback reports whether addr, the address a request came in on,
+// is a loopback address: for a TCP address from its IP, without formatting
+// and parsing it again as util.IsLoopback(addr.String()) does (Airlock
+// patch: that was about 0.7% of a proxied call's CPU).
+func localIsLoopback(addr net.Addr) bool {
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		return ta.IP.IsLoopback()
+	}
+	return util.IsLoopback(addr.String())
+}
+
 func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// DNS rebinding protection: auto-enabled for localhost servers.
 	// See: https://modelcontextprotocol.io/specification/2025-11-25/basic/security_best_practices#local-mcp-server-compromise
 	if !h.opts.DisableLocalhostProtection {
 		if localAddr, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && localAddr != nil {
-			if util.IsLoopback(localAddr.String()) && !util.IsLoopback(req.Host) {
+			if localIsLoopback(localAddr) && !util.IsLoopback(req.Host) {
 				http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", req.Host), http.StatusForbidden)
 				return
 			}
