@@ -564,19 +564,7 @@ func (c *Catalog) Route(ctx context.Context, r *core.Request) error {
 		}
 		r.Server, r.Name = p.Server, p.Name
 	case core.KindResourceRead:
-		server, ok := s.ResourceServer(r.Exposed)
-		if !ok && c.waitFirstStarts(ctx) {
-			server, ok = c.Snapshot().ResourceServer(r.Exposed)
-		}
-		if !ok && c.relistResources() {
-			// A resource a server made a moment ago (a resource_link in a
-			// call's answer) before Airlock heard its list change (found
-			// by an interop test: read at once, it was unknown).
-			server, ok = c.Snapshot().ResourceServer(r.Exposed)
-		}
-		if !ok {
-			server, ok = c.soleResourceServer()
-		}
+		server, ok := c.ResourceServerFor(ctx, s, r.Exposed)
 		if !ok {
 			return (&core.Error{Code: EUnknownResource, Message: fmt.Sprintf("no server offers the resource %q", r.Exposed)}).
 				WithHint("call resources/list or resources/templates/list for the resources you can read")
@@ -591,6 +579,28 @@ func (c *Catalog) Route(ctx context.Context, r *core.Request) error {
 		return core.Errorf(core.EInvalid, "Airlock does not route %q requests", r.Kind)
 	}
 	return nil
+}
+
+// ResourceServerFor returns the server to ask for the resource uri, read
+// or subscribed to, given the catalog's snapshot s: the server that lists
+// it or has a template matching it; else the same once the first starts
+// are over, or once the servers have listed their resources again (a
+// resource a server made a moment ago, a resource_link in a call's answer,
+// before Airlock heard its list change: found by an interop test, read at
+// once it was unknown); else the one server that offers resources at all
+// (see soleResourceServer).
+func (c *Catalog) ResourceServerFor(ctx context.Context, s *Snapshot, uri string) (string, bool) {
+	server, ok := s.ResourceServer(uri)
+	if !ok && c.waitFirstStarts(ctx) {
+		server, ok = c.Snapshot().ResourceServer(uri)
+	}
+	if !ok && c.relistResources() {
+		server, ok = c.Snapshot().ResourceServer(uri)
+	}
+	if !ok {
+		server, ok = c.soleResourceServer()
+	}
+	return server, ok
 }
 
 // soleResourceServer returns the one running server that offers

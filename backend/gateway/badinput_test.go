@@ -1030,3 +1030,39 @@ func TestLogsAfterACallStayItsAgents(t *testing.T) {
 		t.Errorf("other heard %q, want plain's own line (and nothing of tester's call)", got)
 	}
 }
+
+// A resource a server serves but does not list can be subscribed to, as it
+// can be read (found by an interop test: read through Airlock, but its
+// subscription was refused as unknown): with one server of resources, that
+// server is asked, and its updates reach the agent. With two, Airlock
+// cannot tell which to ask, and the subscription is refused as unknown.
+func TestSubscriptionToUnlistedResource(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	ctx := context.Background()
+	sole := newNotes()
+	e.cat.Apply([]core.ServerConfig{httpDownstream(t, "hid", sole.Server)})
+	e.waitRunning(t, "hid")
+	updated := make(chan string, 10)
+	sess := e.connect(t, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		updated <- req.Params.URI
+	}})
+	if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://made/1"}); err != nil {
+		t.Fatalf("subscribing to an unlisted resource of the one server of resources: %v", err)
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return slices.Contains(sole.seen(), "subscribe mem://made/1") },
+		"the server was not subscribed: %v", sole.seen())
+	sole.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "mem://made/1"})
+	if got := receive(t, updated, "resources/updated"); got != "mem://made/1" {
+		t.Errorf("resources/updated for %q, want mem://made/1", got)
+	}
+
+	e.cat.Apply([]core.ServerConfig{httpDownstream(t, "hid", sole.Server), httpDownstream(t, "other", newNotes().Server)})
+	e.waitRunning(t, "other")
+	err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://made/2"})
+	if err == nil || !strings.Contains(err.Error(), "["+catalog.EUnknownResource+"]") {
+		t.Errorf("subscribing to an unlisted resource with two servers of resources: %v, want a refusal with %s", err, catalog.EUnknownResource)
+	}
+	if slices.Contains(sole.seen(), "subscribe mem://made/2") {
+		t.Errorf("a server was subscribed to a resource Airlock could not place: %v", sole.seen())
+	}
+}

@@ -166,7 +166,7 @@ func (g *Gateway) subscribe(s *session, on bool) func(context.Context, string) e
 			g.keepSubscriptions(s)
 			return g.cat.Unsubscribe(ctx, key[0], key[1])
 		}
-		server, err := g.subscribeTarget(s, uri)
+		server, err := g.subscribeTarget(ctx, s, uri)
 		if err != nil {
 			return err
 		}
@@ -256,8 +256,14 @@ const KindSubscribe = "resources/subscribe"
 // s may read it (a subscription is a standing read). A refused
 // subscription is recorded in Activity, with its reason, and the error is
 // the JSON-RPC error the agent gets.
-func (g *Gateway) subscribeTarget(s *session, uri string) (string, error) {
-	server := templateServer(g.cat.Snapshot(), uri)
+func (g *Gateway) subscribeTarget(ctx context.Context, s *session, uri string) (string, error) {
+	snap := g.cat.Snapshot()
+	server := templateServer(snap, uri)
+	if server == "" {
+		// One it serves but does not list, as for a read (found by an
+		// interop test: read through Airlock, but refused a subscription).
+		server, _ = g.cat.ResourceServerFor(ctx, snap, uri)
+	}
 	c, err := g.caller(s, nil)
 	if err == nil && server == "" {
 		err = core.Errorf(catalog.EUnknownResource, "no server offers the resource %q", uri)

@@ -293,7 +293,7 @@ func (g *Gateway) subscribeStateless(ctx context.Context, cr *credential, uri st
 	if rs == nil {
 		return rpcErr(errNoConnection)
 	}
-	server, err := g.subscribeTarget(rs, uri)
+	server, err := g.subscribeTarget(ctx, rs, uri)
 	if err != nil {
 		return err
 	}
