@@ -3,6 +3,7 @@ package airlock_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -322,8 +323,9 @@ func TestRunsCLI(t *testing.T) {
 		err := cli.RunRuns(context.Background(), rs.dataDir, args, &out, &errOut)
 		return out.String(), err
 	}
-	if out, err := run("set-profile", "builder", "--template", "scripted", "--extra-arg", script); err != nil {
-		t.Fatalf("set-profile: %v\n%s", err, out)
+	var errOut bytes.Buffer
+	if err := cli.RunRuns(context.Background(), rs.dataDir, []string{"set-profile", "builder", "--template", "scripted", "--extra-arg", script}, io.Discard, &errOut); err != nil || errOut.Len() > 0 {
+		t.Fatalf("set-profile: %v\n%s", err, errOut.String())
 	}
 	taskID := rs.task(t, teams.StatusInProgress)
 	out, err := run("start", taskID, "--json")
@@ -364,7 +366,17 @@ func TestRunsCLI(t *testing.T) {
 	if out, err := run("templates"); err != nil || !strings.Contains(out, "claude-code") {
 		t.Errorf("templates: %v\n%s", err, out)
 	}
-	var out2, errOut bytes.Buffer
+	// A program not installed: saved, with a warning (as on the profile
+	// screen).
+	errOut.Reset()
+	if err := cli.RunRuns(context.Background(), rs.dataDir, []string{"set-profile", "builder", "--template", "custom", "--command", "no-such-agent-cli"}, io.Discard, &errOut); err != nil ||
+		!strings.Contains(errOut.String(), "warning: ") || !strings.Contains(errOut.String(), "no-such-agent-cli") {
+		t.Errorf("set-profile of a program not installed: %v, stderr %q; want it saved with a warning naming the program", err, errOut.String())
+	}
+	if out, err := run("profile", "builder"); err != nil || !strings.Contains(out, "no-such-agent-cli") {
+		t.Errorf("the profile of a program not installed was not saved: %v\n%s", err, out)
+	}
+	var out2 bytes.Buffer
 	if err := cli.RunRuns(context.Background(), t.TempDir(), []string{"list", taskID}, &out2, &errOut); core.ErrorCode(err) != core.EUnavailable {
 		t.Errorf("runs without a running Airlock: %v, want unavailable", err)
 	}

@@ -113,7 +113,7 @@ func RunRuns(ctx context.Context, dataDir string, args []string, stdout, stderr 
 		return done(runsProfile(call, name, rest, stdout))
 	case "set-profile":
 		named()
-		return done(runsSetProfile(call, name, rest, stdout))
+		return done(runsSetProfile(call, name, rest, stdout, stderr))
 	case "settings":
 		return done(runsSettings(call, rest, stdout))
 	case "start", "stop":
@@ -221,7 +221,7 @@ func printProfile(w io.Writer, name func(id string) string, p runner.Profile) {
 	}
 }
 
-func runsSetProfile(call caller, name func(id string) string, args []string, stdout io.Writer) error {
+func runsSetProfile(call caller, name func(id string) string, args []string, stdout, stderr io.Writer) error {
 	c, fs := flagSet("runs set-profile", "runs set-profile AGENT --template T [flags]\n\nSet an agent's launcher profile. It is checked by the running Airlock: an unknown\nplaceholder or a folder outside the ones allowed for agents is refused.")
 	tmpl := fs.String("template", "", "claude-code, codex, gemini, scripted or custom")
 	command := fs.String("command", "", "the program (custom; or a full path replacing a built-in's)")
@@ -246,6 +246,15 @@ func runsSetProfile(call caller, name func(id string) string, args []string, std
 	var saved runner.Profile
 	if err := call("SetProfile", &saved, pos[0], p); err != nil {
 		return err
+	}
+	// Saved all the same, as on the profile screen: the program may be
+	// installed later (found by a new-user test: the CLI said nothing).
+	var check runner.CommandCheck
+	if call("CheckCommand", &check, saved) == nil && check.Warning != "" {
+		fmt.Fprintf(stderr, "warning: %s: the profile is saved, but its runs cannot start until the program is found\n", check.Warning)
+		if check.Hint != "" {
+			fmt.Fprintf(stderr, "hint: %s\n", check.Hint)
+		}
 	}
 	if *asJSON {
 		return writeJSON(stdout, saved)
