@@ -3,6 +3,8 @@ package core
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"syscall"
 )
 
 // Error codes. They are stable strings: the UI, the CLI and agents branch on them.
@@ -73,4 +75,21 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	return err.Error()
+}
+
+// EDataDirUnwritable is the code of a data directory Airlock may not write:
+// its permissions, or a read-only file system.
+const EDataDirUnwritable = "data_dir_unwritable"
+
+// DataDirError is err, met while doing what with the data directory dir:
+// one that says Airlock may not write there gets EDataDirUnwritable and
+// what to do (found by a new-user test: a read-only directory ended
+// Airlock with "protect data dir: chmod ...: operation not permitted" and
+// no way forward); any other is err with what.
+func DataDirError(dir, what string, err error) error {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return (&Error{Code: EDataDirUnwritable, Message: fmt.Sprintf("Airlock cannot write its data directory %s: %v", dir, err)}).
+			WithHint("make that directory yours and writable, or give Airlock another one with --data-dir or AIRLOCK_DATA_DIR")
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

@@ -50,16 +50,16 @@ type Lock struct{ f *os.File }
 // journal. The kernel releases it when the process dies, however it dies.
 func Acquire(dir string) (*Lock, error) {
 	if err := os.MkdirAll(dir, fsutil.DirMode); err != nil {
-		return nil, fmt.Errorf("create data dir: %w", err)
+		return nil, core.DataDirError(dir, "create data dir", err)
 	}
 	// It holds the audit log, tokens and rules: the user's alone, also when
 	// it existed before (made by hand, or by an older version).
 	if err := os.Chmod(dir, fsutil.DirMode); err != nil {
-		return nil, fmt.Errorf("protect data dir: %w", err)
+		return nil, core.DataDirError(dir, "protect data dir", err)
 	}
 	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, fsutil.FileMode)
 	if err != nil {
-		return nil, fmt.Errorf("open data dir lock: %w", err)
+		return nil, core.DataDirError(dir, "open data dir lock", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()

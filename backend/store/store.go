@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/fsutil"
 	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
@@ -46,7 +47,7 @@ func DSN(path string) string {
 // to the newest schema.
 func Open(path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), fsutil.DirMode); err != nil {
-		return nil, fmt.Errorf("create data dir: %w", err)
+		return nil, core.DataDirError(filepath.Dir(path), "create data dir", err)
 	}
 	// The database holds the audit log and token hashes: the user's alone.
 	// SQLite creates it (and its -wal and -shm files, which copy the main
@@ -54,11 +55,11 @@ func Open(path string) (*DB, error) {
 	// one made by an older version.
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, fsutil.FileMode)
 	if err != nil {
-		return nil, fmt.Errorf("open db %s: %w", path, err)
+		return nil, core.DataDirError(filepath.Dir(path), "open db "+path, err)
 	}
 	if err := f.Chmod(fsutil.FileMode); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("open db %s: %w", path, err)
+		return nil, core.DataDirError(filepath.Dir(path), "open db "+path, err)
 	}
 	f.Close()
 	for _, side := range []string{path + "-wal", path + "-shm"} {
