@@ -1,6 +1,7 @@
 package airlock_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"os"
@@ -14,8 +15,10 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/airlock"
 	"github.com/airlock-dev/airlock/backend/builtin"
+	"github.com/airlock-dev/airlock/backend/cli"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/store"
 	"github.com/airlock-dev/airlock/backend/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -148,4 +151,32 @@ func connectClient(t *testing.T, in *airlock.Instance, c *mcp.Client) *mcp.Clien
 	}
 	t.Cleanup(func() { sess.Close() })
 	return sess
+}
+
+// `airlock builtin allow-path|remove-path` beside a running Airlock given a
+// folder with --allow-path: a removal says the tools stay on because of
+// that folder, and a removal of that folder says where it comes from.
+func TestBuiltinPathCLIBesideAllowPath(t *testing.T) {
+	dataDir, cmdLine, stored := t.TempDir(), t.TempDir(), t.TempDir()
+	startWith(t, airlock.Options{DataDir: dataDir, AllowPaths: []string{cmdLine}})
+	db, err := store.Open(filepath.Join(dataDir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	run := func(args ...string) (string, error) {
+		var out, errOut bytes.Buffer
+		err := cli.RunBuiltin(context.Background(), db, args, &out, &errOut)
+		return out.String(), err
+	}
+	if out, err := run("allow-path", stored); err != nil || !strings.Contains(out, "built-in tools are on") {
+		t.Fatalf("allow-path: %v\n%s", err, out)
+	}
+	if out, err := run("remove-path", stored); err != nil || !strings.Contains(out, "built-in tools are on") || !strings.Contains(out, cmdLine) {
+		t.Errorf("remove-path of the stored folder: %v\n%s\nwant: tools still on, because of %s", err, out, cmdLine)
+	}
+	_, err = run("remove-path", cmdLine)
+	if core.ErrorCode(err) != core.EInvalid || !strings.Contains(err.Error(), "--allow-path") {
+		t.Errorf("remove-path of the command line's folder: %v, want invalid, saying it came with --allow-path", err)
+	}
 }

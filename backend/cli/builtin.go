@@ -64,9 +64,9 @@ func RunBuiltin(ctx context.Context, db *store.DB, args []string, stdout, stderr
 	case "show":
 		return done(builtinShow(b, filepath.Dir(db.Path), rest, stdout))
 	case "allow-path":
-		return done(builtinPath(b, builtinAllowPathCmd, rest, stdout))
+		return done(builtinPath(b, filepath.Dir(db.Path), builtinAllowPathCmd, rest, stdout))
 	case "remove-path":
-		return done(builtinPath(b, builtinRemovePathCmd, rest, stdout))
+		return done(builtinPath(b, filepath.Dir(db.Path), builtinRemovePathCmd, rest, stdout))
 	case "set":
 		return done(builtinEdit(b, builtinSetCmd, rest, stdout))
 	case "add":
@@ -173,9 +173,9 @@ Stop allowing DIR. Folders given with --allow-path are not stored and
 cannot be removed here.`}
 )
 
-func builtinPath(b *builtin.Builtin, c command, args []string, stdout io.Writer) error {
-	var dataDir string
-	fs := c.newFlags(&dataDir)
+func builtinPath(b *builtin.Builtin, dataDir string, c command, args []string, stdout io.Writer) error {
+	var ignored string // --data-dir was applied when db was opened
+	fs := c.newFlags(&ignored)
 	pos, _, err := c.parse(fs, args, stdout)
 	if err != nil {
 		return err
@@ -195,9 +195,30 @@ func builtinPath(b *builtin.Builtin, c command, args []string, stdout io.Writer)
 		fmt.Fprintf(stdout, "allowed %s; built-in tools are %s\n", dir, onOff(ov.Enabled))
 		return nil
 	}
+	// Folders a running Airlock was given with --allow-path are in effect
+	// too, but only it knows them (found by a new-user test: with one, this
+	// said the tools were off, and a removal of it that it was not an
+	// allowed folder).
+	var cmdLine []string
+	var live builtin.Overview
+	if instance.Status(dataDir, instance.StatusBuiltin, &live) == nil {
+		for _, r := range live.Roots {
+			if r.Source == builtin.SourceCommandLine {
+				cmdLine = append(cmdLine, r.Path)
+			}
+		}
+	}
 	ov, err := b.RemovePath(dir)
+	if core.ErrorCode(err) == core.ENotFound && slices.Contains(cmdLine, filepath.Clean(dir)) {
+		return core.Errorf(core.EInvalid, "%s was allowed on the command line of the running Airlock (--allow-path), not in the settings", filepath.Clean(dir)).
+			WithHint("restart Airlock without --allow-path " + filepath.Clean(dir))
+	}
 	if err != nil {
 		return err
+	}
+	if len(cmdLine) > 0 {
+		fmt.Fprintf(stdout, "removed %s; built-in tools are on: the running Airlock also allows %s (--allow-path)\n", dir, strings.Join(cmdLine, ", "))
+		return nil
 	}
 	fmt.Fprintf(stdout, "removed %s; built-in tools are %s\n", dir, onOff(ov.Enabled))
 	return nil
