@@ -222,7 +222,8 @@ func definitions() []authz.ToolDef {
 		{
 			Name: "get_my_execution_history",
 			Description: "Lists your executions (runs of an agent process on a task), newest first, without their logs: status, start, end, " +
-				"duration, exit code, has_log. Read a log with get_execution_log(execution_id).",
+				"duration, exit code, has_log. The status is running, completed, failed, or stopped (a person, or Airlock as it stopped, " +
+				"ended the run: not a failure of yours). Read a log with get_execution_log(execution_id).",
 			InputSchema: authz.Schema(tok, str("task_id", "Only runs of this task.", false),
 				authz.Param{Name: "status", Type: "string", Enum: ExecStatuses, Description: "Only runs in this status."},
 				limit(DefaultHistoryLimit, 100, "executions")),
