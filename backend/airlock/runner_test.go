@@ -638,6 +638,14 @@ func TestRunsEndWithTheirAgent(t *testing.T) {
 	if live, _ := rs.in.API.Runs.Live(); len(live) != 0 {
 		t.Errorf("live runs after the agent's deletion: %+v", live)
 	}
+	// Its runs stay in the task's history, this one stopped.
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		got, err := rs.in.API.Runs.Get(run.ID)
+		return err == nil && got.Status == runner.StatusStopped
+	}, "the deleted agent's run is not in the history, stopped")
+	if execs := rs.executions(t, run.TaskID); !slices.ContainsFunc(execs, func(e teams.Execution) bool { return e.ID == run.ID && e.AgentID == rs.worker.Agent.ID }) {
+		t.Errorf("the task's executions after its agent was deleted: %+v, want %s kept", execs, run.ID)
+	}
 }
 
 // gone reports whether process pid has ended (signal 0 finds nothing).

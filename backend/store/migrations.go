@@ -27,6 +27,7 @@ func migrations() []*gormigrate.Migration {
 		m0011ApprovalTask(),
 		m0012MCPSessions(),
 		m0013SessionSubs(),
+		m0014ExecutionsOutliveAgents(),
 	}
 }
 

@@ -90,6 +90,10 @@ func TestMigrate0007Upgrade(t *testing.T) {
 	if ns, _ := st.UnreadNotifications("ag_w", ""); len(ns) != 0 {
 		t.Errorf("notifications of a deleted agent: %+v", ns)
 	}
+	// Its executions stay in the task's history (0014).
+	if e, err := st.GetExecution("exec_1"); err != nil || e.AgentID != "ag_w" {
+		t.Errorf("the execution of a deleted agent: %+v, %v; want it kept, with the agent's id", e, err)
+	}
 	c, err := st.GetConversation("conv_1")
 	if err != nil {
 		t.Fatal(err)
@@ -152,5 +156,63 @@ func TestMigrate0007AfterRelayRules(t *testing.T) {
 	gdb.Table("tool_permission_rules").Where("kind IN ('sampling', 'elicitation')").Count(&n)
 	if n != 2 {
 		t.Errorf("%d relay rules after the upgrade, want the 2 made before", n)
+	}
+}
+
+// TestMigrate0014Upgrade: executions stored before 0014 stay, with their
+// indexes and checks, and from then on outlive their agent.
+func TestMigrate0014Upgrade(t *testing.T) {
+	gdb, path := migratedTo(t, "0013_session_subs")
+	now := time.Now().UTC()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{"INSERT INTO projects (id, name, description, created_at, updated_at) VALUES (?,?,?,?,?)", []any{"pj_1", "apollo", "", now, now}},
+		{"INSERT INTO agents (id, name, kind, parent_id, status, role_name, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+			[]any{"ag_w", "worker", "worker", "ag_owner", "active", "default", now, now}},
+		{"INSERT INTO tasks (id, project_id, title, status, status_rank, priority, priority_rank, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
+			[]any{"tsk_1", "pj_1", "t", "in_progress", 0, "high", 1, now, now}},
+		{"INSERT INTO execution_logs (id, task_id, agent_id, project_id, status, started_at, exit_code, log_file_path) VALUES (?,?,?,?,?,?,?,?)",
+			[]any{"exec_1", "tsk_1", "ag_w", "pj_1", "completed", now, 0, "/logs/exec_1.log"}},
+	} {
+		if err := gdb.Exec(q.sql, q.args...).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.Migrate(gdb); err != nil {
+		t.Fatalf("migrate to newest: %v", err)
+	}
+	db := &store.DB{DB: gdb, Path: path}
+	st := store.NewTeams(db)
+	e, err := st.GetExecution("exec_1")
+	if err != nil || e.Status != teams.ExecCompleted || e.LogFilePath != "/logs/exec_1.log" || e.ExitCode == nil || *e.ExitCode != 0 {
+		t.Fatalf("the execution after the upgrade: %+v, %v", e, err)
+	}
+	for _, idx := range []string{"idx_execution_logs_agent", "idx_execution_logs_task_id"} {
+		if !gdb.Migrator().HasIndex("execution_logs", idx) {
+			t.Errorf("index %s lost in the upgrade", idx)
+		}
+	}
+	bad := e
+	bad.ID, bad.Status = "exec_2", "finished"
+	if err := st.CreateExecution(bad); err == nil {
+		t.Error("an execution with an unknown status was stored after the upgrade")
+	}
+	bad.Status, bad.TaskID = teams.ExecRunning, "tsk_none"
+	if err := st.CreateExecution(bad); err == nil {
+		t.Error("an execution of an unknown task was stored after the upgrade")
+	}
+	if err := store.NewAgents(db).DeleteAgent("ag_w"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.GetExecution("exec_1"); err != nil {
+		t.Errorf("the execution went with its agent: %v", err)
+	}
+	if err := store.NewAgents(db).DeleteProject("pj_1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.GetExecution("exec_1"); core.ErrorCode(err) != core.ENotFound {
+		t.Errorf("the execution after its project was deleted: %v, want not found", err)
 	}
 }

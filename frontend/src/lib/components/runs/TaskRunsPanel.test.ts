@@ -190,4 +190,12 @@ describe('TaskRunsPanel', () => {
     expect(live.textContent).toContain('auto-run, attempt 1');
     expect(screen.queryByTestId('run-button')).toBeNull();
   });
+
+  it('keeps the runs of an agent deleted since, naming it so', async () => {
+    vi.mocked(fakeApi.runs.list).mockResolvedValue([run('rn_0', { agentId: 'ag_gone', status: 'completed', exitCode: 0, endedAt: '2026-01-01T10:01:00Z' })]);
+    await renderPanel();
+    const row = await screen.findByTestId('run-row');
+    expect(row.querySelector('.who')?.textContent).toBe('a deleted agent');
+    expect(row.querySelector('.who')?.getAttribute('title')).toBe('ag_gone');
+  });
 });
