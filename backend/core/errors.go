@@ -89,7 +89,7 @@ const EDataDirUnwritable = "data_dir_unwritable"
 func DataDirError(dir, what string, err error) error {
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
 		return (&Error{Code: EDataDirUnwritable, Message: fmt.Sprintf("Airlock cannot write its data directory %s: %v", dir, err)}).
-			WithHint("make that directory yours and writable, or give Airlock another one with --data-dir or AIRLOCK_DATA_DIR")
+			WithHint("make that directory and the files in it yours and writable, or give Airlock another one with --data-dir or AIRLOCK_DATA_DIR")
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

@@ -150,15 +150,8 @@ func (g *Gateway) subscribe(s *session, on bool) func(context.Context, string) e
 			// Whatever the catalog offers now: the resource may be gone
 			// since, and the subscription must still be released.
 			s.mu.Lock()
-			var key [2]string
-			had := false
-			for k := range s.subs {
-				if k[1] == uri {
-					key, had = k, true
-					delete(s.subs, k)
-					break
-				}
-			}
+			key, had := subscription(s.subs, uri)
+			delete(s.subs, key)
 			s.mu.Unlock()
 			if !had {
 				return nil
@@ -172,9 +165,13 @@ func (g *Gateway) subscribe(s *session, on bool) func(context.Context, string) e
 		}
 		key := [2]string{server, uri}
 		s.mu.Lock()
-		had := s.subs[key]
+		had := subscribedTo(s.subs, uri)
 		s.mu.Unlock()
 		if had {
+			// Subscribed already, maybe to another server (the one server
+			// of resources then, one whose template matches it now): one
+			// subscription per URI, which the unsubscribe releases (found
+			// in a review: a second one stayed upstream).
 			return nil
 		}
 		if err := g.cat.Subscribe(ctx, server, uri); err != nil {
@@ -186,6 +183,24 @@ func (g *Gateway) subscribe(s *session, on bool) func(context.Context, string) e
 		g.keepSubscriptions(s)
 		return nil
 	}
+}
+
+// subscribedTo reports whether subs, keyed by server and URI, holds uri.
+func subscribedTo[V comparable](subs map[[2]string]V, uri string) bool {
+	_, ok := subscription(subs, uri)
+	return ok
+}
+
+// subscription returns the key of subs, keyed by server and URI, that
+// holds uri: there is at most one.
+func subscription[V comparable](subs map[[2]string]V, uri string) ([2]string, bool) {
+	var zero V
+	for k, v := range subs {
+		if k[1] == uri && v != zero {
+			return k, true
+		}
+	}
+	return [2]string{}, false
 }
 
 // keepSubscriptions keeps what session s is subscribed to for a restart
@@ -259,12 +274,14 @@ const KindSubscribe = "resources/subscribe"
 func (g *Gateway) subscribeTarget(ctx context.Context, s *session, uri string) (string, error) {
 	snap := g.cat.Snapshot()
 	server := templateServer(snap, uri)
-	if server == "" {
+	c, err := g.caller(s, nil)
+	if err == nil && server == "" {
 		// One it serves but does not list, as for a read (found by an
 		// interop test: read through Airlock, but refused a subscription).
+		// Only for a caller who may ask: the lookup may list resources
+		// again (found in a review).
 		server, _ = g.cat.ResourceServerFor(ctx, snap, uri)
 	}
-	c, err := g.caller(s, nil)
 	if err == nil && server == "" {
 		err = core.Errorf(catalog.EUnknownResource, "no server offers the resource %q", uri)
 	}

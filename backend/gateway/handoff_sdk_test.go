@@ -40,8 +40,7 @@ func TestPostedMessageTakenBeforeTheAnswer(t *testing.T) {
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()
 
-	post := func(sid, body string) *http.Response {
-		t.Helper()
+	do := func(sid, body string) (*http.Response, error) {
 		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -49,7 +48,11 @@ func TestPostedMessageTakenBeforeTheAnswer(t *testing.T) {
 		if sid != "" {
 			req.Header.Set("Mcp-Session-Id", sid)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		return http.DefaultClient.Do(req)
+	}
+	post := func(sid, body string) *http.Response {
+		t.Helper()
+		resp, err := do(sid, body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +73,12 @@ func TestPostedMessageTakenBeforeTheAnswer(t *testing.T) {
 	for id := 2; id < 42; id++ {
 		call := make(chan *http.Response, 1)
 		go func() {
-			call <- post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"wait","arguments":{}}}`, id))
+			// Not post: t.Fatal must not run on this goroutine.
+			r, err := do(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"wait","arguments":{}}}`, id))
+			if err != nil {
+				t.Errorf("call %d: %v", id, err)
+			}
+			call <- r
 		}()
 		var callCtx context.Context
 		select {
@@ -93,9 +101,14 @@ func TestPostedMessageTakenBeforeTheAnswer(t *testing.T) {
 			}
 			t.Fatalf("call %d: the 202 for notifications/cancelled came before the call was told to stop", id)
 		}
-		if r := <-call; r != nil {
-			io.Copy(io.Discard, r.Body)
-			r.Body.Close()
+		select {
+		case r := <-call:
+			if r != nil {
+				io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("call %d was never answered after its cancellation", id)
 		}
 	}
 }

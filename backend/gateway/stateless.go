@@ -268,15 +268,8 @@ func (g *Gateway) statelessMiddleware(cr *credential) mcp.Middleware {
 func (g *Gateway) subscribeStateless(ctx context.Context, cr *credential, uri string, on bool) error {
 	if !on {
 		cr.mu.Lock()
-		var key [2]string
-		n := 0
-		for k, v := range cr.subs {
-			if k[1] == uri {
-				key, n = k, v
-				break
-			}
-		}
-		if n == 0 {
+		key, ok := subscription(cr.subs, uri)
+		if !ok {
 			cr.mu.Unlock()
 			return nil
 		}
@@ -299,9 +292,16 @@ func (g *Gateway) subscribeStateless(ctx context.Context, cr *credential, uri st
 	}
 	key := [2]string{server, uri}
 	cr.mu.Lock()
+	if k, ok := subscription(cr.subs, uri); ok {
+		// Another stream of the credential has it, maybe from another
+		// server (the one server of resources then): the same key, which
+		// a release by URI finds (found in a review: a release took the
+		// other stream's server).
+		key = k
+	}
 	cr.subs[key]++
 	cr.mu.Unlock()
-	if err := g.cat.Subscribe(ctx, server, uri); err != nil {
+	if err := g.cat.Subscribe(ctx, key[0], uri); err != nil {
 		cr.mu.Lock()
 		if cr.subs[key]--; cr.subs[key] == 0 {
 			delete(cr.subs, key)

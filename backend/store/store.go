@@ -64,7 +64,7 @@ func Open(path string) (*DB, error) {
 	f.Close()
 	for _, side := range []string{path + "-wal", path + "-shm"} {
 		if err := os.Chmod(side, fsutil.FileMode); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("open db %s: %w", path, err)
+			return nil, core.DataDirError(filepath.Dir(path), "open db "+path, err)
 		}
 	}
 	gdb, err := gorm.Open(sqlite.Open(DSN(path)), &gorm.Config{

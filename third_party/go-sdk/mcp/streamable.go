@@ -320,7 +320,7 @@ func writeJSONRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, jerr *j
 // and parsing it again as util.IsLoopback(addr.String()) does (Airlock
 // patch: that was about 0.7% of a proxied call's CPU).
 func localIsLoopback(addr net.Addr) bool {
-	if ta, ok := addr.(*net.TCPAddr); ok {
+	if ta, ok := addr.(*net.TCPAddr); ok && ta != nil {
 		return ta.IP.IsLoopback()
 	}
 	return util.IsLoopback(addr.String())
