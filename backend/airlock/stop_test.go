@@ -1,6 +1,7 @@
 package airlock_test
 
 import (
+	"bufio"
 	"context"
 	"net/http"
 	"strings"
@@ -209,4 +210,79 @@ func TestStopDoesNotWaitForAListenStream(t *testing.T) {
 		t.Fatal("the client's subscriptions/listen stream was never acknowledged")
 	}
 	waitClosed(t, closeAsync(in), 30*time.Second)
+}
+
+// A legacy SSE client's call still running when the drain time is over is
+// answered with shutting_down on its event stream before the stream ends.
+// The client here reads the stream as it comes, event by event: the Go
+// SDK's own SSE client may drop a message that arrives just before its
+// stream ends (its Read picks between the two at random; see the README's
+// notes for upstream), which made this look like Airlock's.
+func TestStopAnswersALegacySSECall(t *testing.T) {
+	const drain = time.Second
+	everything := testutil.NewTestServer()
+	in := startWith(t, airlock.Options{DataDir: t.TempDir(), Drain: drain, InProcess: map[string]*mcp.Server{"everything": everything.Server}})
+	allowAll(t, in)
+	base := strings.TrimSuffix(in.Info.MCPURL, "/mcp")
+	hc := &http.Client{Transport: bearer{in.Info.AgentToken}}
+	resp, err := hc.Get(base + "/sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := make(chan string, 64) // each event's data, in order; closed at the stream's end
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- data
+			}
+		}
+	}()
+	var endpoint string
+	select {
+	case endpoint = <-events:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no endpoint event")
+	}
+	post := func(body string) {
+		t.Helper()
+		r, err := hc.Post(base+endpoint, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+	}
+	answer := func(id string) string {
+		t.Helper()
+		for {
+			select {
+			case data, ok := <-events:
+				if !ok {
+					t.Fatalf("the event stream ended before the answer to request %s", id)
+				}
+				if strings.Contains(data, `"id":`+id+`,`) {
+					return data
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("no answer to request %s", id)
+			}
+		}
+	}
+	post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"sse-agent","version":"1"}}}`)
+	answer("1")
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		return strings.Contains(answer("2"), "everything__hang")
+	}, "everything__hang is not listed")
+	post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"everything__hang","arguments":{}}}`)
+	testutil.Eventually(t, 10*time.Second, func() bool { return len(everything.Started()) == 1 }, "the call never reached the tool")
+	closed := closeAsync(in)
+	if got := answer("3"); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, core.EShuttingDown) {
+		t.Errorf("the unfinished call's answer = %s, want a tool error with code %s", got, core.EShuttingDown)
+	}
+	waitClosed(t, closed, drain+15*time.Second)
 }
