@@ -27,6 +27,17 @@ func newMadeNotes() *notes {
 	return n
 }
 
+// withSoleNotes is a gateway whose one server of resources is hid, a notes
+// server over HTTP; hidCfg configures it, to apply with another beside it.
+func withSoleNotes(t *testing.T) (*env, *notes, core.ServerConfig) {
+	e := newEnv(t, catalog.Options{})
+	hid := newNotes()
+	hidCfg := httpDownstream(t, "hid", hid.Server)
+	e.cat.Apply([]core.ServerConfig{hidCfg})
+	e.waitRunning(t, "hid")
+	return e, hid, hidCfg
+}
+
 func countPrefix(list []string, prefix string) int {
 	n := 0
 	for _, s := range list {
@@ -46,12 +57,8 @@ func countPrefix(list []string, prefix string) int {
 // other, still wanted, was unsubscribed and hid stayed subscribed for good:
 // with 8 URIs the test failed with probability 1-2^-8).
 func TestStatelessReleaseMatchesTheSubscribedServer(t *testing.T) {
-	e := newEnv(t, catalog.Options{})
+	e, hid, hidCfg := withSoleNotes(t)
 	ctx := context.Background()
-	hid := newNotes()
-	hidCfg := httpDownstream(t, "hid", hid.Server)
-	e.cat.Apply([]core.ServerConfig{hidCfg})
-	e.waitRunning(t, "hid")
 
 	acked1, acked2 := make(chan string, 32), make(chan string, 32)
 	c1 := e.connectNew(t, testToken, nil, ackTo(acked1))
@@ -102,17 +109,13 @@ func TestStatelessReleaseMatchesTheSubscribedServer(t *testing.T) {
 // 2025-11-25 session: a session subscribed to an unlisted URI through the
 // fallback (hid) subscribes to it again once a server whose template
 // matches it runs (a client re-subscribing on reconnect or after a
-// restart). subscribe's "had" check is keyed by (server, uri), so other is
-// subscribed too and s.subs holds two keys for one URI; the session's one
-// unsubscribe releases one of them, and the other server stays subscribed
-// until the session ends. Deterministic.
+// restart). It keeps its one subscription, hid's, and its unsubscribe
+// releases it: every subscription made upstream is released. (It held two,
+// one at each server, and the one unsubscribe left the other subscribed
+// until the session ended.)
 func TestSessionResubscribeKeepsOneSubscription(t *testing.T) {
-	e := newEnv(t, catalog.Options{})
+	e, hid, hidCfg := withSoleNotes(t)
 	ctx := context.Background()
-	hid := newNotes()
-	hidCfg := httpDownstream(t, "hid", hid.Server)
-	e.cat.Apply([]core.ServerConfig{hidCfg})
-	e.waitRunning(t, "hid")
 	sess := e.connect(t, nil)
 	const u = "mem://made/1"
 	if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: u}); err != nil {
