@@ -325,14 +325,12 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 	if info := sess.InitializeResult().ServerInfo; info != nil && info.Name == AirlockServerName && d.cfg.Transport() != core.TransportInProcess {
 		// Airlock itself (its URL, or a bridge to it) would list its own
 		// tools again, prefixed, at every listing: without end.
-		sess.Close()
-		wait()
+		d.closeSession(sess, wait)
 		return time.Time{}, fmt.Errorf("this server is an Airlock (itself, or another one): Airlock does not proxy an Airlock, whose tools would come back to it prefixed, without end; remove the server")
 	}
 	tools, ls, err := d.list(connectCtx, sess)
 	if err != nil {
-		sess.Close()
-		wait()
+		d.closeSession(sess, wait)
 		return time.Time{}, err
 	}
 	if caps := sess.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
@@ -361,11 +359,16 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 	go func() { ended <- sess.Wait() }()
 	select {
 	case <-d.ctx.Done():
-		sess.Close()
-		wait()
+		d.closeSession(sess, wait)
 		return ready, nil
 	case err := <-ended:
 		werr := wait()
+		if errors.Is(err, errHungStdin) {
+			// Its status shows the reason only until it runs again: the
+			// Servers screen keeps it among the server's own lines.
+			d.stderrLine("[airlock] " + errHungStdin.Error())
+			return ready, err
+		}
 		if bad := (*badOutputError)(nil); errors.As(err, &bad) {
 			return ready, fmt.Errorf("%w; %s", bad, badOutputHint)
 		}
@@ -374,6 +377,26 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 		}
 		return ready, err
 	}
+}
+
+// closeSession ends the session with the source, then its process (wait).
+// Closing the session waits for the requests under way, and a write to a
+// process that stopped reading its stdin never ends: after the stop grace,
+// wait goes ahead anyway, closing stdin and stopping the process, which
+// ends that write (found by an interop test: a restart or a stop of
+// Airlock waited for ever, and the process outlived it).
+func (d *source) closeSession(sess *mcp.ClientSession, wait func() error) {
+	closed := make(chan struct{})
+	go func() {
+		sess.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(d.cat.opts.StopGrace):
+		d.cat.opts.Logger.Warn("a server's session did not close in time; stopping its process", "server", d.cfg.ID)
+	}
+	wait()
 }
 
 // list reads the source's tools, prompts and resources.
@@ -531,6 +554,17 @@ func (d *source) startProcess() (mcp.Transport, func() error, error) {
 			"server", d.cfg.ID, "line", strings.ToValidUTF8(string(line[:min(len(line), quoteMax)]), "\uFFFD"))
 	}
 	return newStdioTransport(p.Stdout(), p.Stdin(), onJunk), wait, nil
+}
+
+// stderrLine adds line to what the Servers screen shows of the server's
+// stderr.
+func (d *source) stderrLine(line string) {
+	d.mu.Lock()
+	tail := d.stderr
+	d.mu.Unlock()
+	if tail != nil {
+		tail.AddLine(line)
+	}
 }
 
 // lastStderr is "; stderr: LINE" with the last line the process wrote to

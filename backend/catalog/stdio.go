@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -78,16 +80,56 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stdioConn{Connection: c, tap: t.tap}, nil
+	return &stdioConn{Connection: c, tap: t.tap, stdin: t.w}, nil
 }
 
 type stdioConn struct {
 	mcp.Connection
-	tap *stdoutTap
+	tap   *stdoutTap
+	stdin io.Closer
+	hung  atomic.Bool
 }
+
+// stuckAfter is how long a write to a server's stdin may go on after the
+// request it carries has ended (cancelled, or past its call timeout) before
+// the server is taken as hung: it stopped reading its input, the pipe is
+// full, and every request behind that write waits for it. A write takes
+// microseconds when the server reads.
+const stuckAfter = time.Second
+
+// Write writes msg to the server's stdin. The SDK's write takes no notice
+// of ctx once it is under way, so a server that stopped reading held the
+// call past its timeout, every call behind it, and Airlock's stop (found by
+// an interop test). When ctx has ended and the write is still going on
+// stuckAfter later, stdin is closed: the write fails, the connection ends
+// with errHungStdin, and the server is stopped and started again.
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	var done atomic.Bool
+	stop := context.AfterFunc(ctx, func() {
+		time.AfterFunc(stuckAfter, func() {
+			if !done.Load() && c.hung.CompareAndSwap(false, true) {
+				c.stdin.Close()
+			}
+		})
+	})
+	err := c.Connection.Write(ctx, msg)
+	done.Store(true)
+	stop()
+	if err != nil && c.hung.Load() {
+		return fmt.Errorf("%w (%v)", errHungStdin, err)
+	}
+	return err
+}
+
+// errHungStdin is why the connection to a server that stopped reading its
+// stdin was ended.
+var errHungStdin = errors.New("the server stopped reading its input (stdin) and held a request " + stuckAfter.String() + " past its end; it is restarted")
 
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	if err != nil && c.hung.Load() {
+		return nil, errHungStdin
+	}
 	if err == nil || !unreadable(err) {
 		return msg, err
 	}
