@@ -252,6 +252,10 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 		// it. Airlock's own servers are read whole (their refusals carry
 		// a reason code in _meta).
 		VerbatimToolResults: !d.builtIn(),
+		// An elicitation's answer goes back as the agent's user gave it,
+		// without the schema's defaults (SDK patch; see the gateway's
+		// server options).
+		KeepElicitationContent: true,
 		Capabilities: &mcp.ClientCapabilities{
 			Sampling:    &mcp.SamplingCapabilities{},
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -1064,5 +1065,77 @@ func TestSubscriptionToUnlistedResource(t *testing.T) {
 	}
 	if slices.Contains(sole.seen(), "subscribe mem://made/2") {
 		t.Errorf("a server was subscribed to a resource Airlock could not place: %v", sole.seen())
+	}
+}
+
+// elicitingServer is a stdio server whose tool "ask" asks its client for a
+// form (name, check, integer, in that order; check and integer have
+// defaults) and answers with the answer it got, byte for byte.
+func elicitingServer(t *testing.T, id string) core.ServerConfig {
+	script := reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"`+id+`","version":"1"}}`) +
+		"read -r initialized\n" + reply(`{"tools":[{"name":"ask","inputSchema":{"type":"object"}},{"name":"askurl","inputSchema":{"type":"object"}}]}`) + `
+while read -r line; do
+  case "$line" in *'"method":"tools/call"'*)
+    id=$(echo "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+    case "$line" in
+    *'"askurl"'*) echo '{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"mode":"url","message":"Sign in","url":"https://example.com/login","elicitationId":"x1"}}' ;;
+    *) echo '{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"message":"Who?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"},"check":{"type":"boolean","default":true},"integer":{"type":"integer","default":3}}}}}' ;;
+    esac
+    read -r answer
+    esc=$(printf '%s' "$answer" | sed 's/\\/\\\\/g; s/"/\\"/g')
+    echo '{"jsonrpc":"2.0","id":'$id',"result":{"content":[{"type":"text","text":"'"$esc"'"}]}}'
+  esac
+done
+`
+	return core.ServerConfig{ID: id, Command: writeScript(t, script)}
+}
+
+// A relayed elicitation reaches the agent with its form's fields in the
+// server's order, and the user's answer reaches the server as given: no
+// schema defaults filled in on the way (found by an interop test: the
+// server got check and integer the user never chose, and the client saw
+// the fields in alphabetical order).
+func TestElicitationRelayedAsItIs(t *testing.T) {
+	e := newEnv(t, catalog.Options{}, elicitingServer(t, "asker"))
+	e.waitRunning(t, "asker")
+	var schema string
+	sess := e.connect(t, &mcp.ClientOptions{
+		// A client that sends the user's answer as given (the Go SDK's
+		// fills in the schema's defaults unless told not to; the
+		// TypeScript SDK's does not).
+		KeepElicitationContent: true,
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			b, _ := json.Marshal(req.Params.RequestedSchema)
+			schema = string(b)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "asker__ask", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("asker__ask: %v %+v", err, res)
+	}
+	var answer struct {
+		Result struct {
+			Action  string         `json:"action"`
+			Content map[string]any `json:"content"`
+		} `json:"result"`
+	}
+	if got := text(t, res); json.Unmarshal([]byte(got), &answer) != nil || answer.Result.Action != "accept" ||
+		!reflect.DeepEqual(answer.Result.Content, map[string]any{"name": "Ada"}) {
+		t.Errorf("the server got %s, want the user's answer as given: accept with {\"name\":\"Ada\"} alone", got)
+	}
+	if n, c, i := strings.Index(schema, `"name"`), strings.Index(schema, `"check"`), strings.Index(schema, `"integer"`); n < 0 || !(n < c && c < i) {
+		t.Errorf("the agent's client got the form %s, want its fields in the server's order: name, check, integer", schema)
+	}
+
+	// A URL elicitation to a client that takes forms only is refused as
+	// unsupported, not blamed on the client (found by an interop test:
+	// relay_bad_answer, "the agent's MCP client is at fault").
+	res, err = sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "asker__askurl", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("asker__askurl: %v %+v", err, res)
+	}
+	if got := text(t, res); !strings.Contains(got, `"error"`) || !strings.Contains(got, "unsupported") || strings.Contains(got, catalog.ERelayBadAnswer) {
+		t.Errorf("the server got %s for a URL elicitation to a form-only client, want an error saying unsupported", got)
 	}
 }

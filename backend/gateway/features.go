@@ -66,9 +66,22 @@ func (p peer) CreateMessage(ctx context.Context, params *mcp.CreateMessageParams
 
 // Elicit asks the agent's user, through its client, for input.
 func (p peer) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	if p.caps().Elicitation == nil {
+	caps := p.caps().Elicitation
+	if caps == nil {
 		return nil, (&core.Error{Code: "unsupported", Message: "the agent's MCP client does not support elicitation"}).
 			WithHint("the server needs a client that can ask its user (elicitation)")
+	}
+	// A client that declares no mode takes forms only (MCP 2025-11-25). Its
+	// client is not at fault, as the SDK's refusal made it look (found by
+	// an interop test: relay_bad_answer).
+	url := params.Mode == "url" || params.Mode == "" && (params.URL != "" || params.ElicitationID != "")
+	if url && caps.URL == nil {
+		return nil, (&core.Error{Code: "unsupported", Message: "the agent's MCP client does not support elicitation through a URL, only forms"}).
+			WithHint("the server needs a client that can open a URL for its user (URL-mode elicitation)")
+	}
+	if !url && caps.Form == nil && caps.URL != nil {
+		return nil, (&core.Error{Code: "unsupported", Message: "the agent's MCP client does not support elicitation through a form, only URLs"}).
+			WithHint("the server needs a client that can show its user a form (form-mode elicitation)")
 	}
 	ctx, cancel := p.relatedContext(ctx)
 	defer cancel()
@@ -353,6 +366,10 @@ func (g *Gateway) serverOptions(complete func(context.Context, *mcp.CompleteRequ
 	return &mcp.ServerOptions{
 		Instructions: "Airlock gateway: downstream tools are named <server>__<tool>. Some calls wait for a person's approval; a refusal is a tool error carrying a reason code and a hint. Call the help tool to see what you can use.",
 		Logger:       slog.New(quietUndelivered{g.log.Handler()}),
+		// A relayed elicitation's answer goes to the server as the user gave
+		// it (SDK patch): with the schema's defaults filled in, the server
+		// got values the user never chose (found by an interop test).
+		KeepElicitationContent: true,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},

@@ -213,6 +213,13 @@ type ClientOptions struct {
 	// for input (resultType input_required, inputRequests, requestState)
 	// is decoded as before.
 	VerbatimToolResults bool
+	// KeepElicitationContent (Airlock patch, see PATCHES.md): the content
+	// of an accepted form elicitation goes back to the server as the
+	// ElicitationHandler returned it, checked against the requested
+	// schema but without the schema's defaults filled in. For a gateway,
+	// which hands the user's answer on: the server would get values the
+	// user never gave.
+	KeepElicitationContent bool
 }
 
 // toolContextKeyType is the context key type for passing tool definitions
@@ -907,9 +914,11 @@ func (c *Client) elicit(ctx context.Context, req *ElicitRequest) (*ElicitResult,
 			if err := resolved.Validate(res.Content); err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("elicitation result content does not match requested schema: %v", err)}
 			}
-			err = resolved.ApplyDefaults(&res.Content)
-			if err != nil {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("failed to apply schema defaults to elicitation result: %v", err)}
+			if !c.opts.KeepElicitationContent {
+				err = resolved.ApplyDefaults(&res.Content)
+				if err != nil {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("failed to apply schema defaults to elicitation result: %v", err)}
+				}
 			}
 		}
 		return res, nil

@@ -2319,6 +2319,27 @@ func (x *ElicitParams) SetProgressToken(t any) { setProgressToken(x, t) }
 
 // inferElicitMode returns x with Mode populated by inference if it was empty.
 // Mode is inferred as "url" when URL or ElicitationID is set, otherwise "form".
+// UnmarshalJSON keeps requestedSchema as the bytes it came as, a
+// [json.RawMessage] (Airlock patch, see PATCHES.md): decoded into a map, as
+// upstream did, its properties were marshalled again in alphabetical order,
+// and a form shows its fields in the order of the schema.
+func (x *ElicitParams) UnmarshalJSON(data []byte) error {
+	type plain ElicitParams
+	var w struct {
+		*plain
+		RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+	}
+	w.plain = (*plain)(x)
+	if err := internaljson.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	x.RequestedSchema = nil
+	if len(w.RequestedSchema) > 0 && string(w.RequestedSchema) != "null" {
+		x.RequestedSchema = w.RequestedSchema
+	}
+	return nil
+}
+
 func (x *ElicitParams) inferElicitMode() *ElicitParams {
 	if x == nil || x.Mode != "" {
 		return x

@@ -73,6 +73,12 @@ type Server struct {
 type ServerOptions struct {
 	// Optional instructions for connected clients.
 	Instructions string
+	// KeepElicitationContent (Airlock patch, see PATCHES.md): the content
+	// of an accepted form elicitation is returned by [ServerSession.Elicit]
+	// as the client sent it, checked against the requested schema but
+	// without the schema's defaults filled in. For a gateway, which hands
+	// the user's answer on.
+	KeepElicitationContent bool
 	// Logger may be set to a non-nil value to enable logging of server activity.
 	Logger *slog.Logger
 	// If non-nil, called when "notifications/initialized" is received.
@@ -1782,6 +1788,9 @@ func (ss *ServerSession) Elicit(ctx context.Context, params *ElicitParams) (*Eli
 	}
 	if err := resolved.Validate(res.Content); err != nil {
 		return nil, fmt.Errorf("elicitation result content does not match requested schema: %v", err)
+	}
+	if ss.server.opts.KeepElicitationContent {
+		return res, nil
 	}
 	err = resolved.ApplyDefaults(&res.Content)
 	if err != nil {
