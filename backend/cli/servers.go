@@ -293,12 +293,17 @@ func serversUpdate(dataDir string, args []string, stdout io.Writer) error {
 	disabled := fs.Bool("disabled", false, "keep it but do not run it (--disabled=false: run it)")
 	noPrefix := fs.Bool("no-prefix", false, "expose its tools under their own names (--no-prefix=false: as <id>__<tool>)")
 	trust := fs.Bool("trust-new-tools", false, "accept tools it adds later without asking")
-	pos, _, err := updateCmd.parse(fs, args, stdout)
+	pos, rest, err := updateCmd.parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return updateCmd.usageError("give exactly one server id")
+	}
+	if rest != nil {
+		// Found by an interop test: "nothing to change" did not say why.
+		return updateCmd.usageError("servers update does not change a server's command").
+			WithHint("edit its command in servers.json or with Edit on the Servers screen, or remove it and add it again with 'airlock servers add " + pos[0] + " -- COMMAND'")
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

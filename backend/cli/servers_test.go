@@ -293,6 +293,7 @@ func TestServersUpdate(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"update", "fs"}, core.EInvalid, "nothing to change"},
+		{[]string{"update", "fs", "--", "node", "/z.js"}, core.EInvalid, "does not change a server's command"},
 		{[]string{"update", "nope", "--disabled=true"}, core.ENotFound, `server "nope" not found`},
 		{[]string{"update", "fs", "--disabled=maybe"}, core.EInvalid, `invalid boolean value "maybe"`},
 		{[]string{"rm", "fs", "nope"}, core.ENotFound, `server "nope" not found; nothing was removed`},

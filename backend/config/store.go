@@ -423,7 +423,7 @@ func (s *Store) notifyUnlock() {
 // writeAtomic replaces path with data (see fsutil.WriteFileAtomic).
 func writeAtomic(path string, data []byte) error {
 	if err := fsutil.WriteFileAtomic(path, data); err != nil {
-		return fmt.Errorf("write servers file: %w", err)
+		return core.DataDirError(filepath.Dir(path), "write servers file", err)
 	}
 	return nil
 }

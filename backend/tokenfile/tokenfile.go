@@ -74,7 +74,7 @@ func RotateToken(dataDir string) (string, error) {
 		return "", err
 	}
 	if err := fsutil.WriteFileAtomic(filepath.Join(dataDir, TokenFile), []byte(tok+"\n")); err != nil {
-		return "", fmt.Errorf("write agent token: %w", err)
+		return "", core.DataDirError(dataDir, "write agent token", err)
 	}
 	return tok, nil
 }
@@ -135,11 +135,11 @@ func validToken(tok string) bool {
 func writeTemp(path, tok string) (string, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("create data dir: %w", err)
+		return "", core.DataDirError(dir, "create data dir", err)
 	}
 	f, err := os.CreateTemp(dir, "."+TokenFile+".*.tmp") // CreateTemp makes it 0600
 	if err != nil {
-		return "", fmt.Errorf("write agent token: %w", err)
+		return "", core.DataDirError(dir, "write agent token", err)
 	}
 	_, werr := f.WriteString(tok + "\n")
 	if werr == nil {
