@@ -565,6 +565,9 @@ func (c *Catalog) Route(ctx context.Context, r *core.Request) error {
 		r.Server, r.Name = p.Server, p.Name
 	case core.KindResourceRead:
 		server, ok := c.ResourceServerFor(ctx, s, r.Exposed)
+		if !ok && r.SubscribedAt != "" && c.get(r.SubscribedAt) != nil {
+			server, ok = r.SubscribedAt, true
+		}
 		if !ok {
 			return (&core.Error{Code: EUnknownResource, Message: fmt.Sprintf("no server offers the resource %q", r.Exposed)}).
 				WithHint("call resources/list or resources/templates/list for the resources you can read")

@@ -102,6 +102,11 @@ type Request struct {
 	Name string
 	// Exposed is the name (or URI) the agent used.
 	Exposed string
+	// SubscribedAt is, for a resource read, the server the agent's session
+	// is subscribed to that URI at: asked when nothing else places the
+	// URI, so that the resource whose updates the agent hears of can be
+	// read (found by an interop test). Empty otherwise.
+	SubscribedAt string
 	// Tool is the definition the agent saw, for tool calls (its annotations
 	// tell the approval dialog how risky the call is). Nil otherwise.
 	Tool *ToolInfo

@@ -1041,6 +1041,7 @@ func TestSubscriptionToUnlistedResource(t *testing.T) {
 	e := newEnv(t, catalog.Options{})
 	ctx := context.Background()
 	sole := newNotes()
+	servesAny(sole.Server, "mem://made/")
 	e.cat.Apply([]core.ServerConfig{httpDownstream(t, "hid", sole.Server)})
 	e.waitRunning(t, "hid")
 	updated := make(chan string, 10)
@@ -1059,6 +1060,12 @@ func TestSubscriptionToUnlistedResource(t *testing.T) {
 
 	e.cat.Apply([]core.ServerConfig{httpDownstream(t, "hid", sole.Server), httpDownstream(t, "other", newNotes().Server)})
 	e.waitRunning(t, "other")
+	// The resource it is subscribed to can still be read, at the server it
+	// hears of it from (found by an interop test: its updates came, but a
+	// read was refused as unknown).
+	if res, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mem://made/1"}); err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "served mem://made/1" {
+		t.Errorf("read of the resource the session is subscribed to, with two servers of resources: %+v, %v", res, err)
+	}
 	err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://made/2"})
 	if err == nil || !strings.Contains(err.Error(), "["+catalog.EUnknownResource+"]") {
 		t.Errorf("subscribing to an unlisted resource with two servers of resources: %v, want a refusal with %s", err, catalog.EUnknownResource)

@@ -282,7 +282,13 @@ func (g *Gateway) readResource(ctx context.Context, s *session, req mcp.Request)
 	if !ok {
 		return nil, pipeline.RPCError(core.Errorf(core.EInvalid, "resources/read without parameters"))
 	}
-	return g.run(ctx, s, req, &core.Request{Kind: core.KindResourceRead, Exposed: p.URI, Peer: peerOf(ctx, req)})
+	r := &core.Request{Kind: core.KindResourceRead, Exposed: p.URI, Peer: peerOf(ctx, req)}
+	s.mu.Lock()
+	if k, ok := subscription(s.subs, p.URI); ok {
+		r.SubscribedAt = k[0]
+	}
+	s.mu.Unlock()
+	return g.run(ctx, s, req, r)
 }
 
 // progressFunc sends progress for the request that gave tok; for a call
