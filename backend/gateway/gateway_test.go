@@ -437,6 +437,15 @@ func TestInProcessServerThroughPipeline(t *testing.T) {
 		!errors.As(err, &rerr) || rerr.Code != pipeline.CodeResourceNotFound {
 		t.Errorf("an unknown resource: %v, want %s with MCP's code %d (found by an interop test)", err, catalog.EUnknownResource, pipeline.CodeResourceNotFound)
 	}
+	// An unknown prompt, and a logging level MCP does not define, get
+	// Invalid params, as a server answers them (found by an interop test:
+	// -32001, and {}).
+	if _, err := sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test__nope"}); !errors.As(err, &rerr) || rerr.Code != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), catalog.EUnknownPrompt) {
+		t.Errorf("an unknown prompt: %v, want %s with code %d", err, catalog.EUnknownPrompt, jsonrpc.CodeInvalidParams)
+	}
+	if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "bogus"}); !errors.As(err, &rerr) || rerr.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("logging/setLevel bogus: %v, want code %d", err, jsonrpc.CodeInvalidParams)
+	}
 
 	if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)

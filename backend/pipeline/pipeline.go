@@ -684,10 +684,15 @@ func RPCError(err error) *jsonrpc.Error {
 		msg += " Hint: " + e.Hint
 	}
 	code := int64(CodeRefused)
-	if e.Code == "unknown_resource" { // catalog.EUnknownResource
+	switch e.Code {
+	case "unknown_resource": // catalog.EUnknownResource
 		// MCP's own code for it, as a server answers (found by an interop
 		// test); the reason is in the data as for any refusal.
 		code = CodeResourceNotFound
+	case "unknown_prompt": // catalog.EUnknownPrompt
+		// MCP's code for an invalid prompt name, as a server answers it
+		// (found by an interop test: -32001).
+		code = jsonrpc.CodeInvalidParams
 	}
 	return &jsonrpc.Error{Code: code, Message: msg, Data: data}
 }

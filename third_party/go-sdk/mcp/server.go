@@ -2176,6 +2176,12 @@ func (ss *ServerSession) cancel(context.Context, *CancelledParams) (Result, erro
 }
 
 func (ss *ServerSession) setLevel(_ context.Context, params *SetLoggingLevelParams) (*emptyResult, error) {
+	// Airlock patch (see PATCHES.md): a level MCP does not define is
+	// refused, as other SDKs' servers refuse it, rather than taken (it then
+	// let every message through).
+	if _, ok := mcpToSlog[params.Level]; !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid logging level %q: want one of debug, info, notice, warning, error, critical, alert, emergency", params.Level)}
+	}
 	ss.updateState(func(state *ServerSessionState) {
 		state.LogLevel = params.Level
 	})
