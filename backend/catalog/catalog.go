@@ -21,6 +21,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -569,6 +570,13 @@ func (c *Catalog) Route(ctx context.Context, r *core.Request) error {
 			server, ok = r.SubscribedAt, true
 		}
 		if !ok {
+			if down := c.downServers(); len(down) > 0 {
+				// It may be theirs (found by an interop test: the hint to
+				// list resources did not say why a read that works at other
+				// times was refused).
+				return (&core.Error{Code: EUnknownResource, Message: fmt.Sprintf("no running server offers the resource %q, and %s not running: it may serve it", r.Exposed, serverList(down))}).
+					WithHint("see the Servers screen (or airlock servers list); once every server runs, read it again")
+			}
 			return (&core.Error{Code: EUnknownResource, Message: fmt.Sprintf("no server offers the resource %q", r.Exposed)}).
 				WithHint("call resources/list or resources/templates/list for the resources you can read")
 		}
@@ -640,6 +648,33 @@ func (c *Catalog) soleResourceServer() (string, bool) {
 		found = id
 	}
 	return found, found != ""
+}
+
+// downServers are the ids of the servers that are not running now
+// (Airlock's own aside), sorted.
+func (c *Catalog) downServers() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for id, d := range c.sources {
+		if !d.builtIn() && d.session() == nil {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// serverList is "server "a" is" or "servers "a", "b" are".
+func serverList(ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = strconv.Quote(id)
+	}
+	if len(ids) == 1 {
+		return "server " + q[0] + " is"
+	}
+	return "servers " + strings.Join(q, ", ") + " are"
 }
 
 // relistResources lists again, at once, the resources of the running

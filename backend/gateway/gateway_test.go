@@ -1785,3 +1785,22 @@ func TestServersOwnTooLargeCodePassesThrough(t *testing.T) {
 		t.Fatalf("tools/call: %v; want the server's own error", err)
 	}
 }
+
+// A read of a URI no server lists, refused because a server is not
+// running (it may be the one that serves it), says so (found by an
+// interop test: the hint to list resources did not say why).
+func TestUnlistedResourceWhileAServerIsDown(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "hid", Version: "1"}, nil)
+	srv.AddResource(&mcp.Resource{Name: "listed", URI: "hid://listed"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "hid://listed", Text: "listed"}}}, nil
+	})
+	servesAny(srv, "hid://made/")
+	e.cat.Apply([]core.ServerConfig{httpDownstream(t, "hid", srv), {ID: "broken", Command: "/nonexistent/airlock-test-prog"}})
+	e.waitRunning(t, "hid")
+	sess := e.connect(t, nil)
+	_, err := sess.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "hid://made/9"})
+	if err == nil || !strings.Contains(err.Error(), catalog.EUnknownResource) || !strings.Contains(err.Error(), `server "broken" is not running`) {
+		t.Errorf("read of an unlisted URI while a server is down: %v, want %s naming the server that is not running", err, catalog.EUnknownResource)
+	}
+}
