@@ -557,7 +557,7 @@ func (d *source) startProcess() (mcp.Transport, func() error, error) {
 		d.cat.opts.Logger.Warn("a server wrote a line on stdout that is not MCP; it is skipped ("+badOutputHint+")",
 			"server", d.cfg.ID, "line", strings.ToValidUTF8(string(line[:min(len(line), quoteMax)]), "\uFFFD"))
 	}
-	return newStdioTransport(p.Stdout(), p.Stdin(), onJunk), wait, nil
+	return newStdioTransport(p.Stdout(), p.Stdin(), onJunk, d.callTimeout()), wait, nil
 }
 
 // stderrLine adds line to what the Servers screen shows of the server's

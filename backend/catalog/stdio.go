@@ -62,14 +62,15 @@ func (e *badOutputError) Unwrap() error { return e.err }
 // which turns the SDK's failure to read what the process wrote into a
 // *badOutputError quoting the offending line.
 type stdioTransport struct {
-	tap *stdoutTap
-	w   io.WriteCloser
+	tap   *stdoutTap
+	w     io.WriteCloser
+	stuck time.Duration // see stdioConn.stuck
 }
 
 // newStdioTransport returns the transport over a process's stdout and
 // stdin; onJunk hears of each line on stdout that is not MCP, skipped.
-func newStdioTransport(stdout io.ReadCloser, stdin io.WriteCloser, onJunk func(line []byte)) *stdioTransport {
-	return &stdioTransport{tap: &stdoutTap{r: stdout, onJunk: onJunk}, w: stdin}
+func newStdioTransport(stdout io.ReadCloser, stdin io.WriteCloser, onJunk func(line []byte), stuck time.Duration) *stdioTransport {
+	return &stdioTransport{tap: &stdoutTap{r: stdout, onJunk: onJunk}, w: stdin, stuck: stuck}
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -80,7 +81,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stdioConn{Connection: c, tap: t.tap, stdin: t.w}, nil
+	return &stdioConn{Connection: c, tap: t.tap, stdin: t.w, stuck: max(t.stuck, minStuck)}, nil
 }
 
 type stdioConn struct {
@@ -88,25 +89,30 @@ type stdioConn struct {
 	tap   *stdoutTap
 	stdin io.Closer
 	hung  atomic.Bool
+	// stuck is how long a write to the server's stdin may go on after the
+	// request it carries has ended (cancelled, or past its call timeout)
+	// before the server is taken as hung: it stopped reading its input,
+	// the pipe is full, and every request behind that write waits for it.
+	// It is the server's call timeout: a server busy with a long call that
+	// reads its input again within that time is left alone (found in a
+	// review: one second restarted it, and lost that call).
+	stuck time.Duration
 }
 
-// stuckAfter is how long a write to a server's stdin may go on after the
-// request it carries has ended (cancelled, or past its call timeout) before
-// the server is taken as hung: it stopped reading its input, the pipe is
-// full, and every request behind that write waits for it. A write takes
-// microseconds when the server reads.
-const stuckAfter = time.Second
+// minStuck is the shortest stuck time. A write takes microseconds when the
+// server reads.
+const minStuck = time.Second
 
 // Write writes msg to the server's stdin. The SDK's write takes no notice
 // of ctx once it is under way, so a server that stopped reading held the
 // call past its timeout, every call behind it, and Airlock's stop (found by
 // an interop test). When ctx has ended and the write is still going on
-// stuckAfter later, stdin is closed: the write fails, the connection ends
+// c.stuck later, stdin is closed: the write fails, the connection ends
 // with errHungStdin, and the server is stopped and started again.
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	var done atomic.Bool
 	stop := context.AfterFunc(ctx, func() {
-		time.AfterFunc(stuckAfter, func() {
+		time.AfterFunc(c.stuck, func() {
 			if !done.Load() && c.hung.CompareAndSwap(false, true) {
 				c.stdin.Close()
 			}
@@ -123,7 +129,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 // errHungStdin is why the connection to a server that stopped reading its
 // stdin was ended.
-var errHungStdin = errors.New("the server stopped reading its input (stdin) and held a request " + stuckAfter.String() + " past its end; it is restarted")
+var errHungStdin = errors.New("the server stopped reading its input (stdin) and held a request past its end by its call timeout; it is restarted")
 
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)

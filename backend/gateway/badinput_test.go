@@ -1145,4 +1145,18 @@ func TestElicitationRelayedAsItIs(t *testing.T) {
 	if got := text(t, res); !strings.Contains(got, `"error"`) || !strings.Contains(got, "unsupported") || strings.Contains(got, catalog.ERelayBadAnswer) {
 		t.Errorf("the server got %s for a URL elicitation to a form-only client, want an error saying unsupported", got)
 	}
+	// The same for an agent of the 2026-07-28 revision, whose call carries
+	// the request as an input request (found in a review).
+	newer := e.connectNew(t, testToken, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	res, err = newer.CallTool(context.Background(), &mcp.CallToolParams{Name: "asker__askurl", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("asker__askurl from a 2026-07-28 agent: %v %+v", err, res)
+	}
+	if got := text(t, res); !strings.Contains(got, `"error"`) || !strings.Contains(got, "unsupported") || strings.Contains(got, catalog.ERelayBadAnswer) {
+		t.Errorf("the server got %s for a URL elicitation to a 2026-07-28 form-only client, want an error saying unsupported", got)
+	}
 }

@@ -66,26 +66,33 @@ func (p peer) CreateMessage(ctx context.Context, params *mcp.CreateMessageParams
 
 // Elicit asks the agent's user, through its client, for input.
 func (p peer) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	caps := p.caps().Elicitation
-	if caps == nil {
-		return nil, (&core.Error{Code: "unsupported", Message: "the agent's MCP client does not support elicitation"}).
-			WithHint("the server needs a client that can ask its user (elicitation)")
-	}
-	// A client that declares no mode takes forms only (MCP 2025-11-25). Its
-	// client is not at fault, as the SDK's refusal made it look (found by
-	// an interop test: relay_bad_answer).
-	url := params.Mode == "url" || params.Mode == "" && (params.URL != "" || params.ElicitationID != "")
-	if url && caps.URL == nil {
-		return nil, (&core.Error{Code: "unsupported", Message: "the agent's MCP client does not support elicitation through a URL, only forms"}).
-			WithHint("the server needs a client that can open a URL for its user (URL-mode elicitation)")
-	}
-	if !url && caps.Form == nil && caps.URL != nil {
-		return nil, (&core.Error{Code: "unsupported", Message: "the agent's MCP client does not support elicitation through a form, only URLs"}).
-			WithHint("the server needs a client that can show its user a form (form-mode elicitation)")
+	if err := elicitSupported(p.caps().Elicitation, params); err != nil {
+		return nil, err
 	}
 	ctx, cancel := p.relatedContext(ctx)
 	defer cancel()
 	return p.ss.Elicit(ctx, params)
+}
+
+// elicitSupported says why a client with the elicitation capability caps
+// cannot answer params, or nil when it can. A client that declares no mode
+// takes forms only (MCP 2025-11-25). Its client is not at fault, as the
+// SDK's refusal made it look (found by an interop test: relay_bad_answer).
+func elicitSupported(caps *mcp.ElicitationCapabilities, params *mcp.ElicitParams) error {
+	if caps == nil {
+		return (&core.Error{Code: "unsupported", Message: "the agent's MCP client does not support elicitation"}).
+			WithHint("the server needs a client that can ask its user (elicitation)")
+	}
+	url := params.Mode == "url" || params.Mode == "" && (params.URL != "" || params.ElicitationID != "")
+	if url && caps.URL == nil {
+		return (&core.Error{Code: "unsupported", Message: "the agent's MCP client does not support elicitation through a URL, only forms"}).
+			WithHint("the server needs a client that can open a URL for its user (URL-mode elicitation)")
+	}
+	if !url && caps.Form == nil && caps.URL != nil {
+		return (&core.Error{Code: "unsupported", Message: "the agent's MCP client does not support elicitation through a form, only URLs"}).
+			WithHint("the server needs a client that can show its user a form (form-mode elicitation)")
+	}
+	return nil
 }
 
 // peerOf returns the agent's client behind req, handled with ctx, or nil.

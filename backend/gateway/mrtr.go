@@ -411,8 +411,8 @@ func (pc *pendingCall) CreateMessage(ctx context.Context, p *mcp.CreateMessagePa
 // Elicit asks the agent's user, through its client, for input, as an input
 // request of the agent's call.
 func (pc *pendingCall) Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	if pc.caps.Elicitation == nil {
-		return nil, unsupported("elicitation", "the server needs a client that can ask its user (elicitation)")
+	if err := elicitSupported(pc.caps.Elicitation, p); err != nil {
+		return nil, err
 	}
 	resp, err := pc.input(ctx, "elicitation", p)
 	if err != nil {
