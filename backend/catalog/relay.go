@@ -355,16 +355,8 @@ func unavailable(server string) error {
 		WithHint("see the Servers screen")
 }
 
-// serverRequests handles two of a source's requests before the SDK does:
-// roots/list is refused (Airlock offers no roots), and it works around a
-// limit of the Go SDK (v1.8.0) for elicitation/create: its client
-// and server refuse SEP-1330's titled multi-select, an array whose items
-// are {"type": "string", "anyOf": [{"const", "title"}, ...]}, with "items
-// must specify enum for untitled enums", although the specification and the
-// TypeScript SDK accept it. The same items without "type" (every const is a
-// string, so nothing changes in meaning) pass. Airlock rewrites them so that
-// such a request reaches the agent as it would without Airlock (the MCP
-// conformance suite's elicitation-sep1330-enums scenario tests it).
+// serverRequests handles roots/list before the SDK does: it is refused, as
+// Airlock offers no roots.
 func serverRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "roots/list" {
@@ -375,36 +367,6 @@ func serverRequests(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, &jsonrpc.Error{Code: -32000,
 				Message: "Airlock does not relay roots: this server is shared by every agent connected to Airlock, and roots belong to one; give the server its folders in its configuration"}
 		}
-		if method == "elicitation/create" {
-			if p, ok := req.GetParams().(*mcp.ElicitParams); ok && p != nil {
-				p.RequestedSchema = fixTitledMulti(p.RequestedSchema)
-			}
-		}
 		return next(ctx, method, req)
 	}
-}
-
-func fixTitledMulti(schema any) any {
-	var m map[string]any
-	b, err := json.Marshal(schema)
-	if err != nil || json.Unmarshal(b, &m) != nil {
-		return schema
-	}
-	props, _ := m["properties"].(map[string]any)
-	changed := false
-	for _, v := range props {
-		prop, _ := v.(map[string]any)
-		if prop == nil || prop["type"] != "array" {
-			continue
-		}
-		items, _ := prop["items"].(map[string]any)
-		if items != nil && items["type"] == "string" && items["anyOf"] != nil && items["enum"] == nil {
-			delete(items, "type")
-			changed = true
-		}
-	}
-	if !changed {
-		return schema
-	}
-	return m
 }

@@ -1076,8 +1076,9 @@ func TestSubscriptionToUnlistedResource(t *testing.T) {
 }
 
 // elicitingServer is a stdio server whose tool "ask" asks its client for a
-// form (name, check, integer, in that order; check and integer have
-// defaults) and answers with the answer it got, byte for byte.
+// form (name, check, integer, colors, in that order; check and integer have
+// defaults, colors is SEP-1330's titled multi-select) and answers with the
+// answer it got, byte for byte.
 func elicitingServer(t *testing.T, id string) core.ServerConfig {
 	script := reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"`+id+`","version":"1"}}`) +
 		"read -r initialized\n" + reply(`{"tools":[{"name":"ask","inputSchema":{"type":"object"}},{"name":"askurl","inputSchema":{"type":"object"}}]}`) + `
@@ -1086,7 +1087,7 @@ while read -r line; do
     id=$(echo "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
     case "$line" in
     *'"askurl"'*) echo '{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"mode":"url","message":"Sign in","url":"https://example.com/login","elicitationId":"x1"}}' ;;
-    *) echo '{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"message":"Who?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"},"check":{"type":"boolean","default":true},"integer":{"type":"integer","default":3}}}}}' ;;
+    *) echo '{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"message":"Who?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"},"check":{"type":"boolean","default":true},"integer":{"type":"integer","default":3},"colors":{"type":"array","items":{"type":"string","anyOf":[{"const":"r","title":"Red"},{"const":"g","title":"Green"}]}}}}}}' ;;
     esac
     read -r answer
     esc=$(printf '%s' "$answer" | sed 's/\\/\\\\/g; s/"/\\"/g')
@@ -1131,8 +1132,13 @@ func TestElicitationRelayedAsItIs(t *testing.T) {
 		!reflect.DeepEqual(answer.Result.Content, map[string]any{"name": "Ada"}) {
 		t.Errorf("the server got %s, want the user's answer as given: accept with {\"name\":\"Ada\"} alone", got)
 	}
-	if n, c, i := strings.Index(schema, `"name"`), strings.Index(schema, `"check"`), strings.Index(schema, `"integer"`); n < 0 || !(n < c && c < i) {
-		t.Errorf("the agent's client got the form %s, want its fields in the server's order: name, check, integer", schema)
+	if n, c, i, m := strings.Index(schema, `"name"`), strings.Index(schema, `"check"`), strings.Index(schema, `"integer"`), strings.Index(schema, `"colors"`); n < 0 || !(n < c && c < i && i < m) {
+		t.Errorf("the agent's client got the form %s, want its fields in the server's order: name, check, integer, colors", schema)
+	}
+	// SEP-1330's titled multi-select keeps its "type": "string" (the Go
+	// SDK refused it, and Airlock used to take the type out on the way).
+	if want := `"items":{"type":"string","anyOf":[{"const":"r","title":"Red"},{"const":"g","title":"Green"}]}`; !strings.Contains(schema, want) {
+		t.Errorf("the agent's client got the form %s, want the titled multi-select as the server sent it: %s", schema, want)
 	}
 
 	// A URL elicitation to a client that takes forms only is refused as

@@ -1089,6 +1089,11 @@ func validateElicitArrayProperty(propName string, propSchema *jsonschema.Schema)
 	case "string":
 		// Untitled enums.
 		if items.Enum == nil {
+			// Airlock patch: titled enums may say "type": "string" too, as
+			// SEP-1330's TitledMultiSelectEnumSchema does.
+			if len(items.AnyOf) > 0 {
+				return validateTitledEnumEntries(propName, items.AnyOf)
+			}
 			return fmt.Errorf("elicit schema property %q items must specify enum for untitled enums", propName)
 		}
 		return nil
@@ -1097,15 +1102,19 @@ func validateElicitArrayProperty(propName string, propSchema *jsonschema.Schema)
 		if len(items.AnyOf) == 0 {
 			return fmt.Errorf("elicit schema property %q items must specify anyOf for titled enums", propName)
 		}
-		for _, entry := range items.AnyOf {
-			if err := validateTitledEnumEntry(entry); err != nil {
-				return fmt.Errorf("elicit schema property %q items has invalid entry: %v", propName, err)
-			}
-		}
-		return nil
+		return validateTitledEnumEntries(propName, items.AnyOf)
 	default:
 		return fmt.Errorf("elicit schema property %q items have unsupported type %q", propName, items.Type)
 	}
+}
+
+func validateTitledEnumEntries(propName string, entries []*jsonschema.Schema) error {
+	for _, entry := range entries {
+		if err := validateTitledEnumEntry(entry); err != nil {
+			return fmt.Errorf("elicit schema property %q items has invalid entry: %v", propName, err)
+		}
+	}
+	return nil
 }
 
 func validateTitledEnumEntry(entry *jsonschema.Schema) error {
