@@ -656,6 +656,36 @@ func TestUnknownProtocolVersion(t *testing.T) {
 	}
 }
 
+// A request out of the session's order (a call before initialize, a second
+// initialize) is refused as an Invalid Request (-32600), not with the SDK's
+// bare error code 0 (found by an interop test).
+func TestRequestsOutOfOrder(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	_, msgs := e.post(t, testToken, nil, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if code, _ := rpcError(msgs); code != -32600 || !strings.Contains(fmt.Sprint(msgs), "initialization") {
+		t.Errorf("tools/list without a session: %v, want JSON-RPC error -32600 saying the session is not initialized", msgs)
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: no session id (status %d)", resp.StatusCode)
+	}
+	_, msgs = e.post(t, testToken, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"},
+		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if code, _ := rpcError(msgs); code != -32600 || !strings.Contains(fmt.Sprint(msgs), "duplicate") {
+		t.Errorf("a second initialize: %v, want JSON-RPC error -32600 saying it is a duplicate", msgs)
+	}
+}
+
 // TestLargeRequests: a request up to gateway.MaxRequestBytes reaches the
 // server (file_write may carry up to builtin.MaxWriteCapBytes of content,
 // which JSON escaping can double); a larger one is refused with 413 before

@@ -1997,7 +1997,9 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	default:
 		if !initialized && !validatedMeta.usesNewProtocol && req.IsCall() {
 			ss.server.opts.Logger.Error("method invalid during initialization", "method", req.Method)
-			return nil, fmt.Errorf("method %q is invalid during session initialization", req.Method)
+			// Airlock patch: Invalid Request, not a bare error (code 0).
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("method %q is invalid during session initialization", req.Method)}
 		}
 		if !initialized && validatedMeta.usesNewProtocol && validatedMeta.initializeParams != nil {
 			ss.updateState(func(state *ServerSessionState) {
@@ -2148,7 +2150,8 @@ func (ss *ServerSession) initialize(ctx context.Context, params *InitializeParam
 	})
 	if wasInit {
 		ss.server.opts.Logger.Error("duplicate initialize request")
-		return nil, fmt.Errorf("duplicate %q received", methodInitialize)
+		// Airlock patch: Invalid Request, not a bare error (code 0).
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("duplicate %q received", methodInitialize)}
 	}
 
 	s := ss.server
