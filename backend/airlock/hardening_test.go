@@ -214,7 +214,11 @@ func TestRecoveryKeepsWhoApprovedAnInterruptedCall(t *testing.T) {
 	now := time.Now().UTC()
 	approvedRec := &core.AuditRecord{Time: now, Kind: core.KindToolCall, Agent: "agent", Server: "shell-exec", Tool: "shell_exec", Status: core.StatusRunning}
 	plainRec := &core.AuditRecord{Time: now, Kind: core.KindToolCall, Agent: "agent", Server: "everything", Tool: "echo", Status: core.StatusRunning}
-	for _, r := range []*core.AuditRecord{approvedRec, plainRec} {
+	// An auto-approved call, as the journal stage records it: after the
+	// rules decided (an interrupted one used to lose its rule).
+	allowedRec := &core.AuditRecord{Time: now, Kind: core.KindToolCall, Agent: "agent", Server: "everything", Tool: "echo", Status: core.StatusRunning,
+		Decision: core.DecisionAllow, Reason: "rule r-echo allows it", RuleID: "r-echo", RuleSetVersion: 4}
+	for _, r := range []*core.AuditRecord{approvedRec, plainRec, allowedRec} {
 		if err := audit.Begin(r); err != nil {
 			t.Fatal(err)
 		}
@@ -240,6 +244,12 @@ func TestRecoveryKeepsWhoApprovedAnInterruptedCall(t *testing.T) {
 	other, _ := in.API.Activity.Get(plainRec.ID)
 	if other.Decision != core.DecisionError || other.ErrorCode != "interrupted" || other.Approver != "" {
 		t.Errorf("the other interrupted call is recorded as %s by %q (%s)", other.Decision, other.Approver, other.ErrorCode)
+	}
+	allowed, _ := in.API.Activity.Get(allowedRec.ID)
+	if allowed.Decision != core.DecisionAllow || allowed.RuleID != "r-echo" || allowed.RuleSetVersion != 4 || allowed.ErrorCode != "interrupted" ||
+		!strings.Contains(allowed.Error, "allowed by rule r-echo and sent on") {
+		t.Errorf("the auto-approved, interrupted call is recorded as %s by rule %q v%d (%s): %s; want allowed by rule r-echo v4, interrupted",
+			allowed.Decision, allowed.RuleID, allowed.RuleSetVersion, allowed.ErrorCode, allowed.Error)
 	}
 }
 

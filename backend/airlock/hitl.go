@@ -127,6 +127,15 @@ func recoverInterrupted(b *hitl.Broker, approvals *store.Approvals, audit *store
 			}
 			rec.Status, rec.ErrorCode = core.StatusError, "interrupted"
 			rec.Error = "approved by " + a.DecidedBy + " and sent on; Airlock stopped before it answered, so what it did is unknown and the agent got no answer"
+		} else if rec.Decision == core.DecisionAllow {
+			// Allowed by the rules and sent on (the journal stage records
+			// the decision): the rule that let it through is known.
+			rec.Status, rec.ErrorCode = core.StatusError, "interrupted"
+			by := "the rules"
+			if rec.RuleID != "" {
+				by = "rule " + rec.RuleID
+			}
+			rec.Error = "allowed by " + by + " and sent on; Airlock stopped before it answered, so what it did is unknown and the agent got no answer"
 		} else {
 			if rec.Decision == "" {
 				rec.Decision = core.DecisionError

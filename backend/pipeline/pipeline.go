@@ -3,21 +3,24 @@
 //
 // The stages, in order (Names returns them):
 //
-//	route     find the source that serves the name the agent used (this has
-//	          no effect anywhere; an unknown name is refused right after the
-//	          journal stage, so that its record says what was asked for)
-//	journal   make a record of the request durable before anything can
-//	          happen; when that fails the request is refused
-//	          (audit_unavailable)
+//	route     find the source that serves the name the agent used; an
+//	          unknown name is refused (its record says what was asked for)
 //	gate      authorization: may this caller use this target at all?
 //	policy    built-in policies of the target (tool pins, file/shell policies):
 //	          deny, or demand a person whatever the rules say
 //	decide    the human-in-the-loop rules: auto-approve or ask
+//	journal   make a record of the request durable, with the decision so
+//	          far (the rule that allowed it, or why a person is asked),
+//	          before it can have any effect: no person is asked and nothing
+//	          is sent on unrecorded; when that fails the request is refused
+//	          (audit_unavailable). The stages before it only look.
 //	approve   hold an asked request until a person decides or it times out
 //	dispatch  run it on its source (a downstream server or an in-process one)
 //	respond   after-dispatch hooks that add to (or replace) a tool response,
 //	          e.g. cross-session notifications; they see refusals too
-//	audit     complete the record: decision, reason, result, latency
+//	audit     complete the record: decision, reason, result, latency (a
+//	          request refused before the journal stage is recorded here,
+//	          in one write)
 //
 // A stage that is missing fails closed: no router or no gate refuses everything, no decider
 // asks, no approver refuses what would be asked, no auditor refuses everything.
@@ -156,11 +159,11 @@ type flow struct {
 	// dispatched: the request reached its server (it was not refused).
 	dispatched bool
 	refusal    *core.Error
-	// unrouted is why the route stage found no target; the journal stage
-	// refuses with it once the record is durable.
-	unrouted error
-	res      mcp.Result
-	err      error // a protocol error to return as is (non-tool requests)
+	// journaled: the journal stage tried to make the record durable
+	// (whether or not it could).
+	journaled bool
+	res       mcp.Result
+	err       error // a protocol error to return as is (non-tool requests)
 }
 
 // New builds a pipeline from s. It fails when no dispatcher is given.
@@ -174,10 +177,10 @@ func New(s Stages) (*Pipeline, error) {
 	p := &Pipeline{s: s, log: s.Logger}
 	p.stages = []stage{
 		{name: "route", run: p.route},
-		{name: "journal", run: p.journal},
 		{name: "gate", run: p.gate},
 		{name: "policy", run: p.policy},
 		{name: "decide", run: p.decide},
+		{name: "journal", run: p.journal},
 		{name: "approve", run: p.approve},
 		{name: "dispatch", run: p.dispatch},
 		{name: "respond", always: true, run: p.respond},
@@ -274,6 +277,7 @@ func auditHint(err error) string {
 }
 
 func (p *Pipeline) journal(_ context.Context, f *flow) {
+	f.journaled = true
 	if p.s.Audit == nil {
 		f.refuse(core.DecisionError, core.Errorf(EAuditUnavailable, "Airlock cannot record this request (no audit log), so it refuses it"))
 		return
@@ -288,24 +292,23 @@ func (p *Pipeline) journal(_ context.Context, f *flow) {
 		}
 		return
 	}
-	if f.unrouted != nil {
-		f.refuse(core.DecisionError, f.unrouted)
-	}
 }
 
 func (p *Pipeline) route(ctx context.Context, f *flow) {
 	if p.s.Route == nil {
-		f.unrouted = core.Errorf(core.EInternal, "Airlock has no routing stage, so it refuses every request")
+		f.refuse(core.DecisionError, core.Errorf(core.EInternal, "Airlock has no routing stage, so it refuses every request"))
 		return
 	}
 	if err := p.s.Route.Route(ctx, f.req); err != nil {
-		f.unrouted = err
+		f.refuse(core.DecisionError, err)
 		return
 	}
 	f.rec.Server, f.rec.Tool = f.req.Server, f.req.Name
 	ClipRecord(f.rec)
 	if f.req.Kind == core.KindToolCall {
-		f.unrouted = checkToolArgs(f.req.Args)
+		if err := checkToolArgs(f.req.Args); err != nil {
+			f.refuse(core.DecisionError, err)
+		}
 	}
 }
 
@@ -372,6 +375,13 @@ func (p *Pipeline) decide(_ context.Context, f *flow) {
 		v.Outcome, v.Forced, v.Reason, v.By = core.Ask, true, reason, f.asksBy[0]
 	}
 	f.verdict = v
+	// The journal stage records the decision so far: a request Airlock
+	// stops in is then known to have been allowed, and by which rule.
+	if v.Outcome == core.Allow {
+		f.rec.Decision, f.rec.Reason = core.DecisionAllow, v.Reason
+	} else {
+		f.rec.Reason = "asked: " + v.Reason
+	}
 }
 
 func joinReasons(rs []string) string {
@@ -385,10 +395,8 @@ func joinReasons(rs []string) string {
 func (p *Pipeline) approve(ctx context.Context, f *flow) {
 	v := f.verdict
 	if v.Outcome == core.Allow {
-		f.rec.Decision, f.rec.Reason = core.DecisionAllow, v.Reason
-		return
+		return // decide recorded it
 	}
-	f.rec.Reason = "asked: " + v.Reason
 	if p.s.Approver == nil {
 		f.refuse(core.DecisionDenied, core.Errorf(core.EDenied, "approval required (%s) but nobody can approve calls right now", v.Reason))
 		return
@@ -574,11 +582,17 @@ func (p *Pipeline) respond(ctx context.Context, f *flow) {
 
 func (p *Pipeline) audit(_ context.Context, f *flow) {
 	f.rec.LatencyUs = time.Since(f.start).Microseconds()
-	if f.rec.ID == 0 || p.s.Audit == nil {
-		return // never begun: the journal stage refused it and said why
+	if p.s.Audit == nil || (f.rec.ID == 0 && f.journaled) {
+		return // the journal stage could not record it, refused it and said why
 	}
 	ClipRecord(f.rec)
-	if err := p.s.Audit.Finish(f.rec); err != nil {
+	write := p.s.Audit.Finish
+	if f.rec.ID == 0 {
+		// Refused before the journal stage, so it had no effect: its
+		// record is made now, complete, in one write.
+		write = p.s.Audit.Begin
+	}
+	if err := write(f.rec); err != nil {
 		p.log.Error("audit record could not be completed", "id", f.rec.ID, "err", err)
 		if p.s.OnAuditError != nil {
 			p.s.OnAuditError(err)

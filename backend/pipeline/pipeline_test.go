@@ -112,13 +112,24 @@ type auditor struct {
 	finished []core.AuditRecord
 }
 
+// Begin of a running record is the journal stage's; Begin of a complete
+// one is the audit stage's record of a request refused before the journal
+// stage (traced as "audit", and kept among the finished records).
 func (a *auditor) Begin(rec *core.AuditRecord) error {
-	a.tr.add("journal")
+	complete := rec.Status != core.StatusRunning
+	if complete {
+		a.tr.add("audit")
+	} else {
+		a.tr.add("journal")
+	}
 	if a.beginErr != nil {
 		return a.beginErr
 	}
 	rec.ID = int64(len(a.begun) + 1)
 	a.begun = append(a.begun, *rec)
+	if complete {
+		a.finished = append(a.finished, *rec)
+	}
 	return nil
 }
 
@@ -172,7 +183,7 @@ func TestStageOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"route", "journal", "gate", "policy", "decide", "approve", "dispatch", "respond", "audit"}
+	want := []string{"route", "gate", "policy", "decide", "journal", "approve", "dispatch", "respond", "audit"}
 	if diff := cmp.Diff(want, pl.Names()); diff != "" {
 		t.Errorf("stage names (-want +got):\n%s", diff)
 	}
@@ -200,36 +211,36 @@ func TestFailsClosed(t *testing.T) {
 		ran      []string
 	}{
 		{"no gate", func(p *parts) { p.stg.Gate = nil }, core.EInternal, core.DecisionDenied,
-			[]string{"route", "journal", "audit"}},
+			[]string{"route", "audit"}},
 		{"gate refuses", func(p *parts) { p.stg.Gate = gate{tr: p.tr, err: core.Errorf("not_subscribed", "no grant")} }, "not_subscribed", core.DecisionDenied,
-			[]string{"route", "journal", "gate", "audit"}},
+			[]string{"route", "gate", "audit"}},
 		{"no router", func(p *parts) { p.stg.Route = nil }, core.EInternal, core.DecisionError,
-			[]string{"journal", "audit"}},
+			[]string{"audit"}},
 		{"unknown target", func(p *parts) { p.stg.Route = router{tr: p.tr, err: core.Errorf("unknown_tool", "no such tool")} }, "unknown_tool", core.DecisionError,
-			[]string{"route", "journal", "audit"}},
+			[]string{"route", "audit"}},
 		{"policy denies", func(p *parts) {
 			p.stg.Policies = []pipeline.Policy{policy{tr: p.tr, v: core.Verdict{Outcome: core.Deny, Code: "command_denied", Reason: "rm -rf"}}}
-		}, "command_denied", core.DecisionDenied, []string{"route", "journal", "gate", "policy", "audit"}},
+		}, "command_denied", core.DecisionDenied, []string{"route", "gate", "policy", "audit"}},
 		{"policy gives an unknown verdict", func(p *parts) {
 			p.stg.Policies = []pipeline.Policy{policy{tr: p.tr, v: core.Verdict{Outcome: "maybe"}}}
-		}, core.EInternal, core.DecisionDenied, []string{"route", "journal", "gate", "policy", "audit"}},
+		}, core.EInternal, core.DecisionDenied, []string{"route", "gate", "policy", "audit"}},
 		{"no approver for an asked call", func(p *parts) { p.stg.Decider, p.stg.Approver = decider{tr: p.tr, v: ask}, nil }, core.EDenied, core.DecisionDenied,
-			[]string{"route", "journal", "gate", "policy", "decide", "audit"}},
+			[]string{"route", "gate", "policy", "decide", "journal", "audit"}},
 		{"declined", func(p *parts) {
 			p.stg.Decider = decider{tr: p.tr, v: ask}
 			p.appr.out = core.ApprovalOutcome{Decision: core.DecisionDeclined, Code: core.EDenied, By: "owner", Reason: "not today"}
-		}, core.EDenied, core.DecisionDeclined, []string{"route", "journal", "gate", "policy", "decide", "approve", "audit"}},
+		}, core.EDenied, core.DecisionDeclined, []string{"route", "gate", "policy", "decide", "journal", "approve", "audit"}},
 		{"timed out", func(p *parts) {
 			p.stg.Decider = decider{tr: p.tr, v: ask}
 			p.appr.out = core.ApprovalOutcome{Decision: core.DecisionTimeout, Code: core.EApprovalTimeout}
-		}, core.EApprovalTimeout, core.DecisionTimeout, []string{"route", "journal", "gate", "policy", "decide", "approve", "audit"}},
+		}, core.EApprovalTimeout, core.DecisionTimeout, []string{"route", "gate", "policy", "decide", "journal", "approve", "audit"}},
 		{"a policy panics", func(p *parts) { p.stg.Policies = []pipeline.Policy{panicky{tr: p.tr}} }, core.EInternal, core.DecisionError,
-			[]string{"route", "journal", "gate", "policy", "audit"}},
+			[]string{"route", "gate", "policy", "audit"}},
 		{"the dispatch panics", func(p *parts) { p.stg.Dispatch = panicky{tr: p.tr} }, core.EInternal, core.DecisionError,
-			[]string{"route", "journal", "gate", "policy", "decide", "dispatch", "respond", "audit"}},
-		{"no auditor", func(p *parts) { p.stg.Audit = nil }, pipeline.EAuditUnavailable, "", []string{"route"}},
+			[]string{"route", "gate", "policy", "decide", "journal", "dispatch", "respond", "audit"}},
+		{"no auditor", func(p *parts) { p.stg.Audit = nil }, pipeline.EAuditUnavailable, "", []string{"route", "gate", "policy", "decide"}},
 		{"the record cannot be made durable", func(p *parts) { p.audit.beginErr = errors.New("write audit journal: no space left on device") },
-			pipeline.EAuditUnavailable, "", []string{"route", "journal"}},
+			pipeline.EAuditUnavailable, "", []string{"route", "gate", "policy", "decide", "journal"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,6 +268,31 @@ func TestFailsClosed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The journal stage runs after the rules decided: the durable record of a
+// request on its way already says which rule allowed it, or why a person is
+// asked (an auto-approved call Airlock stopped in lost its rule).
+func TestJournalHoldsTheDecision(t *testing.T) {
+	p := newParts()
+	p.stg.Decider = decider{tr: p.tr, v: core.Verdict{Outcome: core.Allow, Reason: "rule r1 allows it", RuleID: "r1", RuleSetVersion: 3}}
+	if _, err := p.run(t, core.KindToolCall); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.audit.begun[0]; got.Status != core.StatusRunning || got.Decision != core.DecisionAllow || got.RuleID != "r1" || got.RuleSetVersion != 3 || got.Reason != "rule r1 allows it" {
+		t.Errorf("journaled record = %+v, want running, allowed by rule r1 (version 3)", got)
+	}
+	p = newParts()
+	p.stg.Decider = decider{tr: p.tr, v: ask}
+	if _, err := p.run(t, core.KindToolCall); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.audit.begun[0]; got.Status != core.StatusRunning || got.Decision != "" || got.Reason != "asked: no rule matched" {
+		t.Errorf("journaled record = %+v, want running, undecided, asked: no rule matched", got)
+	}
+	if got := p.audit.finished[0]; got.Decision != core.DecisionApproved || got.Reason != "asked: no rule matched" && !strings.Contains(got.Reason, "(asked: no rule matched)") {
+		t.Errorf("finished record = %+v, want approved, with the reason it was asked", got)
 	}
 }
 
@@ -418,7 +454,7 @@ func TestToolArgumentsMustBeAnObject(t *testing.T) {
 			if e == nil || e.Code != core.EInvalid || !strings.Contains(e.Message, "must be a JSON object") {
 				t.Errorf("error = %+v, want invalid: must be a JSON object", tr.Meta["airlock/error"])
 			}
-			if diff := cmp.Diff([]string{"route", "journal", "audit"}, p.tr.steps); diff != "" {
+			if diff := cmp.Diff([]string{"route", "audit"}, p.tr.steps); diff != "" {
 				t.Errorf("stages run (-want +got):\n%s", diff)
 			}
 		})
