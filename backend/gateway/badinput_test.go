@@ -31,6 +31,22 @@ import (
 // answer (a JSON body or the data of an event stream).
 func (e *env) post(t *testing.T, token string, headers map[string]string, body string) (int, []map[string]any) {
 	t.Helper()
+	resp, raw := e.postHTTP(t, token, headers, body)
+	var msgs []map[string]any
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(line, "data:"))
+		var m map[string]any
+		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &m) == nil {
+			msgs = append(msgs, m)
+		}
+	}
+	return resp.StatusCode, msgs
+}
+
+// postHTTP is post's request: it returns the response (its body closed)
+// and the body.
+func (e *env) postHTTP(t *testing.T, token string, headers map[string]string, body string) (*http.Response, []byte) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -46,15 +62,7 @@ func (e *env) post(t *testing.T, token string, headers map[string]string, body s
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var msgs []map[string]any
-	for _, line := range strings.Split(string(raw), "\n") {
-		line = strings.TrimSpace(strings.TrimPrefix(line, "data:"))
-		var m map[string]any
-		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &m) == nil {
-			msgs = append(msgs, m)
-		}
-	}
-	return resp.StatusCode, msgs
+	return resp, raw
 }
 
 // newRevisionHeaders are the headers of a 2026-07-28 request for method
@@ -665,16 +673,8 @@ func TestRequestsOutOfOrder(t *testing.T) {
 	if code, _ := rpcError(msgs); code != -32600 || !strings.Contains(fmt.Sprint(msgs), "initialization") {
 		t.Errorf("tools/list without a session: %v, want JSON-RPC error -32600 saying the session is not initialized", msgs)
 	}
-	req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/mcp", strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp, _ := e.postHTTP(t, testToken, nil,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		t.Fatalf("initialize: no session id (status %d)", resp.StatusCode)

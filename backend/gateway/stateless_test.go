@@ -458,20 +458,10 @@ func TestNewRevisionIdentityPerRequest(t *testing.T) {
 func TestNewRevisionCannotUseAnothersSession(t *testing.T) {
 	e := newEnv(t, catalog.Options{})
 	owner := e.connect(t, nil)
-	req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/mcp", strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test__echo","arguments":{"message":"hijack"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
-	req.Header.Set("Mcp-Session-Id", owner.ID())
-	req.Header.Set("Mcp-Protocol-Version", newRevision)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+otherToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Errorf("status %d, want 403", resp.StatusCode)
+	status, _ := e.post(t, otherToken, map[string]string{"Mcp-Session-Id": owner.ID(), "Mcp-Protocol-Version": newRevision},
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test__echo","arguments":{"message":"hijack"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	if status != http.StatusForbidden {
+		t.Errorf("status %d, want 403", status)
 	}
 	if slices.Contains(e.test.Started(), "echo") {
 		t.Error("the hijacked call ran")
