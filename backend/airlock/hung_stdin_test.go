@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -149,5 +150,225 @@ func TestHungStdinServerDoesNotHangAirlock(t *testing.T) {
 	case <-done:
 	case <-time.After(60 * time.Second):
 		t.Fatalf("Airlock did not stop within 60s with a server that stopped reading its stdin")
+	}
+}
+
+// busyServerEnv makes this test binary a stdio MCP server that is busy, not
+// hung, in its tool "slow": it stops reading its stdin, as a server does
+// with a long synchronous call, and then reads again and answers every
+// request it got. The variable names a directory: the server creates
+// "busy" there when "slow" starts, waits for "go" to appear (so that it is
+// still busy when the test has set up the race it needs), works for
+// busyServerWork more, then creates "resumed" and answers.
+const busyServerEnv = "AIRLOCK_TEST_BUSY_SERVER"
+
+// busyServerWork is how long the busy server goes on without reading after
+// the test's "go": longer than the one second that once sufficed for
+// Airlock to take a server as hung, much shorter than its call timeout.
+const busyServerWork = 2 * time.Second
+
+func init() {
+	dir := os.Getenv(busyServerEnv)
+	if dir == "" {
+		return
+	}
+	time.AfterFunc(60*time.Second, func() { os.Exit(0) }) // never outlive the test
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		os.Stdout.Write(append(b, '\n'))
+	}
+	text := func(id json.RawMessage, s string) {
+		send(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{
+			"content": []any{map[string]any{"type": "text", "text": s}}}})
+	}
+	for {
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			os.Exit(0)
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+				Name            string `json:"name"`
+			} `json:"params"`
+		}
+		json.Unmarshal(line, &m)
+		switch {
+		case m.Method == "initialize":
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
+				"protocolVersion": m.Params.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "busy", "version": "1"}}})
+		case m.Method == "tools/list":
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": []any{
+				map[string]any{"name": "slow", "inputSchema": map[string]any{"type": "object"}},
+				map[string]any{"name": "ok", "inputSchema": map[string]any{"type": "object"}},
+			}}})
+		case m.Method == "tools/call" && m.Params.Name == "slow":
+			// Busy: stdin is not read until this call is done.
+			os.WriteFile(filepath.Join(dir, "busy"), nil, 0o600)
+			for _, err := os.Stat(filepath.Join(dir, "go")); err != nil; _, err = os.Stat(filepath.Join(dir, "go")) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(busyServerWork)
+			os.WriteFile(filepath.Join(dir, "resumed"), nil, 0o600)
+			text(m.ID, fmt.Sprintf("slow done (pid %d)", os.Getpid()))
+		case m.Method == "tools/call":
+			text(m.ID, fmt.Sprintf("ok %d (pid %d)", len(line), os.Getpid()))
+		case len(m.ID) > 0:
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{}})
+		}
+	}
+}
+
+// stdinWrites returns the writes under way to stdio servers' stdin
+// (catalog's stdioConn.Write), found among this process's goroutines: by
+// connection (the receiver's address), whether one of them is blocked in
+// the pipe write. Nothing else shows that Airlock's write to a child's
+// stdin is blocked.
+func stdinWrites() map[string]bool {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	const frame = "backend/catalog.(*stdioConn).Write("
+	out := map[string]bool{}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		i := strings.Index(g, frame)
+		if i < 0 {
+			continue
+		}
+		recv, _, _ := strings.Cut(g[i+len(frame):], ",")
+		out[recv] = out[recv] || strings.Contains(g, "os.(*File).Write(")
+	}
+	return out
+}
+
+// A stdio server that is only busy (it stops reading its stdin during a
+// long synchronous call, then reads again) is left alone: a call whose
+// request could not be written meanwhile, cancelled while its write is
+// blocked, does not get the server taken as hung as long as the server
+// reads again within its call timeout. The busy call gets its answer, the
+// server is not restarted, and it answers later calls.
+//
+// Found in a review: Airlock took a server as hung one second after such a
+// request ended, closing its stdin under it and restarting it; the window
+// is now the server's call timeout (catalog's stdioConn.stuck). With the
+// one-second window this test fails: the later call finds the server
+// restarting (the busy call itself still gets its answer here, since this
+// server answers before it reads its closed stdin; a server that reads
+// first would lose it).
+func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
+	work := t.TempDir()
+	t.Setenv(busyServerEnv, work)
+	dir := t.TempDir()
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"busy": map[string]any{"command": os.Args[0], "args": []string{"-test.run=^$"}, "callTimeout": 20},
+	}})
+	if err := os.WriteFile(filepath.Join(dir, "servers.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := airlock.Start(context.Background(), airlock.Options{DataDir: dir, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		select {
+		case <-closeAsync(in):
+		case <-time.After(30 * time.Second):
+			t.Errorf("Airlock did not stop within 30s")
+		}
+	})
+	t.Cleanup(func() { os.WriteFile(filepath.Join(work, "go"), nil, 0o600) }) // a failed test does not leave the server busy
+	allowAll(t, in)
+	sess := connect(t, in)
+	waitTool(t, sess, "busy__ok")
+	status := func() core.ServerStatus {
+		views, _ := in.API.Servers.List()
+		for _, v := range views {
+			if v.Config.ID == "busy" {
+				return v.Status
+			}
+		}
+		t.Fatal("server busy not listed")
+		return core.ServerStatus{}
+	}
+	before := status()
+	if before.State != core.StateRunning || before.PID == 0 {
+		t.Fatalf("the server before the test: state %q, pid %d", before.State, before.PID)
+	}
+	stale := stdinWrites() // writes blocked before this test's (none expected)
+
+	// The server gets busy.
+	slow := callAsync(sess, &mcp.CallToolParams{Name: "busy__slow", Arguments: map[string]any{}})
+	testutil.Eventually(t, 10*time.Second, func() bool { _, err := os.Stat(filepath.Join(work, "busy")); return err == nil }, "the server never got the slow call")
+	// A request larger than the pipe's buffer cannot be written meanwhile.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	big := make(chan error, 1)
+	go func() {
+		_, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "busy__ok", Arguments: map[string]any{"s": strings.Repeat("z", 1<<20)}})
+		big <- err
+	}()
+	var conn string
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		for c, blocked := range stdinWrites() {
+			if blocked && !stale[c] {
+				conn = c
+				return true
+			}
+		}
+		return false
+	}, "the large request's write to the busy server's stdin never blocked")
+	// Its call is cancelled while that write is blocked (the server reads
+	// nothing until "go"); Airlock ends its request on the agent's
+	// notifications/cancelled, within milliseconds.
+	cancel()
+	if err := <-big; err == nil {
+		t.Errorf("the cancelled call returned no error")
+	}
+	if !stdinWrites()[conn] {
+		t.Fatalf("the large request's write ended while the server was busy")
+	}
+	// The server goes on for busyServerWork (over the one second that once
+	// sufficed), then reads again.
+	if err := os.WriteFile(filepath.Join(work, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	select {
+	case res := <-slow:
+		if res.IsError || !strings.HasPrefix(textOf(res), "slow done") {
+			t.Errorf("the busy call = %q (error %v), want the server's answer", textOf(res), res.IsError)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the busy call did not end within 30s")
+	}
+	if _, err := os.Stat(filepath.Join(work, "resumed")); err != nil {
+		t.Errorf("the busy call ended before the server was done with it")
+	}
+	// The write it held ends; the server is neither taken as hung nor
+	// restarted, and answers.
+	testutil.Eventually(t, 10*time.Second, func() bool { _, ok := stdinWrites()[conn]; return !ok }, "the large request's write to the busy server's stdin never ended")
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "busy__ok", Arguments: map[string]any{"s": "later"}})
+	if err != nil {
+		t.Errorf("a later call: %v", err)
+	} else if res.IsError || !strings.HasPrefix(textOf(res), "ok ") {
+		t.Errorf("a later call = %q (error %v), want the server's answer", textOf(res), res.IsError)
+	} else if want := fmt.Sprintf("(pid %d)", before.PID); !strings.HasSuffix(textOf(res), want) {
+		t.Errorf("a later call was answered by %q, want the first process %s", textOf(res), want)
+	}
+	after := status()
+	if after.State != core.StateRunning || after.PID != before.PID || after.Restarts != before.Restarts ||
+		slices.ContainsFunc(after.StderrTail, func(l string) bool { return strings.Contains(l, "stopped reading its input") }) {
+		t.Errorf("the busy server after its call: state %q, pid %d (was %d), %d restarts (was %d), its lines %q; want it running, not restarted, not taken as hung",
+			after.State, after.PID, before.PID, after.Restarts, before.Restarts, after.StderrTail)
 	}
 }
