@@ -673,12 +673,7 @@ func TestRequestsOutOfOrder(t *testing.T) {
 	if code, _ := rpcError(msgs); code != -32600 || !strings.Contains(fmt.Sprint(msgs), "initialization") {
 		t.Errorf("tools/list without a session: %v, want JSON-RPC error -32600 saying the session is not initialized", msgs)
 	}
-	resp, _ := e.postHTTP(t, testToken, nil,
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatalf("initialize: no session id (status %d)", resp.StatusCode)
-	}
+	sid := e.openRawSession(t)
 	_, msgs = e.post(t, testToken, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"},
 		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if code, _ := rpcError(msgs); code != -32600 || !strings.Contains(fmt.Sprint(msgs), "duplicate") {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -708,6 +709,126 @@ func TestCancellationReachesSource(t *testing.T) {
 		recs, _ := e.audit.List(core.ActivityFilter{Tool: "hang"})
 		return len(recs) == 1 && recs[0].ErrorCode == pipeline.ECancelled
 	}, "the cancelled call was not recorded as cancelled")
+}
+
+// openRawSession opens a 2025-11-25 session with raw HTTP and returns its
+// id.
+func (e *env) openRawSession(t *testing.T) string {
+	t.Helper()
+	resp, _ := e.postHTTP(t, testToken, nil,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: no session id (status %d)", resp.StatusCode)
+	}
+	e.postHTTP(t, testToken, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"},
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return sid
+}
+
+// rawHang starts a call of test__hang with id on session sid and returns
+// the body of its POST's answer when it ends.
+func (e *env) rawHang(t *testing.T, sid string, id int) <-chan string {
+	body := make(chan string, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/mcp", strings.NewReader(
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"test__hang","arguments":{}}}`, id)))
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+			"Authorization": "Bearer " + testToken, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"} {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			body <- "error: " + err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body <- string(b)
+	}()
+	testutil.Eventually(t, 10*time.Second, func() bool { return slices.Contains(e.test.Started(), "hang") },
+		"the call never reached the server")
+	return body
+}
+
+// A call the agent cancels with notifications/cancelled gets no answer, as
+// MCP asks of the receiver of a cancellation; its POST's stream ends, the
+// server hears the agent's own reason, and Activity says cancelled with it
+// (found by an interop test: the agent got an answer with code internal,
+// "context canceled", which the TypeScript SDK reports as a response to an
+// unknown request, and the server got "context canceled" as the reason).
+func TestCancelledCallGetsNoAnswer(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	sid := e.openRawSession(t)
+	body := e.rawHang(t, sid, 7)
+	status, _ := e.post(t, testToken, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"},
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user pressed stop"}}`)
+	if status != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled: status %d, want 202", status)
+	}
+	select {
+	case got := <-body:
+		if strings.Contains(got, `"id":7`) {
+			t.Errorf("the cancelled call was answered: %s", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream of the cancelled call never ended")
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return slices.Contains(e.test.Cancelled(), "user pressed stop") },
+		"the server did not hear the agent's reason: %v", e.test.Cancelled())
+	rec := e.audited(t, core.ActivityFilter{Tool: "hang"}, func(r []core.AuditRecord) bool { return len(r) == 1 && r[0].Status != core.StatusRunning }, "the cancelled call")[0]
+	if rec.ErrorCode != pipeline.ECancelled || !strings.Contains(rec.Error, "user pressed stop") {
+		t.Errorf("record: %s %q, want cancelled with the agent's reason", rec.ErrorCode, rec.Error)
+	}
+	// The session goes on.
+	_, msgs := e.post(t, testToken, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"},
+		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"test__echo","arguments":{"message":"after"}}}`)
+	if len(msgs) != 1 || !strings.Contains(fmt.Sprint(msgs[0]), "Echo: after") {
+		t.Errorf("a call after the cancelled one: %v", msgs)
+	}
+}
+
+// A client that ends its session (DELETE) while a call runs: the call is
+// cancelled at the server, its stream ends, and the DELETE returns at once
+// (found by an interop test: the DELETE waited for the call to end by
+// itself, and the server was never told). The SDK sends nothing more on a
+// session being closed, so the call gets no answer; its client ended it.
+func TestSessionEndCancelsItsCalls(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	sid := e.openRawSession(t)
+	body := e.rawHang(t, sid, 9)
+	deleted := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodDelete, e.http.URL+"/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			deleted <- -1
+			return
+		}
+		resp.Body.Close()
+		deleted <- resp.StatusCode
+	}()
+	select {
+	case code := <-deleted:
+		if code != http.StatusNoContent {
+			t.Errorf("DELETE: status %d, want 204", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the DELETE waits for the running call, which only ends when cancelled")
+	}
+	select {
+	case got := <-body:
+		if strings.Contains(got, `"id":9`) && !strings.Contains(got, "ended its session") {
+			t.Errorf("the call's answer: %s, want none, or cancelled because the session ended", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call of the ended session never ended")
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return len(e.test.Cancelled()) == 1 },
+		"the server was not told: %v", e.test.Cancelled())
 }
 
 // A session that closes is forgotten at once (its memory freed, the

@@ -494,11 +494,14 @@ func (p *Pipeline) dispatch(ctx context.Context, f *flow) {
 		if errors.Is(err, context.Canceled) {
 			err = why
 		}
-	} else if err == nil && errors.Is(ctx.Err(), context.Canceled) {
-		// The request was cancelled while the server worked, and the
-		// server answered anyway (an input request it made failed, say):
-		// nobody receives that answer, and the record says cancelled.
-		res, err = nil, ctx.Err()
+	} else if errors.Is(ctx.Err(), context.Canceled) && (err == nil || errors.Is(err, context.Canceled)) {
+		// The agent cancelled the request while the server worked. Even
+		// when the server answered anyway (an input request it made
+		// failed, say), the record says cancelled, and so does an answer
+		// that is still sent (the SDK sends none to an agent that
+		// cancelled with notifications/cancelled; one whose client ended
+		// the session gets this).
+		res, err = nil, cancelled(ctx)
 	}
 	if err != nil {
 		f.rec.Status, f.rec.ErrorCode, f.rec.Error = core.StatusError, core.ErrorCode(err), core.ErrorMessage(err)
@@ -530,6 +533,21 @@ func (p *Pipeline) dispatch(ctx context.Context, f *flow) {
 			f.rec.ErrorCode = airlockCode(tr)
 		}
 	}
+}
+
+// cancelled is the error of a request its agent cancelled, from why ctx
+// ended: with the reason the agent gave, or because its client ended the
+// session.
+func cancelled(ctx context.Context) *core.Error {
+	msg := "the agent cancelled the request"
+	var byPeer *mcp.CancelledByPeer
+	switch cause := context.Cause(ctx); {
+	case errors.As(cause, &byPeer) && byPeer.Reason != "":
+		msg += ": " + byPeer.Reason
+	case errors.Is(cause, mcp.ErrSessionEnded):
+		msg = "the agent's client ended its session while the request ran"
+	}
+	return &core.Error{Code: ECancelled, Message: msg}
 }
 
 // haltedBy is the reason Airlock gave when it cancelled ctx itself (the

@@ -3,6 +3,7 @@ package testutil
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -28,6 +29,8 @@ type TestServer struct {
 
 	mu      sync.Mutex
 	started []string // tools whose handler began, in order
+	// cancelled: the reasons hang's calls were cancelled with, in order.
+	cancelled []string
 }
 
 // NewTestServer builds the test server.
@@ -127,6 +130,14 @@ func NewTestServer() *TestServer {
 	mcp.AddTool(s, &mcp.Tool{Name: "hang", Description: "Returns only when cancelled."}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		ts.begin("hang")
 		<-ctx.Done()
+		// What the server heard: the reason its client gave in
+		// notifications/cancelled.
+		var byPeer *mcp.CancelledByPeer
+		if errors.As(context.Cause(ctx), &byPeer) {
+			ts.mu.Lock()
+			ts.cancelled = append(ts.cancelled, byPeer.Reason)
+			ts.mu.Unlock()
+		}
 		return nil, nil, ctx.Err()
 	})
 	png, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
@@ -180,6 +191,14 @@ func (ts *TestServer) begin(tool string) {
 	ts.mu.Lock()
 	ts.started = append(ts.started, tool)
 	ts.mu.Unlock()
+}
+
+// Cancelled returns the reasons given in the notifications/cancelled that
+// ended calls of hang, in order.
+func (ts *TestServer) Cancelled() []string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return append([]string(nil), ts.cancelled...)
 }
 
 // Started returns the tools whose handlers have begun, in order: a test

@@ -623,9 +623,17 @@ func (h *StreamableHTTPHandler) serveStatefulDELETE(w http.ResponseWriter, req *
 		return
 	}
 
+	// Airlock patch: the client has ended the session, so its calls
+	// still running are cancelled; Close waits for them to return, which
+	// otherwise held the DELETE for as long as the longest of them ran.
+	sessInfo.session.conn.CancelAll(ErrSessionEnded)
 	sessInfo.session.Close()
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// ErrSessionEnded is the cause of the context of a call still running when
+// its client ended the session with DELETE (Airlock patch).
+var ErrSessionEnded = fmt.Errorf("the client ended the session: %w", context.Canceled)
 
 // serveStatefulPOST handles POST requests for stateful servers.
 // POST may arrive with or without a Mcp-Session-Id header. Without a session
@@ -1883,6 +1891,39 @@ func parseEventID(eventID string) (streamID string, idx int, ok bool) {
 		return "", 0, false
 	}
 	return streamID, idx, true
+}
+
+// Withdraw implements jsonrpc2.Withdrawer (Airlock patch): the call id,
+// cancelled by the client, gets no response, and the stream that waited for
+// it ends once nothing else on it is awaited.
+func (c *streamableServerConn) Withdraw(id jsonrpc.ID) {
+	c.mu.Lock()
+	streamID, ok := c.requestStreams[id]
+	s := c.streams[streamID]
+	delete(c.requestStreams, id)
+	c.mu.Unlock()
+	if !ok || s == nil {
+		return
+	}
+	s.mu.Lock()
+	delete(s.requests, id)
+	done := len(s.requests) == 0 && s.id != ""
+	if done && s.done != nil {
+		if s.pendingJSONMessages != nil && len(s.pendingJSONMessages) > 0 {
+			// JSON mode: what the other calls of a batch got.
+			if b, err := json.Marshal(s.pendingJSONMessages); err == nil {
+				s.w.Write(b)
+			}
+		}
+		close(s.done)
+		s.done = nil
+	}
+	s.mu.Unlock()
+	if done {
+		c.mu.Lock()
+		delete(c.streams, s.id)
+		c.mu.Unlock()
+	}
 }
 
 // SetDeliver implements jsonrpc2.DirectReader (Airlock patch).

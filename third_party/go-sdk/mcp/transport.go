@@ -283,9 +283,37 @@ func (c *canceller) Preempt(ctx context.Context, req *jsonrpc.Request) (result a
 		// its own, so that the call is told to stop before the
 		// notification's POST is answered. Cancel takes the connection's
 		// lock only to find the call, and runs nothing under it.
-		c.conn.Cancel(id)
+		c.conn.CancelByPeer(id, &CancelledByPeer{Reason: params.Reason})
 	}
 	return nil, jsonrpc2.ErrNotHandled
+}
+
+// CancelledByPeer is the cause of the context of a request its peer
+// cancelled with notifications/cancelled (Airlock patch): no response is
+// sent for it, and Reason is the reason the peer gave, if any. A call made
+// under that context and cancelled with it passes the reason on in its own
+// notifications/cancelled.
+type CancelledByPeer struct{ Reason string }
+
+func (e *CancelledByPeer) Error() string {
+	if e.Reason == "" {
+		return "cancelled by the peer"
+	}
+	return "cancelled by the peer: " + e.Reason
+}
+
+// Is makes a CancelledByPeer a context.Canceled.
+func (e *CancelledByPeer) Is(target error) bool { return target == context.Canceled }
+
+// cancelReason is the reason a notifications/cancelled for a call under ctx
+// gives: the peer's own reason when ctx ended because a peer cancelled the
+// request it serves (Airlock patch), else ctx's error.
+func cancelReason(ctx context.Context) string {
+	var p *CancelledByPeer
+	if errors.As(context.Cause(ctx), &p) && p.Reason != "" {
+		return p.Reason
+	}
+	return ctx.Err().Error()
 }
 
 // callSubscriptionsListen issues a "subscriptions/listen" call (SEP-2575)
@@ -333,7 +361,7 @@ func call(ctx context.Context, conn *jsonrpc2.Connection, method string, params 
 			notifyCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), notifyCancellationTimeout)
 			defer stop()
 			_ = conn.Notify(notifyCtx, notificationCancelled, &CancelledParams{
-				Reason:    ctx.Err().Error(),
+				Reason:    cancelReason(ctx),
 				RequestID: call.ID().Raw(),
 			})
 		}()
@@ -414,7 +442,7 @@ func cancelCall(ctx context.Context, conn *jsonrpc2.Connection, call *jsonrpc2.A
 	notifyCtx, cancelNotify := context.WithTimeout(context.WithoutCancel(ctx), notifyCancellationTimeout)
 	defer cancelNotify()
 	err := conn.Notify(notifyCtx, notificationCancelled, &CancelledParams{
-		Reason:    ctx.Err().Error(),
+		Reason:    cancelReason(ctx),
 		RequestID: call.ID().Raw(),
 	})
 	conn.Retire(call, ctx.Err())

@@ -222,6 +222,16 @@ type incomingRequest struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	seq      uint64 // its place on the handler queue, from 1 (Airlock patch)
+	// byPeer: the peer cancelled it (CancelByPeer), so no response is
+	// sent (Airlock patch). Guarded by the in-flight state's lock.
+	byPeer bool
+}
+
+// A Withdrawer is a Writer that must hear of a call whose response is not
+// sent because the peer cancelled it (Airlock patch): a transport that
+// holds something open until the response (an HTTP request) can end it.
+type Withdrawer interface {
+	Withdraw(id ID)
 }
 
 // Reader abstracts the transport mechanics from the JSON RPC protocol.
@@ -602,6 +612,36 @@ func (c *Connection) Cancel(id ID) {
 	}
 }
 
+// CancelByPeer cancels the incoming call id because the peer cancelled it
+// (Airlock patch): its context ends with cause, and its response is not
+// sent, as MCP asks of the receiver of a cancellation; a Writer that is a
+// Withdrawer is told instead.
+func (c *Connection) CancelByPeer(id ID, cause error) {
+	var req *incomingRequest
+	c.updateInFlight(func(s *inFlightState) {
+		if req = s.incomingByID[id]; req != nil {
+			req.byPeer = true
+		}
+	})
+	if req != nil {
+		req.cancel(cause)
+	}
+}
+
+// CancelAll cancels every incoming call with cause (Airlock patch): their
+// responses are still sent, while the connection can send them.
+func (c *Connection) CancelAll(cause error) {
+	var reqs []*incomingRequest
+	c.updateInFlight(func(s *inFlightState) {
+		for _, r := range s.incomingByID {
+			reqs = append(reqs, r)
+		}
+	})
+	for _, r := range reqs {
+		r.cancel(cause)
+	}
+}
+
 // Wait blocks until the connection is fully closed, but does not close it.
 func (c *Connection) Wait() error {
 	return c.wait(true)
@@ -973,10 +1013,18 @@ func (c *Connection) processResult(from any, req *incomingRequest, result any, e
 		// The caller could theoretically reuse the request's ID as soon as we've
 		// sent the response, so ensure that it is removed from the incoming map
 		// before sending.
+		var byPeer bool
 		c.updateInFlight(func(s *inFlightState) {
 			delete(s.incomingByID, req.ID)
+			byPeer = req.byPeer
 		})
-		if respErr == nil {
+		if byPeer {
+			// Airlock patch: the peer cancelled the call; it gets no
+			// response (its transport may have to end what waited for it).
+			if w, ok := c.writer.(Withdrawer); ok {
+				w.Withdraw(req.ID)
+			}
+		} else if respErr == nil {
 			writeErr := c.write(notDone{req.ctx}, response)
 			if err == nil {
 				err = writeErr
