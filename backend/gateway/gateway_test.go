@@ -827,8 +827,10 @@ func TestSessionEndCancelsItsCalls(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the call of the ended session never ended")
 	}
-	testutil.Eventually(t, 10*time.Second, func() bool { return len(e.test.Cancelled()) == 1 },
-		"the server was not told: %v", e.test.Cancelled())
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		c := e.test.Cancelled()
+		return len(c) == 1 && strings.Contains(c[0], "ended the session")
+	}, "the server was not told that the session ended: %v", e.test.Cancelled())
 }
 
 // A session that closes is forgotten at once (its memory freed, the

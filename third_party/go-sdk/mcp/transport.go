@@ -306,12 +306,19 @@ func (e *CancelledByPeer) Error() string {
 func (e *CancelledByPeer) Is(target error) bool { return target == context.Canceled }
 
 // cancelReason is the reason a notifications/cancelled for a call under ctx
-// gives: the peer's own reason when ctx ended because a peer cancelled the
-// request it serves (Airlock patch), else ctx's error.
+// gives (Airlock patch): the peer's own reason when ctx ended because a peer
+// cancelled the request it serves, else why ctx ended (its cause, such as
+// ErrSessionEnded, or its error).
 func cancelReason(ctx context.Context) string {
 	var p *CancelledByPeer
-	if errors.As(context.Cause(ctx), &p) && p.Reason != "" {
-		return p.Reason
+	cause := context.Cause(ctx)
+	switch {
+	case errors.As(cause, &p):
+		if p.Reason != "" {
+			return p.Reason
+		}
+	case cause != nil:
+		return cause.Error()
 	}
 	return ctx.Err().Error()
 }
