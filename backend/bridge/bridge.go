@@ -474,7 +474,7 @@ func (b *Bridge) answer(head *rpcHead, e *core.Error) {
 
 // codeRefused is the JSON-RPC error code of a refused request, as the
 // gateway's (pipeline.CodeRefused, not imported to keep the bridge small).
-const codeRefused = -32001
+const codeRefused = -32010
 
 // await returns at once while Airlock is reachable; while it is away, once
 // it is back, or the reason to give up waiting.

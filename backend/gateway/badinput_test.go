@@ -1173,8 +1173,11 @@ func TestElicitationRelayedAsItIs(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("asker__askurl: %v %+v", err, res)
 	}
-	if got := text(t, res); !strings.Contains(got, `"error"`) || !strings.Contains(got, "unsupported") || strings.Contains(got, catalog.ERelayBadAnswer) {
-		t.Errorf("the server got %s for a URL elicitation to a form-only client, want an error saying unsupported", got)
+	// Its code is Airlock's refusal code (it was -32001, which the
+	// TypeScript SDK names RequestTimeout).
+	if got := text(t, res); !strings.Contains(got, `"error"`) || !strings.Contains(got, "unsupported") || strings.Contains(got, catalog.ERelayBadAnswer) ||
+		!strings.Contains(got, fmt.Sprintf(`"code":%d`, pipeline.CodeRefused)) {
+		t.Errorf("the server got %s for a URL elicitation to a form-only client, want an error saying unsupported, code %d", got, pipeline.CodeRefused)
 	}
 	// The same for an agent of the 2026-07-28 revision, whose call carries
 	// the request as an input request (found in a review).
@@ -1187,7 +1190,8 @@ func TestElicitationRelayedAsItIs(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("asker__askurl from a 2026-07-28 agent: %v %+v", err, res)
 	}
-	if got := text(t, res); !strings.Contains(got, `"error"`) || !strings.Contains(got, "unsupported") || strings.Contains(got, catalog.ERelayBadAnswer) {
-		t.Errorf("the server got %s for a URL elicitation to a 2026-07-28 form-only client, want an error saying unsupported", got)
+	if got := text(t, res); !strings.Contains(got, `"error"`) || !strings.Contains(got, "unsupported") || strings.Contains(got, catalog.ERelayBadAnswer) ||
+		!strings.Contains(got, fmt.Sprintf(`"code":%d`, pipeline.CodeRefused)) {
+		t.Errorf("the server got %s for a URL elicitation to a 2026-07-28 form-only client, want an error saying unsupported, code %d", got, pipeline.CodeRefused)
 	}
 }

@@ -704,8 +704,10 @@ func ErrorResult(err error) *mcp.CallToolResult {
 
 // CodeRefused is the JSON-RPC error code of a refused prompt or resource
 // request (in the range JSON-RPC leaves to servers). The error's data is the
-// *core.Error.
-const CodeRefused = -32001
+// *core.Error. Not -32001, which the TypeScript SDK names RequestTimeout
+// and -32000 ConnectionClosed (found by an interop test: a refusal read as
+// a timeout), nor a code of MCP's or of the Go SDK's own.
+const CodeRefused = -32010
 
 // RPCError is the JSON-RPC error of a refused non-tool request.
 func RPCError(err error) *jsonrpc.Error {
