@@ -998,6 +998,26 @@ func (c *Catalog) Session(id string) (*mcp.ClientSession, bool) {
 	return s, s != nil
 }
 
+// Instructions returns, by server id, the instructions each running server
+// gave when Airlock connected to it (MCP's InitializeResult.instructions:
+// how to use its tools); a server that gave none is not in it.
+func (c *Catalog) Instructions() map[string]string {
+	c.mu.RLock()
+	sources := maps.Clone(c.sources)
+	c.mu.RUnlock()
+	out := map[string]string{}
+	for id, d := range sources {
+		s := d.session()
+		if s == nil {
+			continue
+		}
+		if in := s.InitializeResult(); in != nil && strings.TrimSpace(in.Instructions) != "" {
+			out[id] = in.Instructions
+		}
+	}
+	return out
+}
+
 // Refresh rebuilds the snapshot after something Expose depends on changed
 // for server id (the user accepted a tool change) and tells listeners.
 func (c *Catalog) Refresh(id string) {

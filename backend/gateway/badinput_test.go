@@ -681,6 +681,41 @@ func TestRequestsOutOfOrder(t *testing.T) {
 	}
 }
 
+// A server's instructions reach the agents that may use it, under its
+// name, after Airlock's own; a server the agent may use nothing of keeps
+// its instructions to itself (found by an interop test: server-everything's
+// guidance never reached the agent).
+func TestServerInstructionsReachTheAgent(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	for id, text := range map[string]string{"guide": "Call guide__lookup before anything else.", "secret": "The secret server's own notes."} {
+		srv := mcp.NewServer(&mcp.Implementation{Name: id, Version: "1"}, &mcp.ServerOptions{Instructions: text})
+		mcp.AddTool(srv, &mcp.Tool{Name: "lookup"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "found"}}}, nil, nil
+		})
+		e.cat.AddInProcess(id, srv, false)
+		e.waitRunning(t, id)
+	}
+	e.access.hide("secret", "lookup")
+	check := func(who, got string) {
+		t.Helper()
+		if !strings.HasPrefix(got, "Airlock gateway:") || !strings.Contains(got, "## Server guide\n\nCall guide__lookup before anything else.") {
+			t.Errorf("%s: instructions %q, want Airlock's, then the guide server's under its name", who, got)
+		}
+		if strings.Contains(got, "secret") {
+			t.Errorf("%s: instructions %q name a server the agent may use nothing of", who, got)
+		}
+	}
+	check("a 2025-11-25 session", e.connect(t, nil).InitializeResult().Instructions)
+	_, msgs := e.post(t, testToken, newRevisionHeaders("server/discover", ""),
+		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+newRevisionMeta+`}}`)
+	if len(msgs) != 1 {
+		t.Fatalf("server/discover: %v", msgs)
+	}
+	res, _ := msgs[0]["result"].(map[string]any)
+	got, _ := res["instructions"].(string)
+	check("a 2026-07-28 agent", got)
+}
+
 // TestLargeRequests: a request up to gateway.MaxRequestBytes reaches the
 // server (file_write may carry up to builtin.MaxWriteCapBytes of content,
 // which JSON escaping can double); a larger one is refused with 413 before

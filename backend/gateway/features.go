@@ -3,7 +3,9 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -364,6 +366,63 @@ func (g *Gateway) mayRead(s *session, server, uri string) bool {
 	return err == nil && g.lister.Check(&c, core.Target{Kind: core.KindResourceRead, Server: server, Name: uri}) == nil
 }
 
+// airlockInstructions is what Airlock tells every agent at initialize
+// about itself; instructions adds its servers' own.
+const airlockInstructions = "Airlock gateway: downstream tools are named <server>__<tool>. Some calls wait for a person's approval; a refusal is a tool error carrying a reason code and a hint. Call the help tool to see what you can use."
+
+// maxServerInstructions is how much of one server's instructions an agent
+// is given (a server's guidance is a few paragraphs; this keeps one server
+// from filling the agent's context).
+const maxServerInstructions = 8 << 10
+
+// instructions are Airlock's own, then those of each running server the
+// caller of session s may use something of (a tool, prompt or resource), as
+// each server gave them, under its name: an agent connected to the server
+// directly would have got them (found by an interop test: they were
+// dropped).
+func (g *Gateway) instructions(s *session) string {
+	notes := g.cat.Instructions()
+	if len(notes) == 0 {
+		return airlockInstructions
+	}
+	c, err := g.peek(s)
+	if err != nil {
+		return airlockInstructions
+	}
+	snap := g.cat.Snapshot()
+	uses := map[string]bool{}
+	for _, t := range snap.Tools {
+		if notes[t.ServerID] != "" && !uses[t.ServerID] && g.visible(&c, core.Target{Kind: core.KindToolCall, Server: t.ServerID, Name: t.Name}) {
+			uses[t.ServerID] = true
+		}
+	}
+	for _, p := range snap.Prompts {
+		if notes[p.Server] != "" && !uses[p.Server] && g.visible(&c, core.Target{Kind: core.KindPromptGet, Server: p.Server, Name: p.Name}) {
+			uses[p.Server] = true
+		}
+	}
+	for _, r := range snap.Resources {
+		if notes[r.Server] != "" && !uses[r.Server] && g.visible(&c, core.Target{Kind: core.KindResourceRead, Server: r.Server, Name: r.Def.URI}) {
+			uses[r.Server] = true
+		}
+	}
+	ids := slices.Sorted(maps.Keys(uses))
+	if len(ids) == 0 {
+		return airlockInstructions
+	}
+	var b strings.Builder
+	b.WriteString(airlockInstructions)
+	b.WriteString("\n\nInstructions of the servers behind Airlock, as each gave them:")
+	for _, id := range ids {
+		text := strings.TrimSpace(notes[id])
+		if len(text) > maxServerInstructions {
+			text = strings.ToValidUTF8(text[:maxServerInstructions], "") + " […]"
+		}
+		fmt.Fprintf(&b, "\n\n## Server %s\n\n%s", id, text)
+	}
+	return b.String()
+}
+
 // serverOptions are the options of every MCP server the gateway serves
 // agents with: a session's, and a sessionless credential's (stateless.go).
 // complete answers completion/complete; subscribe answers
@@ -371,7 +430,7 @@ func (g *Gateway) mayRead(s *session, server, uri string) bool {
 func (g *Gateway) serverOptions(complete func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error),
 	subscribe func(ctx context.Context, uri string, on bool) error) *mcp.ServerOptions {
 	return &mcp.ServerOptions{
-		Instructions: "Airlock gateway: downstream tools are named <server>__<tool>. Some calls wait for a person's approval; a refusal is a tool error carrying a reason code and a hint. Call the help tool to see what you can use.",
+		Instructions: airlockInstructions, // and its servers' (instructions)
 		Logger:       slog.New(quietUndelivered{g.log.Handler()}),
 		// A relayed elicitation's answer goes to the server as the user gave
 		// it (SDK patch): with the schema's defaults filled in, the server

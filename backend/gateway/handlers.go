@@ -60,6 +60,12 @@ func (g *Gateway) middleware(s *session) mcp.Middleware {
 				return g.listTemplates(s)
 			case "resources/read":
 				return g.readResource(ctx, s, req)
+			case "initialize":
+				res, err := next(ctx, method, req)
+				if ir, ok := res.(*mcp.InitializeResult); ok && ir != nil {
+					ir.Instructions = g.instructions(s)
+				}
+				return res, err
 			case "notifications/initialized":
 				res, err := next(ctx, method, req)
 				g.announce(s, false) // what it may see now, for list_changed later

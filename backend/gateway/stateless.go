@@ -256,6 +256,12 @@ func (g *Gateway) statelessMiddleware(cr *credential) mcp.Middleware {
 				return g.listTemplates(rs)
 			case "tools/call", "prompts/get", "resources/read":
 				return g.roundTrip(ctx, rs, method, req)
+			case "server/discover":
+				res, err := next(ctx, method, req)
+				if dr, ok := res.(*mcp.DiscoverResult); ok && dr != nil {
+					dr.Instructions = g.instructions(rs)
+				}
+				return res, err
 			}
 			return next(ctx, method, req)
 		}
