@@ -743,6 +743,36 @@ func TestLargeRequests(t *testing.T) {
 	if _, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "still here"}}); err != nil {
 		t.Errorf("the session after a refused request: %v", err)
 	}
+
+	// A body without a length (chunked) is taken up to the same limit and
+	// refused beyond it the same way (found by an interop test: its
+	// refusal was the SDK's plain text).
+	chunked := func(body string) (int, string) {
+		t.Helper()
+		// A reader whose length net/http cannot know: the body goes chunked.
+		req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/mcp", io.MultiReader(strings.NewReader(body)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Mcp-Session-Id", sess.ID())
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if req.ContentLength != 0 { // 0 with a body: unknown, sent chunked
+			t.Fatalf("the request was not sent chunked (length %d)", req.ContentLength)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, body := chunked(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"everything__echo","arguments":{"message":"chunked"}}}`); status != http.StatusOK || !strings.Contains(body, "Echo: chunked") {
+		t.Errorf("a chunked call: HTTP %d %s, want its answer", status, body)
+	}
+	if status, body := chunked(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"everything__echo","arguments":{"message":"` + strings.Repeat("z", gateway.MaxRequestBytes) + `"}}}`); status != http.StatusRequestEntityTooLarge || !strings.Contains(body, gateway.ERequestTooLarge) {
+		t.Errorf("a chunked request over %d bytes: HTTP %d %.300s, want 413 with %s", gateway.MaxRequestBytes, status, body, gateway.ERequestTooLarge)
+	}
 }
 
 // A downstream's log message goes to the agent whose request it handled
