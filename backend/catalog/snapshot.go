@@ -330,7 +330,7 @@ func (c *Catalog) rebuild() {
 				continue
 			}
 			cr := *r
-			cr.Name = exposedName(cfg, r.Name)
+			cr.Name = resourceName(cfg, r.Name)
 			s.resources[r.URI] = len(s.Resources)
 			s.Resources = append(s.Resources, Resource{Server: id, Def: &cr})
 		}
@@ -346,7 +346,7 @@ func (c *Catalog) rebuild() {
 				continue
 			}
 			ct := *t
-			ct.Name = exposedName(cfg, t.Name)
+			ct.Name = resourceName(cfg, t.Name)
 			loose, _ := looseTemplate(t.URITemplate) // nil: only the strict match
 			s.Templates = append(s.Templates, Template{Server: id, Def: &ct, tmpl: tmpl, loose: loose})
 		}
@@ -404,15 +404,26 @@ func exposed(cfg core.ServerConfig, name string) string {
 	return ExposedName(cfg.ID, name)
 }
 
-// exposedName is the name agents see for a source's prompt, resource or
-// resource template. MCP restricts only tool names: a --no-prefix server's
-// prompts and resources keep theirs, whatever they are (code.review,
-// architecture.md).
+// exposedName is the name agents see for a source's prompt (see
+// resourceName for resources). MCP restricts only tool names: a --no-prefix
+// server's prompts keep theirs, whatever they are (code.review).
 func exposedName(cfg core.ServerConfig, name string) string {
 	if cfg.NoPrefix && name != "" && len(name) <= 1024 {
 		return name
 	}
 	return ExposedName(cfg.ID, name)
+}
+
+// resourceName is the name agents see for a source's resource or resource
+// template: the server's name for it under the server's prefix, as it is.
+// A resource is found by its URI, never by its name, so the name needs no
+// more than telling whose it is (found by an interop test: "architecture.md"
+// became "everything__architecture_md_1c33c24f", as a tool's name would).
+func resourceName(cfg core.ServerConfig, name string) string {
+	if cfg.NoPrefix {
+		return name
+	}
+	return cfg.ID + Separator + name
 }
 
 // validName reports whether name can be shown to agents as it is.

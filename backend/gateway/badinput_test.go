@@ -973,6 +973,18 @@ func TestNoPrefixKeepsPromptAndResourceNames(t *testing.T) {
 	if err != nil || !slices.ContainsFunc(res.Resources, func(r *mcp.Resource) bool { return r.Name == "architecture.md" }) {
 		t.Errorf("resources/list = %v %+v, want architecture.md by its name", err, res)
 	}
+	// With a prefix, a resource's name is the server's under the prefix,
+	// as it is: a resource is found by its URI, so its name need not be
+	// a tool name (found by an interop test: architecture_md_1c33c24f).
+	e.cat.RemoveInProcess("docs")
+	e.cat.AddInProcess("docs", srv, false)
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		res, err = sess.ListResources(ctx, nil)
+		return err == nil && slices.ContainsFunc(res.Resources, func(r *mcp.Resource) bool { return r.URI == "docs://architecture.md" && r.Name != "architecture.md" })
+	}, "the resource was not listed again with a prefix: %+v", res)
+	if !slices.ContainsFunc(res.Resources, func(r *mcp.Resource) bool { return r.Name == "docs__architecture.md" }) {
+		t.Errorf("resources/list = %+v, want docs__architecture.md", res.Resources)
+	}
 }
 
 // A legacy SSE session belongs to the credential that opened its stream,
