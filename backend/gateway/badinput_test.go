@@ -23,6 +23,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/pipeline"
 	"github.com/airlock-dev/airlock/backend/testutil"
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -678,6 +679,48 @@ func TestRequestsOutOfOrder(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if code, _ := rpcError(msgs); code != -32600 || !strings.Contains(fmt.Sprint(msgs), "duplicate") {
 		t.Errorf("a second initialize: %v, want JSON-RPC error -32600 saying it is a duplicate", msgs)
+	}
+}
+
+// What the SDK refuses at the HTTP level itself (a body that is not JSON, a
+// wrong Content-Type, an unknown session) is answered as Airlock's own
+// refusals are: JSON with a reason code and a hint, and a JSON-RPC error
+// (-32700 for a body that is not JSON), with the same HTTP status (found
+// by an interop test: a line of plain text).
+func TestSDKRefusalsCarryAReason(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	sid := e.openRawSession(t)
+	session := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		body    string
+		status  int
+		code    float64
+		reason  string
+	}{
+		{"not JSON", session, `{"jsonrpc":"2.0","id":1,`, http.StatusBadRequest, jsonrpc.CodeParseError, core.EInvalid},
+		{"wrong Content-Type", map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25", "Content-Type": "text/plain"},
+			`{"jsonrpc":"2.0","id":1,"method":"ping"}`, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, core.EInvalid},
+		{"unknown session", map[string]string{"Mcp-Session-Id": "NOSUCHSESSION", "Mcp-Protocol-Version": "2025-11-25"},
+			`{"jsonrpc":"2.0","id":1,"method":"ping"}`, http.StatusNotFound, jsonrpc.CodeInvalidRequest, core.ENotFound},
+	} {
+		resp, raw := e.postHTTP(t, testToken, tc.headers, tc.body)
+		var got struct {
+			Code  string `json:"code"`
+			Hint  string `json:"hint"`
+			Error struct {
+				Code float64 `json:"code"`
+			} `json:"error"`
+		}
+		if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal(raw, &got) != nil ||
+			got.Code != tc.reason || got.Error.Code != tc.code || got.Hint == "" {
+			t.Errorf("%s: HTTP %d %s %s, want %d, JSON with reason %s, a hint and JSON-RPC code %v", tc.name, resp.StatusCode, resp.Header.Get("Content-Type"), raw, tc.status, tc.reason, tc.code)
+		}
+	}
+	// The session is not harmed.
+	if _, msgs := e.post(t, testToken, session, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); len(msgs) != 1 || msgs[0]["result"] == nil {
+		t.Errorf("a ping after the refusals: %v", msgs)
 	}
 }
 

@@ -420,7 +420,9 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		} else {
 			r.Header.Del(postHeader)
 		}
-		next.ServeHTTP(w, r.WithContext(ctx))
+		pw := &plainErrors{ResponseWriter: w}
+		next.ServeHTTP(pw, r.WithContext(ctx))
+		pw.finish()
 	})
 }
 
