@@ -667,13 +667,21 @@ func TestUnknownProtocolVersion(t *testing.T) {
 
 // A request out of the session's order (a call before initialize, a second
 // initialize) is refused as an Invalid Request (-32600), not with the SDK's
-// bare error code 0 (found by an interop test).
+// bare error code 0 (found by an interop test); without a session, with
+// HTTP 400.
 func TestRequestsOutOfOrder(t *testing.T) {
 	e := newEnv(t, catalog.Options{})
-	_, msgs := e.post(t, testToken, nil, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	if code, _ := rpcError(msgs); code != -32600 || !strings.Contains(fmt.Sprint(msgs), "initialization") {
-		t.Errorf("tools/list without a session: %v, want JSON-RPC error -32600 saying the session is not initialized", msgs)
+	// Without a session: HTTP 400, as MCP's Streamable HTTP asks (the SDK
+	// opened a session for it and said it was not initialized).
+	status, msgs := e.post(t, testToken, nil, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if code, reason := rpcError(msgs); status != http.StatusBadRequest || code != -32600 || reason != core.EInvalid || !strings.Contains(fmt.Sprint(msgs), "Mcp-Session-Id") {
+		t.Errorf("tools/list without a session: HTTP %d %v, want 400 with JSON-RPC error -32600 saying it needs a session", status, msgs)
 	}
+	n := e.gw.Sessions()
+	if status, _ := e.post(t, testToken, nil, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != http.StatusBadRequest || e.gw.Sessions() != n {
+		t.Errorf("a notification without a session: HTTP %d, %d sessions (were %d); want 400 and no session opened", status, e.gw.Sessions(), n)
+	}
+
 	sid := e.openRawSession(t)
 	_, msgs = e.post(t, testToken, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"},
 		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)

@@ -382,6 +382,16 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 			opening = r.Method == http.MethodGet
 		} else {
 			opening = r.Method == http.MethodPost && sid == ""
+			if opening && !opensSession(r) {
+				// MCP's Streamable HTTP: a request other than initialize
+				// without a session is a 400 (found by an interop test:
+				// the SDK opened a session for it and answered that it
+				// was not initialized).
+				writeRefusal(w, r, http.StatusBadRequest, (&core.Error{Code: core.EInvalid,
+					Message: "this request needs a session, and it carries no Mcp-Session-Id"}).
+					WithHint("send initialize first (without Mcp-Session-Id), then the Mcp-Session-Id it answers with on every request"))
+				return
+			}
 		}
 		if resume != nil {
 			g.resume(r, sid, conn, resume)
@@ -597,6 +607,32 @@ var leadingID = regexp.MustCompile(`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"
 
 // ERequestTooLarge: a request over MaxRequestBytes.
 const ERequestTooLarge = "request_too_large"
+
+// opensSession reports whether a POST without a session may open one: its
+// message is initialize (or a ping, which MCP allows before it), or a batch
+// with initialize in it, or something the SDK refuses as it should (a body
+// that is not JSON). It reads the body and puts it back.
+func opensSession(r *http.Request) bool {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	type message struct {
+		Method string `json:"method"`
+	}
+	var one message
+	if json.Unmarshal(body, &one) == nil {
+		return one.Method == "initialize" || one.Method == "ping"
+	}
+	var batch []message
+	if json.Unmarshal(body, &batch) == nil {
+		for _, m := range batch {
+			if m.Method == "initialize" {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
 
 // readBody reads a POST's body that came without a length (chunked), up
 // to MaxRequestBytes, and gives it to the SDK with its length. It reports

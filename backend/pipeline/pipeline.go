@@ -727,6 +727,9 @@ func RPCError(err error) *jsonrpc.Error {
 		// MCP's code for an invalid prompt name, as a server answers it
 		// (found by an interop test: -32001).
 		code = jsonrpc.CodeInvalidParams
+	case core.EInvalid:
+		// A request that is not one Airlock (or MCP) can take as it is.
+		code = jsonrpc.CodeInvalidRequest
 	}
 	return &jsonrpc.Error{Code: code, Message: msg, Data: data}
 }
