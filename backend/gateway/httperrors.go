@@ -76,8 +76,10 @@ func sdkError(status int, text string) (*core.Error, int64) {
 	code := int64(jsonrpc.CodeInvalidRequest)
 	switch {
 	case status == http.StatusBadRequest && (strings.HasPrefix(text, "malformed payload") || strings.HasPrefix(text, "failed to parse body")):
-		code = jsonrpc.CodeParseError
-		e.Hint = "send one JSON-RPC message (or, before 2025-06-18, a batch) as JSON"
+		if !strings.Contains(text, "version tag") { // JSON, but not JSON-RPC 2.0: Invalid Request
+			code = jsonrpc.CodeParseError
+		}
+		e.Hint = `send one JSON-RPC 2.0 message ({"jsonrpc":"2.0", ...}; before 2025-06-18 also a batch) as JSON`
 	case status == http.StatusNotFound:
 		e.Code = core.ENotFound
 		e.Hint = "the session has ended: initialize a new one (a POST without Mcp-Session-Id)"
