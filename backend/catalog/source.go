@@ -563,20 +563,23 @@ func (d *source) startProcess() (mcp.Transport, func() error, error) {
 // stderrLine adds line to what the Servers screen shows of the server's
 // stderr.
 func (d *source) stderrLine(line string) {
-	d.mu.Lock()
-	tail := d.stderr
-	d.mu.Unlock()
-	if tail != nil {
+	if tail := d.stderrTail(); tail != nil {
 		tail.AddLine(line)
 	}
+}
+
+// stderrTail is the tail of the process's stderr lines, nil before it
+// started.
+func (d *source) stderrTail() *proc.Tail {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stderr
 }
 
 // lastStderr is "; stderr: LINE" with the last line the process wrote to
 // stderr, or "" when it wrote none.
 func (d *source) lastStderr() string {
-	d.mu.Lock()
-	tail := d.stderr
-	d.mu.Unlock()
+	tail := d.stderrTail()
 	if tail == nil {
 		return ""
 	}
