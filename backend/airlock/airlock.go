@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -86,6 +87,8 @@ type Options struct {
 
 // Instance is a running Airlock backend.
 type Instance struct {
+	closeOnce sync.Once
+
 	API     *api.Facade
 	Hub     *events.Hub
 	UIToken string
@@ -343,7 +346,11 @@ func (in *Instance) waitInProcess(ctx context.Context, o Options) {
 }
 
 // Close stops serving, stops the downstream servers and closes the store.
-func (in *Instance) Close() {
+func (in *Instance) Close() { in.closeOnce.Do(in.close) }
+
+// close is Close, once: a second Close (a signal while a stop runs) waits
+// for the first.
+func (in *Instance) close() {
 	if in.cancel != nil {
 		in.cancel()
 	}

@@ -1067,6 +1067,13 @@ func (c *Connection) write(ctx context.Context, msg Message) error {
 		if req, ok := msg.(*Request); ok && !req.IsCall() && s.outgoingNotifications > 0 {
 			return
 		}
+		// Airlock patch: Close waits for the calls being handled to
+		// return; their answers still go out while the transport works
+		// (they were refused, so a call that ended as the connection
+		// closed never got its answer).
+		if _, ok := msg.(*Response); ok && s.connClosing && s.readErr == nil && s.writeErr == nil {
+			return
+		}
 		err = s.shuttingDown(ErrServerClosing)
 	})
 	if err == nil {
