@@ -247,7 +247,7 @@ func TestRecoveryKeepsWhoApprovedAnInterruptedCall(t *testing.T) {
 	}
 	allowed, _ := in.API.Activity.Get(allowedRec.ID)
 	if allowed.Decision != core.DecisionAllow || allowed.RuleID != "r-echo" || allowed.RuleSetVersion != 4 || allowed.ErrorCode != "interrupted" ||
-		!strings.Contains(allowed.Error, "allowed by rule r-echo and sent on") {
+		!strings.Contains(allowed.Error, "allowed by rule r-echo;") {
 		t.Errorf("the auto-approved, interrupted call is recorded as %s by rule %q v%d (%s): %s; want allowed by rule r-echo v4, interrupted",
 			allowed.Decision, allowed.RuleID, allowed.RuleSetVersion, allowed.ErrorCode, allowed.Error)
 	}

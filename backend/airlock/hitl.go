@@ -135,7 +135,7 @@ func recoverInterrupted(b *hitl.Broker, approvals *store.Approvals, audit *store
 			if rec.RuleID != "" {
 				by = "rule " + rec.RuleID
 			}
-			rec.Error = "allowed by " + by + " and sent on; Airlock stopped before it answered, so what it did is unknown and the agent got no answer"
+			rec.Error = "allowed by " + by + "; Airlock stopped before it answered, so whether it reached its server, and what it did, is unknown, and the agent got no answer"
 		} else {
 			if rec.Decision == "" {
 				rec.Decision = core.DecisionError

@@ -420,11 +420,17 @@ func exposedName(cfg core.ServerConfig, name string) string {
 // more than telling whose it is (found by an interop test: "architecture.md"
 // became "everything__architecture_md_1c33c24f", as a tool's name would).
 func resourceName(cfg core.ServerConfig, name string) string {
+	if len(name) > maxResourceName {
+		name = strings.ToValidUTF8(name[:maxResourceName], "")
+	}
 	if cfg.NoPrefix {
 		return name
 	}
 	return cfg.ID + Separator + name
 }
+
+// maxResourceName is how much of a resource's name agents are shown.
+const maxResourceName = 1024
 
 // validName reports whether name can be shown to agents as it is.
 func validName(name string) bool {

@@ -749,7 +749,7 @@ func TestServerInstructionsReachTheAgent(t *testing.T) {
 	e.access.hide("secret", "lookup")
 	check := func(who, got string) {
 		t.Helper()
-		if !strings.HasPrefix(got, "Airlock gateway:") || !strings.Contains(got, "## Server guide\n\nCall guide__lookup before anything else.") {
+		if !strings.HasPrefix(got, "Airlock gateway:") || !strings.Contains(got, "## Server guide\n\n> Call guide__lookup before anything else.") {
 			t.Errorf("%s: instructions %q, want Airlock's, then the guide server's under its name", who, got)
 		}
 		if strings.Contains(got, "secret") {

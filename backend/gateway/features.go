@@ -412,13 +412,16 @@ func (g *Gateway) instructions(s *session) string {
 	}
 	var b strings.Builder
 	b.WriteString(airlockInstructions)
-	b.WriteString("\n\nInstructions of the servers behind Airlock, as each gave them:")
+	b.WriteString("\n\nInstructions of the servers behind Airlock, as each gave them (each quoted under its server's name):")
 	for _, id := range ids {
 		text := strings.TrimSpace(notes[id])
 		if len(text) > maxServerInstructions {
 			text = strings.ToValidUTF8(text[:maxServerInstructions], "") + " […]"
 		}
-		fmt.Fprintf(&b, "\n\n## Server %s\n\n%s", id, text)
+		// Every line quoted: a server's text cannot pass for another
+		// server's section, or for Airlock's own words (found in a
+		// review: a "## Server guide" line in another server's text).
+		fmt.Fprintf(&b, "\n\n## Server %s\n\n> %s", id, strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\n", "\n> "))
 	}
 	return b.String()
 }

@@ -279,6 +279,9 @@ const postHeader = "X-Airlock-Post"
 // credential opened, and builds the MCP server of a session being opened.
 func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pw := &plainErrors{ResponseWriter: w, sse: sse}
+		defer pw.finish()
+		w = pw
 		conn, err := g.ids.Identify(r)
 		sid := r.Header.Get("Mcp-Session-Id")
 		if sse && r.Method == http.MethodPost {
@@ -430,9 +433,7 @@ func (g *Gateway) identify(next http.Handler, sse bool) http.Handler {
 		} else {
 			r.Header.Del(postHeader)
 		}
-		pw := &plainErrors{ResponseWriter: w}
-		next.ServeHTTP(pw, r.WithContext(ctx))
-		pw.finish()
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
@@ -644,9 +645,29 @@ func readBody(r *http.Request) bool {
 	if len(body) > MaxRequestBytes {
 		return false
 	}
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	r.Body, r.ContentLength = &readOnce{b: body}, int64(len(body))
 	return true
 }
+
+// readOnce is a request body read from memory that lets go of it once read
+// (the SDK keeps its own copy for as long as the call runs; found in a
+// review: a chunked body was held twice).
+type readOnce struct{ b []byte }
+
+func (r *readOnce) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		r.b = nil
+		return 0, io.EOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	if len(r.b) == 0 {
+		r.b = nil
+	}
+	return n, nil
+}
+
+func (r *readOnce) Close() error { r.b = nil; return nil }
 
 // rpcErr is the JSON-RPC error of a refused protocol request.
 func rpcErr(err error) error { return pipeline.RPCError(err) }

@@ -18,6 +18,7 @@ import (
 // reason code, no -32700 for a body that is not JSON).
 type plainErrors struct {
 	http.ResponseWriter
+	sse    bool // the legacy SSE transport's endpoint
 	status int  // the status of a plain-text error, held until its text comes
 	done   bool // one error was rewritten: the rest passes as it is
 }
@@ -48,7 +49,7 @@ func (w *plainErrors) finish() {
 func (w *plainErrors) rewrite(text string) {
 	status := w.status
 	w.status, w.done = 0, true
-	e, code := sdkError(status, text)
+	e, code := sdkError(status, text, w.sse)
 	body := map[string]any{"code": e.Code, "message": e.Message, "jsonrpc": "2.0", "id": nil,
 		"error": map[string]any{"code": code, "message": "Airlock: " + e.Message + " [" + e.Code + "]", "data": e}}
 	if e.Hint != "" {
@@ -71,7 +72,7 @@ func (w *plainErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // sdkError is the reason code, hint and JSON-RPC code of an error the SDK
 // answered over HTTP with status and text.
-func sdkError(status int, text string) (*core.Error, int64) {
+func sdkError(status int, text string, sse bool) (*core.Error, int64) {
 	e := &core.Error{Code: core.EInvalid, Message: text}
 	code := int64(jsonrpc.CodeInvalidRequest)
 	switch {
@@ -83,6 +84,9 @@ func sdkError(status int, text string) (*core.Error, int64) {
 	case status == http.StatusNotFound:
 		e.Code = core.ENotFound
 		e.Hint = "the session has ended: initialize a new one (a POST without Mcp-Session-Id)"
+		if sse {
+			e.Hint = "the session has ended: open a new one (GET /sse)"
+		}
 	case status == http.StatusUnsupportedMediaType:
 		e.Hint = "send the message with Content-Type: application/json"
 	case status == http.StatusMethodNotAllowed:

@@ -259,7 +259,9 @@ func (g *Gateway) statelessMiddleware(cr *credential) mcp.Middleware {
 			case "server/discover":
 				res, err := next(ctx, method, req)
 				if dr, ok := res.(*mcp.DiscoverResult); ok && dr != nil {
-					dr.Instructions = g.instructions(rs)
+					// Made for this caller: no client or intermediary may
+					// give it to another (found in a review: "public").
+					dr.Instructions, dr.Cacheable = g.instructions(rs), perCaller()
 				}
 				return res, err
 			}

@@ -499,8 +499,7 @@ func (p *Pipeline) dispatch(ctx context.Context, f *flow) {
 		// when the server answered anyway (an input request it made
 		// failed, say), the record says cancelled, and so does an answer
 		// that is still sent (the SDK sends none to an agent that
-		// cancelled with notifications/cancelled; one whose client ended
-		// the session gets this).
+		// cancelled with notifications/cancelled).
 		res, err = nil, cancelled(ctx)
 	}
 	if err != nil {

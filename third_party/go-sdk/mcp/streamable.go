@@ -1909,11 +1909,16 @@ func (c *streamableServerConn) Withdraw(id jsonrpc.ID) {
 	delete(s.requests, id)
 	done := len(s.requests) == 0 && s.id != ""
 	if done && s.done != nil {
-		if s.pendingJSONMessages != nil && len(s.pendingJSONMessages) > 0 {
+		switch {
+		case s.pendingJSONMessages != nil && len(s.pendingJSONMessages) > 0:
 			// JSON mode: what the other calls of a batch got.
 			if b, err := json.Marshal(s.pendingJSONMessages); err == nil {
 				s.w.Write(b)
 			}
+		case s.pendingJSONMessages != nil:
+			// JSON mode with nothing to send: no body, rather than an
+			// empty one that does not parse (found in a review).
+			s.w.WriteHeader(http.StatusAccepted)
 		}
 		close(s.done)
 		s.done = nil

@@ -307,18 +307,17 @@ func (e *CancelledByPeer) Is(target error) bool { return target == context.Cance
 
 // cancelReason is the reason a notifications/cancelled for a call under ctx
 // gives (Airlock patch): the peer's own reason when ctx ended because a peer
-// cancelled the request it serves, else why ctx ended (its cause, such as
-// ErrSessionEnded, or its error).
+// cancelled the request it serves, that the session ended
+// (ErrSessionEnded), else ctx's error. Other causes are the application's
+// own and may say more than a peer should hear.
 func cancelReason(ctx context.Context) string {
 	var p *CancelledByPeer
 	cause := context.Cause(ctx)
 	switch {
-	case errors.As(cause, &p):
-		if p.Reason != "" {
-			return p.Reason
-		}
-	case cause != nil:
-		return cause.Error()
+	case errors.As(cause, &p) && p.Reason != "":
+		return p.Reason
+	case errors.Is(cause, ErrSessionEnded):
+		return ErrSessionEnded.Error()
 	}
 	return ctx.Err().Error()
 }
