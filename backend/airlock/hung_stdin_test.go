@@ -29,12 +29,29 @@ func init() {
 	if os.Getenv(hungServerEnv) == "" {
 		return
 	}
-	// Never outlive the test that started it.
-	time.AfterFunc(60*time.Second, func() { os.Exit(0) })
+	serveTestStdio("hung", []string{"hang", "ok"}, func(id json.RawMessage, tool string, line []byte) string {
+		if tool == "hang" {
+			os.WriteFile(os.Getenv(hungServerEnv), nil, 0o600)
+			select {} // never reads stdin again, never answers
+		}
+		return fmt.Sprintf("ok %d", len(line))
+	})
+}
+
+// serveTestStdio makes this test binary a stdio MCP server named name with
+// tools: it answers initialize, tools/list and any other request, and a
+// tools/call with the text call returns, while it reads nothing more (call
+// may block it). It exits at the end of its input, or after a minute.
+func serveTestStdio(name string, tools []string, call func(id json.RawMessage, tool string, line []byte) string) {
+	time.AfterFunc(60*time.Second, func() { os.Exit(0) }) // never outlive the test
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	send := func(v any) {
-		b, _ := json.Marshal(v)
+	send := func(id json.RawMessage, result any) {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
 		os.Stdout.Write(append(b, '\n'))
+	}
+	var list []any
+	for _, t := range tools {
+		list = append(list, map[string]any{"name": t, "inputSchema": map[string]any{"type": "object"}})
 	}
 	for {
 		line, err := in.ReadBytes('\n')
@@ -52,22 +69,14 @@ func init() {
 		json.Unmarshal(line, &m)
 		switch {
 		case m.Method == "initialize":
-			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
-				"protocolVersion": m.Params.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
-				"serverInfo": map[string]any{"name": "hung", "version": "1"}}})
+			send(m.ID, map[string]any{"protocolVersion": m.Params.ProtocolVersion,
+				"capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": name, "version": "1"}})
 		case m.Method == "tools/list":
-			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": []any{
-				map[string]any{"name": "hang", "inputSchema": map[string]any{"type": "object"}},
-				map[string]any{"name": "ok", "inputSchema": map[string]any{"type": "object"}},
-			}}})
-		case m.Method == "tools/call" && m.Params.Name == "hang":
-			os.WriteFile(os.Getenv(hungServerEnv), nil, 0o600)
-			select {} // never reads stdin again, never answers
+			send(m.ID, map[string]any{"tools": list})
 		case m.Method == "tools/call":
-			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
-				"content": []any{map[string]any{"type": "text", "text": fmt.Sprintf("ok %d", len(line))}}}})
+			send(m.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": call(m.ID, m.Params.Name, line)}}})
 		case len(m.ID) > 0:
-			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{}})
+			send(m.ID, map[string]any{})
 		}
 	}
 }
@@ -172,55 +181,19 @@ func init() {
 	if dir == "" {
 		return
 	}
-	time.AfterFunc(60*time.Second, func() { os.Exit(0) }) // never outlive the test
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	send := func(v any) {
-		b, _ := json.Marshal(v)
-		os.Stdout.Write(append(b, '\n'))
-	}
-	text := func(id json.RawMessage, s string) {
-		send(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{
-			"content": []any{map[string]any{"type": "text", "text": s}}}})
-	}
-	for {
-		line, err := in.ReadBytes('\n')
-		if err != nil {
-			os.Exit(0)
+	serveTestStdio("busy", []string{"slow", "ok"}, func(_ json.RawMessage, tool string, line []byte) string {
+		if tool != "slow" {
+			return fmt.Sprintf("ok %d (pid %d)", len(line), os.Getpid())
 		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				ProtocolVersion string `json:"protocolVersion"`
-				Name            string `json:"name"`
-			} `json:"params"`
+		// Busy: stdin is not read until this call is done.
+		os.WriteFile(filepath.Join(dir, "busy"), nil, 0o600)
+		for _, err := os.Stat(filepath.Join(dir, "go")); err != nil; _, err = os.Stat(filepath.Join(dir, "go")) {
+			time.Sleep(10 * time.Millisecond)
 		}
-		json.Unmarshal(line, &m)
-		switch {
-		case m.Method == "initialize":
-			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
-				"protocolVersion": m.Params.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
-				"serverInfo": map[string]any{"name": "busy", "version": "1"}}})
-		case m.Method == "tools/list":
-			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": []any{
-				map[string]any{"name": "slow", "inputSchema": map[string]any{"type": "object"}},
-				map[string]any{"name": "ok", "inputSchema": map[string]any{"type": "object"}},
-			}}})
-		case m.Method == "tools/call" && m.Params.Name == "slow":
-			// Busy: stdin is not read until this call is done.
-			os.WriteFile(filepath.Join(dir, "busy"), nil, 0o600)
-			for _, err := os.Stat(filepath.Join(dir, "go")); err != nil; _, err = os.Stat(filepath.Join(dir, "go")) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			time.Sleep(busyServerWork)
-			os.WriteFile(filepath.Join(dir, "resumed"), nil, 0o600)
-			text(m.ID, fmt.Sprintf("slow done (pid %d)", os.Getpid()))
-		case m.Method == "tools/call":
-			text(m.ID, fmt.Sprintf("ok %d (pid %d)", len(line), os.Getpid()))
-		case len(m.ID) > 0:
-			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{}})
-		}
-	}
+		time.Sleep(busyServerWork)
+		os.WriteFile(filepath.Join(dir, "resumed"), nil, 0o600)
+		return fmt.Sprintf("slow done (pid %d)", os.Getpid())
+	})
 }
 
 // stdinWrites returns the writes under way to stdio servers' stdin

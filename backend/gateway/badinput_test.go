@@ -765,6 +765,12 @@ func TestServerInstructionsReachTheAgent(t *testing.T) {
 	res, _ := msgs[0]["result"].(map[string]any)
 	got, _ := res["instructions"].(string)
 	check("a 2026-07-28 agent", got)
+	// Made for this caller: "private", as every per-caller answer (found in
+	// a review: the SDK's default, "public", lets any client or
+	// intermediary cache and serve it).
+	if res["cacheScope"] != "private" {
+		t.Errorf("server/discover with the caller's own instructions: cacheScope %v, want private", res["cacheScope"])
+	}
 }
 
 // TestLargeRequests: a request up to gateway.MaxRequestBytes reaches the

@@ -726,6 +726,21 @@ func (e *env) openRawSession(t *testing.T) string {
 	return sid
 }
 
+// deleteSession ends session sid as its client would (DELETE) and returns
+// the HTTP status, or -1 when the request failed.
+func (e *env) deleteSession(sid string) int {
+	req, _ := http.NewRequest(http.MethodDelete, e.http.URL+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return -1
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // rawHang starts a call of test__hang with id on session sid and returns
 // the body of its POST's answer when it ends.
 func (e *env) rawHang(t *testing.T, sid string, id int) <-chan string {
@@ -798,19 +813,7 @@ func TestSessionEndCancelsItsCalls(t *testing.T) {
 	sid := e.openRawSession(t)
 	body := e.rawHang(t, sid, 9)
 	deleted := make(chan int, 1)
-	go func() {
-		req, _ := http.NewRequest(http.MethodDelete, e.http.URL+"/mcp", nil)
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			deleted <- -1
-			return
-		}
-		resp.Body.Close()
-		deleted <- resp.StatusCode
-	}()
+	go func() { deleted <- e.deleteSession(sid) }()
 	select {
 	case code := <-deleted:
 		if code != http.StatusNoContent {

@@ -22,48 +22,12 @@ func TestGoClientSeesSessionMissing(t *testing.T) {
 	e := newEnv(t, catalog.Options{})
 	sess := e.connect(t, nil)
 	sid := sess.ID()
-	req, _ := http.NewRequest(http.MethodDelete, e.http.URL+"/mcp", nil)
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	if status := e.deleteSession(sid); status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", status)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("DELETE: %d", resp.StatusCode)
-	}
-	_, err = sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "x"}})
+	_, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "x"}})
 	if !errors.Is(err, mcp.ErrSessionMissing) {
 		t.Errorf("a call on a session Airlock no longer has: %v, want an error that is mcp.ErrSessionMissing", err)
-	}
-}
-
-// server/discover carries instructions chosen for the caller (the servers
-// it may use), so it is "private", as every per-caller answer of Airlock
-// (found in a review: the SDK's default, "public", which lets any client or
-// intermediary cache and serve it).
-func TestDiscoverWithCallerInstructionsIsPrivate(t *testing.T) {
-	e := newEnv(t, catalog.Options{})
-	srv := mcp.NewServer(&mcp.Implementation{Name: "guide", Version: "1"}, &mcp.ServerOptions{Instructions: "Guide's notes."})
-	mcp.AddTool(srv, &mcp.Tool{Name: "lookup"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{}, nil, nil
-	})
-	e.cat.AddInProcess("guide", srv, false)
-	e.waitRunning(t, "guide")
-	_, msgs := e.post(t, testToken, newRevisionHeaders("server/discover", ""),
-		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+newRevisionMeta+`}}`)
-	if len(msgs) != 1 {
-		t.Fatalf("server/discover: %v", msgs)
-	}
-	res, _ := msgs[0]["result"].(map[string]any)
-	ins, _ := res["instructions"].(string)
-	if !strings.Contains(ins, "Guide's notes.") {
-		t.Fatalf("instructions %q lack the guide server's", ins)
-	}
-	if res["cacheScope"] != "private" {
-		t.Errorf("server/discover with the caller's own instructions: cacheScope %v, want private", res["cacheScope"])
 	}
 }
 
