@@ -277,11 +277,14 @@ func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
 	if before.State != core.StateRunning || before.PID == 0 {
 		t.Fatalf("the server before the test: state %q, pid %d", before.State, before.PID)
 	}
-	stale := stdinWrites() // writes blocked before this test's (none expected)
 
 	// The server gets busy.
 	slow := callAsync(sess, &mcp.CallToolParams{Name: "busy__slow", Arguments: map[string]any{}})
 	testutil.Eventually(t, 10*time.Second, func() bool { _, err := os.Stat(filepath.Join(work, "busy")); return err == nil }, "the server never got the slow call")
+	// Writes under way now are not this test's: another test's Airlock may
+	// still be ending one to its own hung server (found by CI: that write
+	// was taken for this one, and ended while this server was busy).
+	stale := stdinWrites()
 	// A request larger than the pipe's buffer cannot be written meanwhile.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -293,7 +296,7 @@ func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
 	var conn string
 	testutil.Eventually(t, 10*time.Second, func() bool {
 		for c, blocked := range stdinWrites() {
-			if blocked && !stale[c] {
+			if _, old := stale[c]; blocked && !old {
 				conn = c
 				return true
 			}

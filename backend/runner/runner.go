@@ -943,9 +943,16 @@ func (r *Runner) view(rec Record, exec Execution, ep *Execution) Run {
 		run.PID = 0
 	}
 	r.mu.Lock()
-	if l, ok := r.live[rec.ID]; ok && l.lastTool != nil {
-		c := *l.lastTool
-		run.LastTool = &c
+	if l, ok := r.live[rec.ID]; ok {
+		if l.lastTool != nil {
+			c := *l.lastTool
+			run.LastTool = &c
+		}
+		// Still supervised: its end is being recorded, the execution
+		// first and then the run with its reason. Until both are, it
+		// runs (found by CI: a stopped run was seen without its reason,
+		// its process id still set).
+		run.Status = StatusRunning
 	}
 	r.mu.Unlock()
 	return run
