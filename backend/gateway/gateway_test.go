@@ -804,10 +804,10 @@ func TestCancelledCallGetsNoAnswer(t *testing.T) {
 }
 
 // A client that ends its session (DELETE) while a call runs: the call is
-// cancelled at the server, its stream ends, and the DELETE returns at once
-// (found by an interop test: the DELETE waited for the call to end by
-// itself, and the server was never told). The SDK sends nothing more on a
-// session being closed, so the call gets no answer; its client ended it.
+// cancelled at the server, answered as cancelled because the session ended,
+// and the DELETE returns at once (found by an interop test: the DELETE
+// waited for the call to end by itself, the server was never told, and the
+// client's call never settled).
 func TestSessionEndCancelsItsCalls(t *testing.T) {
 	e := newEnv(t, catalog.Options{})
 	sid := e.openRawSession(t)
@@ -824,8 +824,8 @@ func TestSessionEndCancelsItsCalls(t *testing.T) {
 	}
 	select {
 	case got := <-body:
-		if strings.Contains(got, `"id":9`) && !strings.Contains(got, "ended its session") {
-			t.Errorf("the call's answer: %s, want none, or cancelled because the session ended", got)
+		if !strings.Contains(got, `"id":9`) || !strings.Contains(got, pipeline.ECancelled) || !strings.Contains(got, "ended its session") {
+			t.Errorf("the call's answer: %s, want it cancelled because the session ended", got)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the call of the ended session never ended")

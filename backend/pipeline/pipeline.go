@@ -499,7 +499,8 @@ func (p *Pipeline) dispatch(ctx context.Context, f *flow) {
 		// when the server answered anyway (an input request it made
 		// failed, say), the record says cancelled, and so does an answer
 		// that is still sent (the SDK sends none to an agent that
-		// cancelled with notifications/cancelled).
+		// cancelled with notifications/cancelled; one whose client ended
+		// the session with DELETE gets it).
 		res, err = nil, cancelled(ctx)
 	}
 	if err != nil {
