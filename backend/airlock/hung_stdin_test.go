@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -96,17 +97,7 @@ func serveTestStdio(name string, tools []string, call func(id json.RawMessage, t
 func TestHungStdinServerDoesNotHangAirlock(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "hung")
 	t.Setenv(hungServerEnv, marker)
-	dir := t.TempDir()
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"hung": map[string]any{"command": os.Args[0], "args": []string{"-test.run=^$"}, "callTimeout": 3},
-	}})
-	if err := os.WriteFile(filepath.Join(dir, "servers.json"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in, err := airlock.Start(context.Background(), airlock.Options{DataDir: dir, Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := startWithTestServer(t, "hung", 3)
 	stopping := false
 	t.Cleanup(func() {
 		if !stopping {
@@ -165,20 +156,22 @@ func TestHungStdinServerDoesNotHangAirlock(t *testing.T) {
 // busyServerEnv makes this test binary a stdio MCP server that is busy, not
 // hung, in its tool "slow": it stops reading its stdin, as a server does
 // with a long synchronous call, and then reads again and answers every
-// request it got. The variable names a directory: the server creates
-// "busy" there when "slow" starts, waits for "go" to appear (so that it is
-// still busy when the test has set up the race it needs), works for
-// busyServerWork more, then creates "resumed" and answers.
+// request it got. The variable is the address of the test's control
+// connection: when "slow" starts the server connects to it (the test
+// accepts: the server is busy), waits for a line from the test (so that it
+// is still busy when the test has set up the race it needs), works for
+// busyServerWork more, then writes "resumed" on it and answers.
 const busyServerEnv = "AIRLOCK_TEST_BUSY_SERVER"
 
 // busyServerWork is how long the busy server goes on without reading after
-// the test's "go": longer than the one second that once sufficed for
-// Airlock to take a server as hung, much shorter than its call timeout.
+// the test's go-ahead: the behaviour under test, a server busy for longer
+// than the one second that once sufficed for Airlock to take a server as
+// hung, and much shorter than its call timeout.
 const busyServerWork = 2 * time.Second
 
 func init() {
-	dir := os.Getenv(busyServerEnv)
-	if dir == "" {
+	addr := os.Getenv(busyServerEnv)
+	if addr == "" {
 		return
 	}
 	serveTestStdio("busy", []string{"slow", "ok"}, func(_ json.RawMessage, tool string, line []byte) string {
@@ -186,14 +179,36 @@ func init() {
 			return fmt.Sprintf("ok %d (pid %d)", len(line), os.Getpid())
 		}
 		// Busy: stdin is not read until this call is done.
-		os.WriteFile(filepath.Join(dir, "busy"), nil, 0o600)
-		for _, err := os.Stat(filepath.Join(dir, "go")); err != nil; _, err = os.Stat(filepath.Join(dir, "go")) {
-			time.Sleep(10 * time.Millisecond)
+		control, err := net.Dial("tcp", addr)
+		if err != nil {
+			return "no control connection: " + err.Error()
 		}
-		time.Sleep(busyServerWork)
-		os.WriteFile(filepath.Join(dir, "resumed"), nil, 0o600)
+		defer control.Close()
+		bufio.NewReader(control).ReadString('\n') // the go-ahead
+		work := time.NewTimer(busyServerWork)     // the work itself
+		<-work.C
+		fmt.Fprintln(control, "resumed")
 		return fmt.Sprintf("slow done (pid %d)", os.Getpid())
 	})
+}
+
+// startWithTestServer starts Airlock with one stdio server, id: this test
+// binary as a server (an init above makes it one, from its environment),
+// with a call timeout of callTimeout seconds.
+func startWithTestServer(t *testing.T, id string, callTimeout int) *airlock.Instance {
+	t.Helper()
+	dir := t.TempDir()
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		id: map[string]any{"command": os.Args[0], "args": []string{"-test.run=^$"}, "callTimeout": callTimeout},
+	}})
+	if err := os.WriteFile(filepath.Join(dir, "servers.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := airlock.Start(context.Background(), airlock.Options{DataDir: dir, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
 }
 
 // stdinWrites returns the writes under way to stdio servers' stdin
@@ -239,19 +254,13 @@ func stdinWrites() map[string]bool {
 // server answers before it reads its closed stdin; a server that reads
 // first would lose it).
 func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
-	work := t.TempDir()
-	t.Setenv(busyServerEnv, work)
-	dir := t.TempDir()
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"busy": map[string]any{"command": os.Args[0], "args": []string{"-test.run=^$"}, "callTimeout": 20},
-	}})
-	if err := os.WriteFile(filepath.Join(dir, "servers.json"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in, err := airlock.Start(context.Background(), airlock.Options{DataDir: dir, Addr: "127.0.0.1:0"})
+	control, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer control.Close()
+	t.Setenv(busyServerEnv, control.Addr().String())
+	in := startWithTestServer(t, "busy", 20)
 	t.Cleanup(func() {
 		select {
 		case <-closeAsync(in):
@@ -259,7 +268,6 @@ func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
 			t.Errorf("Airlock did not stop within 30s")
 		}
 	})
-	t.Cleanup(func() { os.WriteFile(filepath.Join(work, "go"), nil, 0o600) }) // a failed test does not leave the server busy
 	allowAll(t, in)
 	sess := connect(t, in)
 	waitTool(t, sess, "busy__ok")
@@ -280,7 +288,19 @@ func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
 
 	// The server gets busy.
 	slow := callAsync(sess, &mcp.CallToolParams{Name: "busy__slow", Arguments: map[string]any{}})
-	testutil.Eventually(t, 10*time.Second, func() bool { _, err := os.Stat(filepath.Join(work, "busy")); return err == nil }, "the server never got the slow call")
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := control.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	var busy net.Conn
+	select {
+	case busy = <-accepted:
+		defer busy.Close() // a failed test does not leave the server busy
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server never got the slow call")
+	}
 	// Writes under way now are not this test's: another test's Airlock may
 	// still be ending one to its own hung server (found by CI: that write
 	// was taken for this one, and ended while this server was busy).
@@ -304,7 +324,7 @@ func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
 		return false
 	}, "the large request's write to the busy server's stdin never blocked")
 	// Its call is cancelled while that write is blocked (the server reads
-	// nothing until "go"); Airlock ends its request on the agent's
+	// nothing until its go-ahead); Airlock ends its request on the agent's
 	// notifications/cancelled, within milliseconds.
 	cancel()
 	if err := <-big; err == nil {
@@ -315,9 +335,14 @@ func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
 	}
 	// The server goes on for busyServerWork (over the one second that once
 	// sufficed), then reads again.
-	if err := os.WriteFile(filepath.Join(work, "go"), nil, 0o600); err != nil {
+	if _, err := fmt.Fprintln(busy, "go"); err != nil {
 		t.Fatal(err)
 	}
+	resumed := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(busy).ReadString('\n')
+		resumed <- line
+	}()
 
 	select {
 	case res := <-slow:
@@ -327,8 +352,13 @@ func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the busy call did not end within 30s")
 	}
-	if _, err := os.Stat(filepath.Join(work, "resumed")); err != nil {
-		t.Errorf("the busy call ended before the server was done with it")
+	select {
+	case line := <-resumed:
+		if line != "resumed\n" {
+			t.Errorf("the busy server said %q after its work, want resumed", line)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("the busy server never said it resumed")
 	}
 	// The write it held ends; the server is neither taken as hung nor
 	// restarted, and answers.

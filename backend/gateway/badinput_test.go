@@ -1302,30 +1302,24 @@ func TestElicitationRelayedAsItIs(t *testing.T) {
 
 	// A URL elicitation to a client that takes forms only is refused as
 	// unsupported, not blamed on the client (found by an interop test:
-	// relay_bad_answer, "the agent's MCP client is at fault").
-	res, err = sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "asker__askurl", Arguments: map[string]any{}})
-	if err != nil || res.IsError {
-		t.Fatalf("asker__askurl: %v %+v", err, res)
-	}
-	// Its code is Airlock's refusal code (it was -32001, which the
-	// TypeScript SDK names RequestTimeout).
-	if got := text(t, res); !strings.Contains(got, `"error"`) || !strings.Contains(got, "unsupported") || strings.Contains(got, catalog.ERelayBadAnswer) ||
-		!strings.Contains(got, fmt.Sprintf(`"code":%d`, pipeline.CodeRefused)) {
-		t.Errorf("the server got %s for a URL elicitation to a form-only client, want an error saying unsupported, code %d", got, pipeline.CodeRefused)
-	}
-	// The same for an agent of the 2026-07-28 revision, whose call carries
-	// the request as an input request (found in a review).
+	// relay_bad_answer, "the agent's MCP client is at fault"); the same for
+	// an agent of the 2026-07-28 revision, whose call carries the request
+	// as an input request (found in a review). Its code is Airlock's
+	// refusal code (it was -32001, which the TypeScript SDK names
+	// RequestTimeout).
 	newer := e.connectNew(t, testToken, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		},
 	})
-	res, err = newer.CallTool(context.Background(), &mcp.CallToolParams{Name: "asker__askurl", Arguments: map[string]any{}})
-	if err != nil || res.IsError {
-		t.Fatalf("asker__askurl from a 2026-07-28 agent: %v %+v", err, res)
-	}
-	if got := text(t, res); !strings.Contains(got, `"error"`) || !strings.Contains(got, "unsupported") || strings.Contains(got, catalog.ERelayBadAnswer) ||
-		!strings.Contains(got, fmt.Sprintf(`"code":%d`, pipeline.CodeRefused)) {
-		t.Errorf("the server got %s for a URL elicitation to a 2026-07-28 form-only client, want an error saying unsupported, code %d", got, pipeline.CodeRefused)
+	for who, agent := range map[string]*mcp.ClientSession{"2025-11-25": sess, "2026-07-28": newer} {
+		res, err := agent.CallTool(context.Background(), &mcp.CallToolParams{Name: "asker__askurl", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("asker__askurl from a %s agent: %v %+v", who, err, res)
+		}
+		if got := text(t, res); !strings.Contains(got, `"error"`) || !strings.Contains(got, "unsupported") || strings.Contains(got, catalog.ERelayBadAnswer) ||
+			!strings.Contains(got, fmt.Sprintf(`"code":%d`, pipeline.CodeRefused)) {
+			t.Errorf("the server got %s for a URL elicitation to a %s form-only client, want an error saying unsupported, code %d", got, who, pipeline.CodeRefused)
+		}
 	}
 }

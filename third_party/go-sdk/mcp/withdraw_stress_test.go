@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +20,7 @@ import (
 func TestWithdrawRacesAnswer(t *testing.T) {
 	s := NewServer(&Implementation{Name: "r", Version: "1"}, nil)
 	AddTool(s, &Tool{Name: "quick"}, func(ctx context.Context, _ *CallToolRequest, _ struct{}) (*CallToolResult, any, error) {
-		time.Sleep(time.Duration(rand.Intn(300)) * time.Microsecond)
+		jitter(300)
 		return &CallToolResult{}, nil, nil
 	})
 	h := NewStreamableHTTPHandler(func(*http.Request) *Server { return s }, nil)
@@ -37,7 +38,7 @@ func TestWithdrawRacesAnswer(t *testing.T) {
 		}(i)
 		go func(id int) {
 			defer wg.Done()
-			time.Sleep(time.Duration(rand.Intn(300)) * time.Microsecond)
+			jitter(300)
 			rawPost(t, hs.URL, sid, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}`, id))
 		}(i)
 		select {
@@ -50,16 +51,44 @@ func TestWithdrawRacesAnswer(t *testing.T) {
 	h.mu.Lock()
 	info := h.sessions[sid]
 	h.mu.Unlock()
-	c := info.transport.connection
-	time.Sleep(100 * time.Millisecond)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.streams, "") // the standalone stream, made with the session
-	if len(c.requestStreams) != 0 || len(c.streams) != 0 {
-		t.Errorf("left behind: %d requestStreams, %d streams", len(c.requestStreams), len(c.streams))
-		for id, st := range c.streams {
-			t.Errorf("stream %q: requests %v", id, st.requests)
+	leftBehind(t, info.transport.connection)
+}
+
+// jitter yields to other goroutines up to n times, at random: the moment a
+// call is cancelled moves around the moment it is answered.
+func jitter(n int) {
+	for range rand.Intn(n) {
+		runtime.Gosched()
+	}
+}
+
+// leftBehind fails t unless c's maps come to hold nothing but the
+// session's standalone stream (a handler's answer may still be on its way
+// when its POST has ended), within ten seconds.
+func leftBehind(t *testing.T, c *streamableServerConn) {
+	t.Helper()
+	count := func() (int, int) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		streams := len(c.streams)
+		if _, ok := c.streams[""]; ok {
+			streams-- // the standalone stream, made with the session
 		}
+		return len(c.requestStreams), streams
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		reqs, streams := count()
+		if reqs == 0 && streams == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("left behind: %d requestStreams, %d streams", reqs, streams)
+			return
+		}
+		<-tick.C
 	}
 }
 
@@ -71,7 +100,7 @@ func TestWithdrawBatchRaces(t *testing.T) {
 		t.Run(fmt.Sprint("json=", jsonMode), func(t *testing.T) {
 			s := NewServer(&Implementation{Name: "r", Version: "1"}, nil)
 			AddTool(s, &Tool{Name: "quick"}, func(ctx context.Context, _ *CallToolRequest, _ struct{}) (*CallToolResult, any, error) {
-				time.Sleep(time.Duration(rand.Intn(300)) * time.Microsecond)
+				jitter(300)
 				return &CallToolResult{}, nil, nil
 			})
 			h := NewStreamableHTTPHandler(func(*http.Request) *Server { return s }, &StreamableHTTPOptions{JSONResponse: jsonMode})
@@ -84,7 +113,7 @@ func TestWithdrawBatchRaces(t *testing.T) {
 					_, b := rawPost(t, hs.URL, sid, fmt.Sprintf(`[{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"quick","arguments":{}}},{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"quick","arguments":{}}}]`, id, id+1))
 					done <- b
 				}(i)
-				time.Sleep(time.Duration(rand.Intn(400)) * time.Microsecond)
+				jitter(400)
 				rawPost(t, hs.URL, sid, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}`, i))
 				select {
 				case b := <-done:
@@ -101,13 +130,7 @@ func TestWithdrawBatchRaces(t *testing.T) {
 			h.mu.Lock()
 			c := h.sessions[sid].transport.connection
 			h.mu.Unlock()
-			time.Sleep(100 * time.Millisecond)
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			delete(c.streams, "")
-			if len(c.requestStreams) != 0 || len(c.streams) != 0 {
-				t.Errorf("left behind: %d requestStreams, %d streams", len(c.requestStreams), len(c.streams))
-			}
+			leftBehind(t, c)
 		})
 	}
 }
