@@ -238,15 +238,18 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	// sessions may see: they get list_changed at once (a suspended agent's
 	// list empties).
 	in.authz.OnChange(func(ids []string) {
-		in.gw.Sync()
 		// Calls waiting for a person whose agent may no longer make them
-		// are declined with the reason, not left in the queue.
+		// are declined with the reason, not left in the queue. First: a
+		// session whose credential is gone ends in Sync, and a waiting
+		// call is to hear the decline's reason, not only that its session
+		// ended (found by CI: which came first was a race).
 		in.broker.Revalidate(func(r *core.Request) error {
 			if err := in.authz.Holds(&r.Caller); err != nil {
 				return err
 			}
 			return in.authz.Authorize(context.Background(), r)
 		})
+		in.gw.Sync()
 		if ids == nil {
 			ids = []string{}
 		}
