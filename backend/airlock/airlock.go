@@ -175,6 +175,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	catOpts := o.Catalog
 	catOpts.Logger = o.Logger
 	catOpts.Expose = toolPins.Expose
+	catOpts.ExposeInstructions = func(cfg core.ServerConfig, given string) string { return toolPins.ExposeInstructions(cfg.ID, given) }
 	if catOpts.Order == nil {
 		catOpts.Order = serverOrder(in.db, in.log, func() bool { return in.cfg.State().Error == "" })
 	}

@@ -108,5 +108,16 @@ func (s *Servers) AcceptToolChange(server, tool string) error {
 	return nil
 }
 
+// AcceptInstructionsChange accepts what a server now tells its clients
+// about using it (its instructions): agents that connect from now on get
+// them.
+func (s *Servers) AcceptInstructionsChange(server string) error {
+	if err := s.d.Pins.AcceptInstructions(server); err != nil {
+		return err
+	}
+	s.d.Catalog.Refresh(server)
+	return nil
+}
+
 // ConfigState tells whether the servers file's last edit was valid.
 func (s *Servers) ConfigState() (config.State, error) { return s.d.Config.State(), nil }

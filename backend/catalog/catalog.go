@@ -65,6 +65,11 @@ type Options struct {
 	// definition). Nil exposes them as listed. In-process servers are
 	// Airlock's own code and are exposed as they are.
 	Expose func(cfg core.ServerConfig, observed []core.ToolInfo) []core.ToolInfo
+	// ExposeInstructions turns the instructions a downstream server gives
+	// at initialize (trimmed; "" for none) into those agents get
+	// (instructions pinning: changed ones are held back until accepted).
+	// Nil passes them on as given; in-process servers' pass as they are.
+	ExposeInstructions func(cfg core.ServerConfig, given string) string
 	// Order keeps the order servers were added in across restarts, so that
 	// a name two --no-prefix servers would expose stays with the same one
 	// (found by a new-user test: after a restart the server added later
@@ -998,24 +1003,13 @@ func (c *Catalog) Session(id string) (*mcp.ClientSession, bool) {
 	return s, s != nil
 }
 
-// Instructions returns, by server id, the instructions each running server
-// gave when Airlock connected to it (MCP's InitializeResult.instructions:
-// how to use its tools); a server that gave none is not in it.
+// Instructions returns, by server id, the instructions of each running
+// server (MCP's InitializeResult.instructions: how to use its tools) as
+// agents are to get them: those the user accepted (Options.
+// ExposeInstructions). A server without any is not in it. The map is
+// shared: read only.
 func (c *Catalog) Instructions() map[string]string {
-	c.mu.RLock()
-	sources := maps.Clone(c.sources)
-	c.mu.RUnlock()
-	out := map[string]string{}
-	for id, d := range sources {
-		s := d.session()
-		if s == nil {
-			continue
-		}
-		if in := s.InitializeResult(); in != nil && strings.TrimSpace(in.Instructions) != "" {
-			out[id] = in.Instructions
-		}
-	}
-	return out
+	return c.Snapshot().instructions
 }
 
 // Refresh rebuilds the snapshot after something Expose depends on changed

@@ -82,6 +82,9 @@ type Snapshot struct {
 	prompts   map[string]int
 	resources map[string]int // URI → index in Resources
 	warnings  map[string][]string
+	// instructions are what agents get of each running server's
+	// instructions, by server id (Catalog.Instructions).
+	instructions map[string]string
 }
 
 // Prompt is a prompt under the name agents see.
@@ -252,7 +255,7 @@ func (c *Catalog) rebuild() {
 	})
 	c.snapSeq++
 	s := &Snapshot{Version: c.snapSeq, tools: map[string]int{}, prompts: map[string]int{}, resources: map[string]int{},
-		warnings: map[string][]string{}}
+		warnings: map[string][]string{}, instructions: map[string]string{}}
 	toolOwner := map[string]string{}
 	promptOwner := map[string]string{}
 	warn := func(server, format string, args ...any) {
@@ -288,11 +291,20 @@ func (c *Catalog) rebuild() {
 	}
 	for _, d := range srcs {
 		d.mu.Lock()
-		tools, ls, cfg := d.tools, d.lists, d.cfg
+		tools, ls, cfg, sess := d.tools, d.lists, d.cfg, d.sess
 		d.mu.Unlock()
 		id := cfg.ID
 		if c.opts.Expose != nil && !d.builtIn() && len(tools) > 0 {
 			tools = c.opts.Expose(cfg, tools)
+		}
+		if sess != nil {
+			text := instructionsOf(sess)
+			if c.opts.ExposeInstructions != nil && !d.builtIn() {
+				text = c.opts.ExposeInstructions(cfg, text)
+			}
+			if text != "" {
+				s.instructions[id] = text
+			}
 		}
 		for _, t := range tools {
 			t.ExposedName = exposed(cfg, t.Name)
@@ -458,4 +470,13 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(k, os.ExpandEnv(v))
 	}
 	return t.base.RoundTrip(r)
+}
+
+// instructionsOf is what sess's server said of using it at initialize
+// (MCP's InitializeResult.instructions), without the whitespace around it.
+func instructionsOf(sess *mcp.ClientSession) string {
+	if in := sess.InitializeResult(); in != nil {
+		return strings.TrimSpace(in.Instructions)
+	}
+	return ""
 }

@@ -138,13 +138,17 @@ func (d *source) status() core.ServerStatus {
 		t.ExposedName = exposed(d.cfg, t.Name)
 		tools[i] = t
 	}
-	return core.ServerStatus{
+	st := core.ServerStatus{
 		ID: d.cfg.ID, Transport: d.cfg.Transport(), BuiltIn: d.builtIn(), State: d.state, PID: d.pid,
 		Restarts: d.restarts, LastError: d.lastErr,
 		StderrTail: d.stderrLines(),
 		Tools:      tools,
 		Since:      d.since,
 	}
+	if d.sess != nil {
+		st.Instructions = instructionsOf(d.sess)
+	}
+	return st
 }
 
 // stderrLines is what the process last wrote to stderr (d.mu held).

@@ -107,6 +107,21 @@ type ServerStatus struct {
 	// Warnings are problems that do not stop the server, e.g. tool names
 	// hidden because they collide with another server's.
 	Warnings []string `json:"warnings,omitempty"`
+	// Instructions are what the server tells its clients about using it
+	// (MCP's InitializeResult.instructions), as it gave them when Airlock
+	// last connected to it; "" when it gave none.
+	Instructions string `json:"instructions,omitempty"`
+	// InstructionsChanged is set when they differ from the instructions
+	// the user accepted (first seen, or accepted since): agents get the
+	// accepted ones until the user accepts the change.
+	InstructionsChanged *InstructionsChange `json:"instructionsChanged,omitempty"`
+}
+
+// InstructionsChange is how a server's instructions differ from those the
+// user accepted.
+type InstructionsChange struct {
+	Accepted string    `json:"accepted"` // what agents get meanwhile; "" for none
+	Since    time.Time `json:"since"`    // when the change was first seen
 }
 
 // ToolInfo is a downstream tool as Airlock exposes it.

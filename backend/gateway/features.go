@@ -377,7 +377,8 @@ const maxServerInstructions = 8 << 10
 
 // instructions are Airlock's own, then those of each running server the
 // caller of session s may use something of (a tool, prompt or resource), as
-// each server gave them, under its name: an agent connected to the server
+// the user accepted them (a rewrite waits on the Servers screen, as a
+// changed tool does), under its name: an agent connected to the server
 // directly would have got them (found by an interop test: they were
 // dropped).
 func (g *Gateway) instructions(s *session) string {

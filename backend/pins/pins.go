@@ -12,6 +12,7 @@ package pins
 
 import (
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,10 +27,20 @@ type Pin struct {
 	AcceptedAt time.Time
 }
 
+// InstructionsPin is a server's accepted instructions (MCP's
+// InitializeResult.instructions; "" for none).
+type InstructionsPin struct {
+	ServerID     string
+	Instructions string
+	AcceptedAt   time.Time
+}
+
 // Store persists pins.
 type Store interface {
 	All() ([]Pin, error)
 	Save(Pin) error
+	AllInstructions() ([]InstructionsPin, error)
+	SaveInstructions(InstructionsPin) error
 }
 
 type key struct{ server, tool string }
@@ -44,6 +55,11 @@ type Pins struct {
 	current  map[key]string // the definition the server gives now
 	changed  map[key]*core.ToolChange
 	known    map[string]bool // servers whose first listing was seen
+
+	// Instructions, by server: accepted, given now, and how they differ.
+	instr        map[string]InstructionsPin
+	instrNow     map[string]string
+	instrChanged map[string]*core.InstructionsChange
 }
 
 // New loads the accepted definitions from st.
@@ -52,13 +68,21 @@ func New(st Store) (*Pins, error) {
 	if err != nil {
 		return nil, err
 	}
+	instr, err := st.AllInstructions()
+	if err != nil {
+		return nil, err
+	}
 	p := &Pins{store: st, now: time.Now, accepted: map[key]Pin{}, current: map[key]string{}, changed: map[key]*core.ToolChange{},
-		known: map[string]bool{}}
+		known: map[string]bool{}, instr: map[string]InstructionsPin{}, instrNow: map[string]string{},
+		instrChanged: map[string]*core.InstructionsChange{}}
 	for _, pin := range all {
 		p.known[pin.ServerID] = true
 		if pin.ToolName != serverMarker {
 			p.accepted[key{pin.ServerID, pin.ToolName}] = pin
 		}
+	}
+	for _, pin := range instr {
+		p.instr[pin.ServerID] = pin
 	}
 	return p, nil
 }
@@ -228,7 +252,8 @@ func (p *Pins) Changed(server, tool string) (*core.ToolChange, bool) {
 	return c, ok
 }
 
-// Annotate marks the changed tools of st.
+// Annotate marks the changed tools of st, and its instructions when they
+// changed.
 func (p *Pins) Annotate(st core.ServerStatus) core.ServerStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -238,7 +263,61 @@ func (p *Pins) Annotate(st core.ServerStatus) core.ServerStatus {
 		tools[i] = t
 	}
 	st.Tools = tools
+	if c := p.instrChanged[st.ID]; c != nil {
+		cc := *c
+		st.InstructionsChanged = &cc
+	}
 	return st
+}
+
+// ExposeInstructions takes the instructions a server gives now (MCP's
+// InitializeResult.instructions) and returns those agents are to get. A
+// server's first instructions are accepted as they are (none too). Later
+// ones that differ are flagged, and agents keep getting the accepted ones
+// until the user accepts the change: like a tool's description, they go
+// into the model's context, and a server that rewrites them can steer an
+// agent. Whitespace around them is no change.
+func (p *Pins) ExposeInstructions(server, text string) string {
+	text = strings.TrimSpace(text)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.instrNow[server] = text
+	pin, ok := p.instr[server]
+	if !ok {
+		pin = InstructionsPin{ServerID: server, Instructions: text, AcceptedAt: p.now().UTC()}
+		// A store error leaves the pin in memory; it still applies.
+		p.store.SaveInstructions(pin)
+		p.instr[server] = pin
+	}
+	if pin.Instructions == text {
+		delete(p.instrChanged, server)
+		return text
+	}
+	if p.instrChanged[server] == nil {
+		p.instrChanged[server] = &core.InstructionsChange{Accepted: pin.Instructions, Since: p.now().UTC()}
+	}
+	return pin.Instructions
+}
+
+// AcceptInstructions makes the instructions server gives now the accepted
+// ones.
+func (p *Pins) AcceptInstructions(server string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	text, ok := p.instrNow[server]
+	if !ok {
+		return core.Errorf(core.ENotFound, "server %q has given no instructions since Airlock started", server)
+	}
+	if p.instrChanged[server] == nil {
+		return core.Errorf(core.EConflict, "the instructions of %s have not changed since they were accepted", server)
+	}
+	pin := InstructionsPin{ServerID: server, Instructions: text, AcceptedAt: p.now().UTC()}
+	if err := p.store.SaveInstructions(pin); err != nil {
+		return err
+	}
+	p.instr[server] = pin
+	delete(p.instrChanged, server)
+	return nil
 }
 
 // Accept makes the tool's current definition the accepted one.

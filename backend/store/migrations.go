@@ -28,6 +28,7 @@ func migrations() []*gormigrate.Migration {
 		m0012MCPSessions(),
 		m0013SessionSubs(),
 		m0014ExecutionsOutliveAgents(),
+		m0015InstructionPins(),
 	}
 }
 

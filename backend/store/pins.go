@@ -46,3 +46,33 @@ func (p *Pins) Save(pin pins.Pin) error {
 	}
 	return nil
 }
+
+type instructionsPinRow struct {
+	ServerID     string `gorm:"primaryKey"`
+	Instructions string
+	AcceptedAt   time.Time
+}
+
+func (instructionsPinRow) TableName() string { return "instruction_pins" }
+
+// AllInstructions returns every server's accepted instructions.
+func (p *Pins) AllInstructions() ([]pins.InstructionsPin, error) {
+	var rows []instructionsPinRow
+	if err := p.db.Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read instruction pins: %w", err)
+	}
+	out := make([]pins.InstructionsPin, len(rows))
+	for i, r := range rows {
+		out[i] = pins.InstructionsPin(r)
+	}
+	return out, nil
+}
+
+// SaveInstructions stores pin, replacing the server's.
+func (p *Pins) SaveInstructions(pin pins.InstructionsPin) error {
+	row := instructionsPinRow(pin)
+	if err := p.db.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error; err != nil {
+		return fmt.Errorf("save the instructions pin of %s: %w", pin.ServerID, err)
+	}
+	return nil
+}

@@ -25,6 +25,8 @@ const only = process.argv[2];
 const shots = [
   ['servers', '?mock=1&approvals=0#/servers', null],
   ['servers-empty', '?mock=1&empty=1#/servers', null],
+  ['servers-instructions-changed', '?mock=1&approvals=0#/servers', async (p) => { await p.getByRole('button', { name: /^filesystem/ }).click(); await p.getByTestId('instructions-changed').waitFor(); }],
+  ['servers-instructions', '?mock=1&approvals=0#/servers', async (p) => { await p.getByRole('button', { name: /^everything/ }).click(); await p.getByTestId('instructions').locator('summary').click(); }],
   ['servers-config-error', '?mock=1&approvals=0&configError=1#/servers', null],
   ['activity', '?mock=1&approvals=0#/activity', async (p) => { await p.getByTestId('activity-row').nth(3).click(); }],
   ['activity-empty', '?mock=1&empty=1#/activity', null],

@@ -341,6 +341,12 @@ export interface Info {
   bridge?: string;
 }
 
+/** Go: core.InstructionsChange */
+export interface InstructionsChange {
+  accepted: string;
+  since: string;
+}
+
 /** Go: events.Lagged */
 export interface Lagged {
   dropped: number;
@@ -580,6 +586,8 @@ export interface ServerStatus {
   tools: ToolInfo[];
   since: string;
   warnings?: string[];
+  instructions?: string;
+  instructionsChanged?: InstructionsChange | null;
 }
 
 /** Go: api.ServerView */
@@ -918,6 +926,10 @@ export function createClient(call: Call) {
       settings: (): Promise<Settings> => call('System.Settings', []) as Promise<Settings>,
     },
     servers: {
+      /** AcceptInstructionsChange accepts what a server now tells its clients
+       * about using it (its instructions): agents that connect from now on get
+       * them. */
+      acceptInstructionsChange: (server: string): Promise<void> => call('Servers.AcceptInstructionsChange', [server]) as Promise<void>,
       /** AcceptToolChange accepts a tool's new definition (or a new tool): agents
        * see it from now on, and calls to it stop being forced to ask. */
       acceptToolChange: (server: string, tool: string): Promise<void> => call('Servers.AcceptToolChange', [server, tool]) as Promise<void>,

@@ -93,6 +93,12 @@ export class ServersStore {
     await this.load();
   }
 
+  /** Accepts a server's changed instructions: agents that connect from now on get them. */
+  async acceptInstructionsChange(server: string): Promise<void> {
+    await api.servers.acceptInstructionsChange(server);
+    await this.load();
+  }
+
   async importConfig(text: string): Promise<ImportResult> {
     const r = await api.servers.import(text);
     await this.load();
