@@ -211,12 +211,19 @@ func startWithTestServer(t *testing.T, id string, callTimeout int) *airlock.Inst
 	return in
 }
 
+// stdinWrite is a write under way to a stdio server's stdin: to which
+// connection (the receiver's address), and whether it is blocked in the
+// pipe write.
+type stdinWrite struct {
+	conn    string
+	blocked bool
+}
+
 // stdinWrites returns the writes under way to stdio servers' stdin
-// (catalog's stdioConn.Write), found among this process's goroutines: by
-// connection (the receiver's address), whether one of them is blocked in
-// the pipe write. Nothing else shows that Airlock's write to a child's
-// stdin is blocked.
-func stdinWrites() map[string]bool {
+// (catalog's stdioConn.Write), found among this process's goroutines, by
+// goroutine id. Nothing else shows that Airlock's write to a child's stdin
+// is blocked.
+func stdinWrites() map[string]stdinWrite {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -227,14 +234,15 @@ func stdinWrites() map[string]bool {
 		buf = make([]byte, 2*len(buf))
 	}
 	const frame = "backend/catalog.(*stdioConn).Write("
-	out := map[string]bool{}
+	out := map[string]stdinWrite{}
 	for _, g := range strings.Split(string(buf), "\n\n") {
 		i := strings.Index(g, frame)
 		if i < 0 {
 			continue
 		}
+		id := strings.Fields(g)[1] // "goroutine 123 [syscall]:"
 		recv, _, _ := strings.Cut(g[i+len(frame):], ",")
-		out[recv] = out[recv] || strings.Contains(g, "os.(*File).Write(")
+		out[id] = stdinWrite{conn: recv, blocked: strings.Contains(g, "os.(*File).Write(")}
 	}
 	return out
 }
@@ -301,9 +309,12 @@ func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the server never got the slow call")
 	}
-	// Writes under way now are not this test's: another test's Airlock may
-	// still be ending one to its own hung server (found by CI: that write
-	// was taken for this one, and ended while this server was busy).
+	// Writes under way now are not the large request's: another test's
+	// Airlock may still be ending one to its own hung server (found by CI:
+	// that write was taken for this one, and ended while this server was
+	// busy), and the slow call's own write may not have returned yet. They
+	// are told apart by goroutine: each request writes on its own (found
+	// under load: excluding the slow call's connection excluded this one).
 	stale := stdinWrites()
 	// A request larger than the pipe's buffer cannot be written meanwhile.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -313,11 +324,12 @@ func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
 		_, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "busy__ok", Arguments: map[string]any{"s": strings.Repeat("z", 1<<20)}})
 		big <- err
 	}()
-	var conn string
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		for c, blocked := range stdinWrites() {
-			if _, old := stale[c]; blocked && !old {
-				conn = c
+	var writer string
+	var held stdinWrite
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		for g, w := range stdinWrites() {
+			if _, old := stale[g]; w.blocked && !old {
+				writer, held = g, w
 				return true
 			}
 		}
@@ -330,7 +342,7 @@ func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
 	if err := <-big; err == nil {
 		t.Errorf("the cancelled call returned no error")
 	}
-	if !stdinWrites()[conn] {
+	if stdinWrites()[writer] != held {
 		t.Fatalf("the large request's write ended while the server was busy")
 	}
 	// The server goes on for busyServerWork (over the one second that once
@@ -362,7 +374,7 @@ func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
 	}
 	// The write it held ends; the server is neither taken as hung nor
 	// restarted, and answers.
-	testutil.Eventually(t, 10*time.Second, func() bool { _, ok := stdinWrites()[conn]; return !ok }, "the large request's write to the busy server's stdin never ended")
+	testutil.Eventually(t, 10*time.Second, func() bool { return stdinWrites()[writer].conn != held.conn }, "the large request's write to the busy server's stdin never ended")
 	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "busy__ok", Arguments: map[string]any{"s": "later"}})
 	if err != nil {
 		t.Errorf("a later call: %v", err)
