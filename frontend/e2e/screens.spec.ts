@@ -77,6 +77,22 @@ describe('every screen through a real airlock serve', () => {
       expect(await page.locator(`#server-${v.config.id}`).textContent()).toContain('built-in');
     }
     await shots(page, 'real-servers');
+    // server-everything's instructions: on its panel, and in the agent's
+    // context under its name (first sight: accepted, not flagged).
+    await page.getByRole('button', { name: /^everything/ }).click();
+    const instructions = page.getByTestId('instructions');
+    await instructions.locator('summary').click();
+    const given = (await instructions.locator('pre').textContent())?.trim() ?? '';
+    expect(given.length).toBeGreaterThan(20);
+    expect(await page.getByTestId('instructions-changed').count()).toBe(0);
+    // (An agent gets them at initialize: this one connects now, when the
+    // server runs; the suite's client connected before it did.)
+    const fresh = await connectClient(airlock, 'cursor', '1.0');
+    try {
+      expect(fresh.getInstructions()).toContain(`## Server everything\n\n> ${given.split('\n')[0]}`);
+    } finally {
+      await fresh.close();
+    }
   });
 
   it('Activity: newest first by id; a waiting call shows as running and becomes its result in place', async () => {
