@@ -266,6 +266,8 @@ func (p *Pins) Annotate(st core.ServerStatus) core.ServerStatus {
 	if c := p.instrChanged[st.ID]; c != nil {
 		cc := *c
 		st.InstructionsChanged = &cc
+		// What accepting takes, also while the server is not running.
+		st.Instructions = p.instrNow[st.ID]
 	}
 	return st
 }

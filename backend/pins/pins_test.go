@@ -156,6 +156,11 @@ func TestInstructionsArePinned(t *testing.T) {
 	if c == nil || c.Accepted != "Use read for files." {
 		t.Fatalf("rewritten: flag %+v, want it with the accepted text", c)
 	}
+	// A stopped server's status has no instructions; the flag shows what
+	// accepting would take.
+	if st := p.Annotate(core.ServerStatus{ID: "fs"}); st.Instructions != evil {
+		t.Errorf("the flagged status of a stopped server shows %q, want the text accepting takes", st.Instructions)
+	}
 	// The same change seen again keeps when it was first seen.
 	p.ExposeInstructions("fs", evil)
 	if again := flag(p, "fs"); again == nil || !again.Since.Equal(c.Since) {
