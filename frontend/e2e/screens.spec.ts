@@ -85,6 +85,7 @@ describe('every screen through a real airlock serve', () => {
     const given = (await instructions.locator('pre').textContent())?.trim() ?? '';
     expect(given.length).toBeGreaterThan(20);
     expect(await page.getByTestId('instructions-changed').count()).toBe(0);
+    await shots(page, 'real-server-instructions');
     // (An agent gets them at initialize: this one connects now, when the
     // server runs; the suite's client connected before it did.)
     const fresh = await connectClient(airlock, 'cursor', '1.0');
