@@ -279,16 +279,7 @@ func TestBusyStdinServerIsNotTakenAsHung(t *testing.T) {
 	allowAll(t, in)
 	sess := connect(t, in)
 	waitTool(t, sess, "busy__ok")
-	status := func() core.ServerStatus {
-		views, _ := in.API.Servers.List()
-		for _, v := range views {
-			if v.Config.ID == "busy" {
-				return v.Status
-			}
-		}
-		t.Fatal("server busy not listed")
-		return core.ServerStatus{}
-	}
+	status := func() core.ServerStatus { return serverStatus(t, in, "busy") }
 	before := status()
 	if before.State != core.StateRunning || before.PID == 0 {
 		t.Fatalf("the server before the test: state %q, pid %d", before.State, before.PID)

@@ -40,13 +40,10 @@ done
 	return core.ServerConfig{ID: "script", Command: p}
 }
 
-// A tool whose description changes after it was accepted is flagged, and
-// calls to it ask a person whatever the rules say, until the change is
-// accepted.
-func TestChangedToolDefinitionAsks(t *testing.T) {
-	dir := t.TempDir()
-	descFile := filepath.Join(dir, "desc.txt")
-	os.WriteFile(descFile, []byte("Reads things."), 0o600)
+// startWithScriptServer starts Airlock with scriptServer as server
+// "script" in its servers file and a rule that allows every call.
+func startWithScriptServer(t *testing.T, dir, descFile string) *airlock.Instance {
+	t.Helper()
 	data := filepath.Join(dir, "data")
 	cfg := scriptServer(t, dir, descFile)
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{cfg.ID: map[string]any{"command": cfg.Command}}})
@@ -54,6 +51,30 @@ func TestChangedToolDefinitionAsks(t *testing.T) {
 	os.WriteFile(filepath.Join(data, "servers.json"), b, 0o600)
 	in := startWith(t, airlock.Options{DataDir: data})
 	allowAll(t, in)
+	return in
+}
+
+// serverStatus is server id's status as the Servers screen gets it.
+func serverStatus(t *testing.T, in *airlock.Instance, id string) core.ServerStatus {
+	t.Helper()
+	views, _ := in.API.Servers.List()
+	for _, v := range views {
+		if v.Config.ID == id {
+			return v.Status
+		}
+	}
+	t.Fatalf("server %s is not listed", id)
+	return core.ServerStatus{}
+}
+
+// A tool whose description changes after it was accepted is flagged, and
+// calls to it ask a person whatever the rules say, until the change is
+// accepted.
+func TestChangedToolDefinitionAsks(t *testing.T) {
+	dir := t.TempDir()
+	descFile := filepath.Join(dir, "desc.txt")
+	os.WriteFile(descFile, []byte("Reads things."), 0o600)
+	in := startWithScriptServer(t, dir, descFile)
 	sess := connect(t, in)
 	waitTool(t, sess, "script__tool")
 	call := func() *mcp.CallToolParams {
@@ -113,28 +134,13 @@ func TestChangedServerInstructionsWaitForTheUser(t *testing.T) {
 	os.WriteFile(descFile, []byte("Reads things."), 0o600)
 	instrFile := filepath.Join(dir, "instructions.txt")
 	os.WriteFile(instrFile, []byte("Call script__tool with no arguments."), 0o600)
-	data := filepath.Join(dir, "data")
-	cfg := scriptServer(t, dir, descFile)
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{cfg.ID: map[string]any{"command": cfg.Command}}})
-	os.MkdirAll(data, 0o700)
-	os.WriteFile(filepath.Join(data, "servers.json"), b, 0o600)
-	in := startWith(t, airlock.Options{DataDir: data})
-	allowAll(t, in)
+	in := startWithScriptServer(t, dir, descFile)
 	waitTool(t, connect(t, in), "script__tool")
 	instructions := func() string { return connect(t, in).InitializeResult().Instructions }
 	if got := instructions(); !strings.Contains(got, "## Server script\n\n> Call script__tool with no arguments.") {
 		t.Fatalf("instructions at first sight: %q, want the server's", got)
 	}
-	status := func() core.ServerStatus {
-		views, _ := in.API.Servers.List()
-		for _, v := range views {
-			if v.Config.ID == "script" {
-				return v.Status
-			}
-		}
-		t.Fatal("server script is not listed")
-		return core.ServerStatus{}
-	}
+	status := func() core.ServerStatus { return serverStatus(t, in, "script") }
 	if st := status(); st.InstructionsChanged != nil || st.Instructions != "Call script__tool with no arguments." {
 		t.Errorf("first instructions: %q, changed %+v; want them shown, not flagged", st.Instructions, st.InstructionsChanged)
 	}

@@ -15,12 +15,19 @@ func tool(desc, schema string) core.ToolInfo {
 	return core.ToolInfo{Name: "read", Description: desc, InputSchema: json.RawMessage(schema)}
 }
 
-func TestFirstSightIsAcceptedAndChangesAreFlagged(t *testing.T) {
+// openDB opens a new database, closed when the test ends.
+func openDB(t *testing.T) *store.DB {
+	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), store.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestFirstSightIsAcceptedAndChangesAreFlagged(t *testing.T) {
+	db := openDB(t)
 	p, err := pins.New(store.NewPins(db))
 	if err != nil {
 		t.Fatal(err)
@@ -77,11 +84,7 @@ func TestFirstSightIsAcceptedAndChangesAreFlagged(t *testing.T) {
 // sight) unless the server is trusted with new tools; agents are shown a
 // changed tool's accepted definition until the change is accepted.
 func TestNewToolsAndExposedDefinitions(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t)
 	p, err := pins.New(store.NewPins(db))
 	if err != nil {
 		t.Fatal(err)
@@ -130,11 +133,7 @@ func TestNewToolsAndExposedDefinitions(t *testing.T) {
 // difference is flagged and the accepted ones are what agents get until the
 // change is accepted; the pin outlives a restart of Airlock.
 func TestInstructionsArePinned(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t)
 	p, err := pins.New(store.NewPins(db))
 	if err != nil {
 		t.Fatal(err)
