@@ -88,6 +88,12 @@ type Options struct {
 // Instance is a running Airlock backend.
 type Instance struct {
 	closeOnce sync.Once
+	// bg are the goroutines that keep things current until the instance's
+	// context ends (file watchers, pollers): Close waits for them before
+	// the database closes, so that none writes to it, or to the data
+	// directory, once Close has returned (found by CI: the rules file was
+	// written into a test's data directory while it was being removed).
+	bg sync.WaitGroup
 
 	API     *api.Facade
 	Hub     *events.Hub
@@ -157,7 +163,11 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if o.Logger != nil {
 		in.cfg.SetLogger(o.Logger)
 	}
-	go in.cfg.Watch(ctx)
+	if stopped, err := in.cfg.Watch(ctx); err != nil {
+		o.Logger.Warn("edits of the servers file will not apply until Airlock restarts", "err", err)
+	} else {
+		in.bg.Go(func() { <-stopped })
+	}
 
 	// The audit log is closed after the catalog (closers run last to
 	// first), so that requests still finishing can record themselves.
@@ -192,7 +202,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if err := in.authz.AdoptLegacyToken(agentToken); err != nil {
 		return nil, err
 	}
-	go in.authz.Watch(ctx)
+	in.bg.Go(func() { in.authz.Watch(ctx) })
 	own := ownServer(in.authz)
 	team, err := in.startTeams(ctx, o, own)
 	if err != nil {
@@ -385,6 +395,7 @@ func (in *Instance) close() {
 		}
 		cancel()
 	}
+	in.bg.Wait()
 	for i := len(in.closers) - 1; i >= 0; i-- {
 		in.closers[i]()
 	}

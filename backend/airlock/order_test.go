@@ -3,9 +3,13 @@ package airlock_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/airlock-dev/airlock/backend/store"
+	"github.com/airlock-dev/airlock/backend/testutil"
 )
 
 // A servers.json that is broken when Airlock starts (mid-edit) keeps the
@@ -40,5 +44,62 @@ func TestServerOrderSurvivesBrokenServersFile(t *testing.T) {
 	}
 	if got["zeta"] == 0 || got["zeta"] > got["alpha"] {
 		t.Errorf("zeta was added first, but now orders after alpha: %v", got)
+	}
+}
+
+// Close returns once nothing Airlock started to keep things current (file
+// watchers, pollers, followers of events) runs any more: none of them
+// writes to the database or the data directory after it (found by CI: the
+// rules file was written into a test's data directory while it was being
+// removed, by a watcher that ran on after Close).
+func TestCloseLeavesNoWatcherRunning(t *testing.T) {
+	watchers := []string{
+		"backend/fsutil.Watch.func", "backend/hitl.(*Rules).Watch", "backend/authz.(*Service).Watch",
+		"backend/builtin.(*Builtin).Watch", "backend/teams.(*Service).Watch", "backend/airlock.follow",
+		"backend/airlock.noteRunToolCalls", "backend/airlock.(*Instance).releaseTasksOutside",
+	}
+	running := func() map[string]string {
+		buf := make([]byte, 1<<20)
+		for {
+			n := runtime.Stack(buf, true)
+			if n < len(buf) {
+				buf = buf[:n]
+				break
+			}
+			buf = make([]byte, 2*len(buf))
+		}
+		out := map[string]string{}
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			for _, w := range watchers {
+				if strings.Contains(g, w) {
+					out[strings.Fields(g)[1]] = w
+				}
+			}
+		}
+		return out
+	}
+	before := running() // other tests' (none should be left either)
+	in := start(t, t.TempDir())
+	// The instance's own (the release of tasks may be over already), once
+	// their goroutines have started.
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		seen := map[string]bool{}
+		for id, w := range running() {
+			if _, old := before[id]; !old {
+				seen[w] = true
+			}
+		}
+		for _, w := range watchers[:len(watchers)-1] {
+			if !seen[w] {
+				return false
+			}
+		}
+		return true
+	}, "the test does not find the instance's watchers running")
+	in.Close()
+	for id, w := range running() {
+		if _, old := before[id]; !old {
+			t.Errorf("after Close, goroutine %s still runs %s", id, w)
+		}
 	}
 }

@@ -52,11 +52,13 @@ func (in *Instance) startRunner(ctx context.Context, o Options) error {
 	if b, ok := board.(interface{ OnChange(func(string)) }); ok {
 		b.OnChange(func(string) { r.Kick() })
 	}
-	go follow(ctx, in.Hub, "board", func(events.Event) {
-		r.StopCancelled()
-		r.Kick()
+	in.bg.Go(func() {
+		follow(ctx, in.Hub, "board", func(events.Event) {
+			r.StopCancelled()
+			r.Kick()
+		})
 	})
-	go noteRunToolCalls(ctx, in.Hub, r)
+	in.bg.Go(func() { noteRunToolCalls(ctx, in.Hub, r) })
 	return nil
 }
 

@@ -29,16 +29,11 @@ func (in *Instance) startTeams(ctx context.Context, o Options, own *mcp.Server) 
 	if err := teams.RegisterTools(own, svc, in.authz); err != nil {
 		return teamParts{}, err
 	}
-	go svc.Watch(ctx, teams.DefaultHintInterval)
+	in.bg.Go(func() { svc.Watch(ctx, teams.DefaultHintInterval) })
 	in.teams = svc
-	released := make(chan struct{})
-	go func() {
-		defer close(released)
-		in.releaseTasksOutside(ctx, svc)
-	}()
 	// Close waits for it (ctx ends first): a release still writing when
 	// the database closes would write into a data directory being removed.
-	in.closers = append(in.closers, func() { <-released })
+	in.bg.Go(func() { in.releaseTasksOutside(ctx, svc) })
 	return teamParts{svc: svc}, nil
 }
 

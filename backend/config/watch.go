@@ -16,7 +16,8 @@ const debounce = 150 * time.Millisecond
 
 // Watch applies edits made to the servers file by others (an editor, the CLI,
 // another tool) until ctx is done. It returns once the watch is set up; an
-// error means the file cannot be watched.
+// error means the file cannot be watched. stopped closes once the watch has
+// ended and no reread is under way.
 //
 // It watches the directory, not the file: editors that save by writing a new
 // file and renaming it over the old one would otherwise leave the watch on a
@@ -24,11 +25,12 @@ const debounce = 150 * time.Millisecond
 // notifies subscribers and the event sink; an invalid one keeps the last good
 // servers and reports why in State().Error (and through the event sink).
 // Airlock's own writes are recognised by their content hash and ignored.
-func (s *Store) Watch(ctx context.Context) error {
-	if err := fsutil.Watch(ctx, s.path, debounce, s.reload); err != nil {
-		return fmt.Errorf("watch servers file: %w", err)
+func (s *Store) Watch(ctx context.Context) (stopped <-chan struct{}, err error) {
+	stopped, err = fsutil.Watch(ctx, s.path, debounce, s.reload)
+	if err != nil {
+		return nil, fmt.Errorf("watch servers file: %w", err)
 	}
-	return nil
+	return stopped, nil
 }
 
 // reload rereads the file and applies it when it changed since it was last

@@ -26,7 +26,7 @@ func watched(t *testing.T, initial string) (*Store, *recorder, *outcomes) {
 	s.testHookReload = out.add
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := s.Watch(ctx); err != nil {
+	if _, err := s.Watch(ctx); err != nil {
 		t.Fatalf("Watch: %v", err)
 	}
 	// The watcher rereads once at start; wait for that so that tests see

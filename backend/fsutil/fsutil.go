@@ -103,27 +103,30 @@ func SyncDir(dir string) error {
 // quiet for debounce, until ctx ends. It also calls it once right after
 // the watch is set up, so that an edit made just before Watch is not missed.
 // It returns once the watch is set up; an error means the file cannot be
-// watched.
+// watched. stopped closes once the watch has ended (ctx ended) and no call
+// of changed is under way.
 //
 // It watches the directory, not the file: editors that save by writing a
 // new file and renaming it over the old one would otherwise leave the watch
 // on a file that no longer exists. Events the watcher dropped (its queue
 // overflowed) count as an edit, so nothing is missed. Recognising one's own
 // writes is the caller's business (compare content hashes).
-func Watch(ctx context.Context, path string, debounce time.Duration, changed func()) error {
+func Watch(ctx context.Context, path string, debounce time.Duration, changed func()) (stopped <-chan struct{}, err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, DirMode); err != nil {
-		return fmt.Errorf("watch %s: create directory: %w", path, err)
+		return nil, fmt.Errorf("watch %s: create directory: %w", path, err)
 	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return fmt.Errorf("watch %s: %w", path, err)
+		return nil, fmt.Errorf("watch %s: %w", path, err)
 	}
 	if err := w.Add(dir); err != nil {
 		w.Close()
-		return fmt.Errorf("watch %s: %w", path, err)
+		return nil, fmt.Errorf("watch %s: %w", path, err)
 	}
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		defer w.Close()
 		name := filepath.Base(path)
 		timer := time.NewTimer(0)
@@ -149,5 +152,5 @@ func Watch(ctx context.Context, path string, debounce time.Duration, changed fun
 			}
 		}
 	}()
-	return nil
+	return done, nil
 }

@@ -685,9 +685,11 @@ func (r *Rules) Reload() (bool, error) {
 func (r *Rules) Watch(ctx context.Context) error {
 	if r.opts.FilePath != "" {
 		r.syncFileAtStart()
-		if err := fsutil.Watch(ctx, r.opts.FilePath, r.opts.Debounce, r.ApplyFile); err != nil {
+		stopped, err := fsutil.Watch(ctx, r.opts.FilePath, r.opts.Debounce, r.ApplyFile)
+		if err != nil {
 			return fmt.Errorf("watch rules file: %w", err)
 		}
+		defer func() { <-stopped }() // no apply of the file is left running
 	}
 	poll := time.NewTicker(r.opts.PollInterval)
 	defer poll.Stop()
