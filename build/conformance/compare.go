@@ -34,7 +34,10 @@ type Options struct {
 	Airlock  string // absolute path of the airlock binary
 	NoPrefix string // auto, on or off
 	Keep     bool   // keep the work directory
-	Log      io.Writer
+	// Scenarios, when set, are the only scenarios run (the suite's
+	// --scenario, one run each); otherwise every server scenario is.
+	Scenarios []string
+	Log       io.Writer
 }
 
 // Outcome is one scenario's result in one run.
@@ -62,17 +65,33 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("**FAIL** (%d/%d)", o.Failed, o.Passed+o.Failed)
 }
 
-// Row is one scenario in the three runs.
+// Row is one scenario in the four runs.
 type Row struct {
 	Scenario string
-	Direct   Outcome // the suite against everything-server
-	Control  Outcome // the same, through the header-adding proxy
-	Airlock  Outcome // through the proxy and airlock serve
+	Direct   Outcome // the suite against everything-server (stateful)
+	// Stateless is the suite against everything-server in its stateless
+	// mode, the only one in which the Go SDK serves the 2026-07-28
+	// revision (and the one that cannot send sampling or elicitation).
+	Stateless Outcome
+	Control   Outcome // Direct, through the header-adding proxy
+	Airlock   Outcome // through the proxy and airlock serve
 	// Masked is set when the suite passed a check through Airlock on a tool
 	// result that is an error where the direct result was not (or a
 	// different error): some scenarios only look for content, and a
 	// gateway's refusal has text content too.
 	Masked string
+}
+
+// DirectOK is whether everything-server passes the scenario on its own,
+// in either mode.
+func (r Row) DirectOK() bool { return r.Direct.OK() || r.Stateless.OK() }
+
+// baseline is the direct run a pass through Airlock is compared with.
+func (r Row) baseline() Outcome {
+	if r.Direct.OK() || !r.Stateless.OK() {
+		return r.Direct
+	}
+	return r.Stateless
 }
 
 // AirlockOK is whether the scenario passes through Airlock, masked passes
@@ -103,6 +122,7 @@ type Comparison struct {
 	AirlockVer   string
 	AirlockBin   string
 	NoPrefix     bool   // everything-server was added with --no-prefix
+	Stateless    bool   // the stateless direct run was made
 	NoPrefixNote string // why not, when it was not
 }
 
@@ -110,7 +130,7 @@ type Comparison struct {
 func (c *Comparison) Differences() []Row {
 	var out []Row
 	for _, r := range c.Rows {
-		if r.Direct.OK() && !r.AirlockOK() {
+		if r.DirectOK() && !r.AirlockOK() {
 			out = append(out, r)
 		}
 	}
@@ -122,8 +142,16 @@ type suite struct {
 	node, script string
 }
 
+// suiteDirEnv names a directory holding another install of the suite (its
+// node_modules with @modelcontextprotocol/conformance and node), to try a
+// newer release than the pinned one without changing the pin.
+const suiteDirEnv = "AIRLOCK_CONFORMANCE_DIR"
+
 func findSuite(root string) (suite, error) {
 	dir := filepath.Join(root, "build", "conformance", "node_modules")
+	if d := os.Getenv(suiteDirEnv); d != "" {
+		dir = filepath.Join(d, "node_modules")
+	}
 	s := suite{
 		node:   filepath.Join(dir, "node", "bin", "node"),
 		script: filepath.Join(dir, "@modelcontextprotocol", "conformance", "dist", "index.js"),
@@ -145,11 +173,17 @@ func (s suite) cmd(ctx context.Context, args ...string) *exec.Cmd {
 
 var scenarioLine = regexp.MustCompile(`^\s*-\s+(\S+)`)
 
-// scenarios lists the suite's server scenarios, pending ones included.
-func (s suite) scenarios(ctx context.Context) ([]string, error) {
+// statelessRevision is the first MCP revision the Go SDK serves only in
+// its stateless mode.
+const statelessRevision = "2026-07-28"
+
+// scenarios lists the suite's server scenarios, pending ones included, and
+// whether any is of statelessRevision (releases after 0.1.16 print each
+// scenario's revisions after its name).
+func (s suite) scenarios(ctx context.Context) ([]string, bool, error) {
 	out, err := s.cmd(ctx, "list", "--server").Output()
 	if err != nil {
-		return nil, fmt.Errorf("conformance list --server: %w", err)
+		return nil, false, fmt.Errorf("conformance list --server: %w", err)
 	}
 	var names []string
 	for _, line := range strings.Split(string(out), "\n") {
@@ -158,23 +192,36 @@ func (s suite) scenarios(ctx context.Context) ([]string, error) {
 		}
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("conformance list --server printed no scenarios: %q", out)
+		return nil, false, fmt.Errorf("conformance list --server printed no scenarios: %q", out)
 	}
-	return names, nil
+	return names, strings.Contains(string(out), statelessRevision), nil
 }
 
 // resultDir matches the suite's per-scenario output directories:
 // server-<scenario>-<ISO time with - for :>.
 var resultDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
 
-// runSuite runs every server scenario against url and reads the results.
-func (s suite) run(ctx context.Context, url, outDir string, log io.Writer) (map[string]Outcome, error) {
+// run runs every server scenario (or only those named) against url and
+// reads the results.
+func (s suite) run(ctx context.Context, url, outDir string, only []string, log io.Writer) (map[string]Outcome, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	cmd := s.cmd(cctx, "server", "--url", url, "--suite", "all", "-o", outDir)
 	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	runErr := cmd.Run() // non-zero whenever a scenario fails: judged below
+	var runErr error
+	if len(only) == 0 {
+		only = []string{""}
+	}
+	for _, name := range only {
+		args := []string{"server", "--url", url, "--suite", "all", "-o", outDir}
+		if name != "" {
+			args = []string{"server", "--url", url, "--scenario", name, "-o", outDir}
+		}
+		cmd := s.cmd(cctx, args...)
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		if err := cmd.Run(); err != nil { // non-zero whenever a scenario fails: judged below
+			runErr = err
+		}
+	}
 	if err := os.WriteFile(outDir+".log", buf.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
@@ -269,9 +316,12 @@ func Compare(ctx context.Context, o Options) (*Comparison, error) {
 	sdk.Dir = o.Root
 	c.SDK = strings.TrimSpace(output(ctx, sdk))
 
-	names, err := s.scenarios(ctx)
+	names, newer, err := s.scenarios(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if len(o.Scenarios) > 0 {
+		names = o.Scenarios
 	}
 
 	logf("building %s", everythingPkg)
@@ -299,9 +349,32 @@ func Compare(ctx context.Context, o Options) (*Comparison, error) {
 		return nil, err
 	}
 	logf("direct run against %s", addr)
-	direct, err := s.run(ctx, "http://"+addr+"/mcp", filepath.Join(work, "direct"), o.Log)
+	direct, err := s.run(ctx, "http://"+addr+"/mcp", filepath.Join(work, "direct"), o.Scenarios, o.Log)
 	if err != nil {
 		return nil, err
+	}
+
+	// Direct, stateless: the SDK serves the 2026-07-28 revision only so.
+	// Run when the suite has scenarios of that revision (not 0.1.16).
+	stateless := map[string]Outcome{}
+	if newer {
+		c.Stateless = true
+		saddr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		ses, err := startProcess(ctx, filepath.Join(work, "everything-server-stateless.log"), server, "-http", saddr, "-stateless=true")
+		if err != nil {
+			return nil, err
+		}
+		defer ses.stop()
+		if err := waitListening(ctx, saddr, ses); err != nil {
+			return nil, err
+		}
+		logf("direct run against the stateless server at %s", saddr)
+		if stateless, err = s.run(ctx, "http://"+saddr+"/mcp", filepath.Join(work, "direct-stateless"), o.Scenarios, o.Log); err != nil {
+			return nil, err
+		}
 	}
 
 	ctl, err := startProxy("http://"+addr, "control-token-ignored-by-the-server", o.Log)
@@ -310,7 +383,7 @@ func Compare(ctx context.Context, o Options) (*Comparison, error) {
 	}
 	defer ctl.Close()
 	logf("control run through the header proxy at %s", ctl.Addr)
-	control, err := s.run(ctx, "http://"+ctl.Addr+"/mcp", filepath.Join(work, "control"), o.Log)
+	control, err := s.run(ctx, "http://"+ctl.Addr+"/mcp", filepath.Join(work, "control"), o.Scenarios, o.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -332,13 +405,13 @@ func Compare(ctx context.Context, o Options) (*Comparison, error) {
 		return nil, fmt.Errorf("%w (Airlock log: %s)", err, al.proc.log)
 	}
 	logf("run through Airlock (%s) behind the header proxy at %s", al.url, px.Addr)
-	through, err := s.run(ctx, "http://"+px.Addr+"/mcp", filepath.Join(work, "airlock-run"), o.Log)
+	through, err := s.run(ctx, "http://"+px.Addr+"/mcp", filepath.Join(work, "airlock-run"), o.Scenarios, o.Log)
 	if err != nil {
 		return nil, err
 	}
 
 	// Every listed scenario, plus any the runs reported that the list did not.
-	for _, m := range []map[string]Outcome{direct, control, through} {
+	for _, m := range []map[string]Outcome{direct, stateless, control, through} {
 		for n := range m {
 			if !slices.Contains(names, n) {
 				names = append(names, n)
@@ -346,8 +419,9 @@ func Compare(ctx context.Context, o Options) (*Comparison, error) {
 		}
 	}
 	for _, n := range names {
-		c.Rows = append(c.Rows, Row{Scenario: n, Direct: direct[n], Control: control[n], Airlock: through[n],
-			Masked: masked(direct[n], through[n])})
+		r := Row{Scenario: n, Direct: direct[n], Stateless: stateless[n], Control: control[n], Airlock: through[n]}
+		r.Masked = masked(r.baseline(), through[n])
+		c.Rows = append(c.Rows, r)
 	}
 	return c, nil
 }
@@ -599,7 +673,7 @@ func (c *Comparison) Markdown() string {
 	}
 	directOK, both := 0, 0
 	for _, r := range c.Rows {
-		if r.Direct.OK() {
+		if r.DirectOK() {
 			directOK++
 			if r.AirlockOK() {
 				both++
@@ -615,7 +689,11 @@ func (c *Comparison) Markdown() string {
 		}
 		p(" Different: %s.", strings.Join(names, ", "))
 	}
-	p("\n\n| scenario | direct | direct via header proxy (control) | through Airlock | first failed check through Airlock |\n|---|---|---|---|---|\n")
+	stateless, sep := "", ""
+	if c.Stateless {
+		stateless, sep = " direct, stateless server |", "---|"
+	}
+	p("\n\n| scenario | direct |%s direct via header proxy (control) | through Airlock | first failed check through Airlock |\n|---|---|%s---|---|---|\n", stateless, sep)
 	for _, r := range c.Rows {
 		through, note := r.Airlock.String(), ""
 		switch {
@@ -624,10 +702,17 @@ func (c *Comparison) Markdown() string {
 		case r.Masked != "":
 			through, note = "**FAIL** (masked pass)", r.Masked
 		}
-		p("| %s | %s | %s | %s | %s |\n", r.Scenario, r.Direct, r.Control, through, cell(truncate(note, 160)))
+		st := ""
+		if c.Stateless {
+			st = " " + r.Stateless.String() + " |"
+		}
+		p("| %s | %s |%s %s | %s | %s |\n", r.Scenario, r.Direct, st, r.Control, through, cell(truncate(note, 160)))
 	}
 	p("\n## How it was run\n\n")
 	p("- `direct`: everything-server `-http 127.0.0.1:PORT -stateless=false` (stateful, as the Go SDK's own conformance script runs it), suite against `http://127.0.0.1:PORT/mcp`.\n")
+	if c.Stateless {
+		p("- `direct, stateless server`: the same with `-stateless=true`, the only mode in which the Go SDK serves the 2026-07-28 revision (and in which it cannot send sampling or elicitation requests); run because the suite has scenarios of that revision. A scenario passes directly when it passes in either mode.\n")
+	}
 	flag := ""
 	if c.NoPrefix {
 		flag = " --no-prefix"

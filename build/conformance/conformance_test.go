@@ -38,7 +38,7 @@ func TestConformanceThroughAirlock(t *testing.T) {
 	// and the header proxy must change no verdict.
 	passedDirectly := 0
 	for _, r := range c.Rows {
-		if r.Direct.OK() {
+		if r.DirectOK() {
 			passedDirectly++
 		}
 		if r.Direct.OK() != r.Control.OK() {
@@ -52,9 +52,9 @@ func TestConformanceThroughAirlock(t *testing.T) {
 	for _, r := range c.Rows {
 		t.Run(r.Scenario, func(t *testing.T) {
 			switch {
-			case r.Direct.OK() && !r.Airlock.OK():
-				t.Errorf("passes directly (%s) but not through Airlock (%s): %s", r.Direct, r.Airlock, truncate(r.Airlock.FirstFailure, 300))
-			case r.Direct.OK() && r.Masked != "":
+			case r.DirectOK() && !r.Airlock.OK():
+				t.Errorf("passes directly (%s) but not through Airlock (%s): %s", r.baseline(), r.Airlock, truncate(r.Airlock.FirstFailure, 300))
+			case r.DirectOK() && r.Masked != "":
 				t.Errorf("passes directly; through Airlock the suite passed it on an error result: %s", truncate(r.Masked, 300))
 			}
 		})
@@ -157,12 +157,33 @@ func TestDifferences(t *testing.T) {
 		{Scenario: "missing-through-airlock", Direct: pass},
 		{Scenario: "both-fail", Direct: fail, Airlock: fail},
 		{Scenario: "only-airlock", Direct: fail, Airlock: pass},
+		{Scenario: "only-stateless-direct", Direct: fail, Stateless: pass, Airlock: fail},
+		{Scenario: "stateless-direct-and-airlock", Direct: fail, Stateless: pass, Airlock: pass},
 	}}
 	var got []string
 	for _, r := range c.Differences() {
 		got = append(got, r.Scenario)
 	}
-	if diff := cmp.Diff([]string{"masked-pass", "only-direct", "missing-through-airlock"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"masked-pass", "only-direct", "missing-through-airlock", "only-stateless-direct"}, got); diff != "" {
 		t.Errorf("Differences (-want +got):\n%s", diff)
+	}
+}
+
+// The list of 0.1.16 and of the 0.2.0 pre-releases, which print each
+// scenario's protocol revisions after its name.
+func TestScenarioLine(t *testing.T) {
+	for line, want := range map[string]string{
+		"  - server-initialize":                             "server-initialize",
+		"  - server-stateless [2026-07-28]":                 "server-stateless",
+		"  - tools-list [2025-06-18,2025-11-25,2026-07-28]": "tools-list",
+		"Server scenarios (test against a server):":         "",
+	} {
+		got := ""
+		if m := scenarioLine.FindStringSubmatch(line); m != nil {
+			got = m[1]
+		}
+		if got != want {
+			t.Errorf("scenario of %q = %q, want %q", line, got, want)
+		}
 	}
 }

@@ -8,7 +8,9 @@
 //
 //	go run ./build/conformance -airlock build/bin/airlock-headless -report
 //
-// writes build/conformance-report.md. conformance_test.go runs the same
+// writes build/conformance-report.md. Another install of the suite (a newer
+// release, in a directory of its own with its package.json) is tried with
+// AIRLOCK_CONFORMANCE_DIR=that/directory; -scenario runs only some. conformance_test.go runs the same
 // comparison as a test that fails for every scenario that passes directly
 // but not through Airlock.
 //
@@ -28,6 +30,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -59,6 +62,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	out := fs.String("out", filepath.Join(root, "build", "conformance-report.md"), "where -report writes")
 	noPrefix := fs.String("no-prefix", "auto", "add everything-server with `servers add --no-prefix`: auto (when the binary knows the flag), on, off")
 	keep := fs.Bool("keep", false, "keep the work directory (suite results, logs) and print its path")
+	only := fs.String("scenario", "", "run only these scenarios (comma-separated), not every server scenario")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -72,7 +76,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	cmp, err := Compare(ctx, Options{Root: root, Airlock: abs, NoPrefix: *noPrefix, Keep: *keep, Log: stderr})
+	var scenarios []string
+	for _, n := range strings.Split(*only, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			scenarios = append(scenarios, n)
+		}
+	}
+	cmp, err := Compare(ctx, Options{Root: root, Airlock: abs, NoPrefix: *noPrefix, Keep: *keep, Scenarios: scenarios, Log: stderr})
 	if err != nil {
 		return err
 	}
