@@ -294,7 +294,16 @@ func (g *Gateway) readResource(ctx context.Context, s *session, req mcp.Request)
 		r.SubscribedAt = k[0]
 	}
 	s.mu.Unlock()
-	return g.run(ctx, s, req, r)
+	res, err := g.run(ctx, s, req, r)
+	if rr, ok := res.(*mcp.ReadResourceResult); ok && rr != nil {
+		// What a caller may read is its own (rules, grants), like its
+		// lists; and a server of 2025-11-25 gives no cache hints, which
+		// left the required cacheScope empty (invalid) for a 2026-07-28
+		// agent. A 2025-11-25 session gets neither field (the SDK drops
+		// them for it).
+		rr.Cacheable = perCaller()
+	}
+	return res, err
 }
 
 // progressFunc sends progress for the request that gave tok; for a call

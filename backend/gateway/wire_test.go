@@ -299,6 +299,55 @@ func TestNewerRevisionFieldsOnlyOnNewerSessions(t *testing.T) {
 	}
 }
 
+// A 2026-07-28 agent gets every result with the resultType its revision
+// requires, and a resources/read with a valid cacheScope (found by the MCP
+// conformance suite 0.2.0-alpha.12, whose wire-schema check failed through
+// Airlock only): the SDK sets resultType only on the results of its own
+// handlers, and the results of tools/call, prompts/get and resources/read
+// are Airlock's (a server's, relayed, or Airlock's own refusal), which had
+// none; and resources/read went out with cacheScope "", which is not one of
+// the two values. A 2025-11-25 session gets neither field
+// (TestNewerRevisionFieldsOnlyOnNewerSessions).
+func TestNewRevisionResultsCarryResultType(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	for _, tc := range []struct {
+		method, name, params string
+		cacheable            bool
+	}{
+		{"tools/call", "test__echo", `{"name":"test__echo","arguments":{"message":"hi"},` + newRevisionMeta + `}`, false},
+		// Airlock's own answer: a refusal as a tool error.
+		{"tools/call", "no_such_tool", `{"name":"no_such_tool","arguments":{},` + newRevisionMeta + `}`, false},
+		{"prompts/get", "test__greeting", `{"name":"test__greeting","arguments":{"name":"Ada"},` + newRevisionMeta + `}`, false},
+		{"resources/read", "test://doc/readme", `{"uri":"test://doc/readme",` + newRevisionMeta + `}`, true},
+	} {
+		status, msgs := e.post(t, testToken, newRevisionHeaders(tc.method, tc.name),
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, tc.method, tc.params))
+		var res map[string]any
+		for _, m := range msgs {
+			if r, ok := m["result"].(map[string]any); ok {
+				res = r
+			}
+		}
+		if status != http.StatusOK || res == nil {
+			t.Errorf("%s %s: status %d, answer %v", tc.method, tc.name, status, msgs)
+			continue
+		}
+		if got := res["resultType"]; got != "complete" {
+			t.Errorf("%s %s: resultType %v, want complete: %v", tc.method, tc.name, got, res)
+		}
+		if !tc.cacheable {
+			continue
+		}
+		// Per caller, like the lists: what it may read depends on its rules.
+		if got := res["cacheScope"]; got != "private" {
+			t.Errorf("%s %s: cacheScope %v, want private", tc.method, tc.name, got)
+		}
+		if ttl, ok := res["ttlMs"].(float64); !ok || ttl != 0 {
+			t.Errorf("%s %s: ttlMs %v, want 0", tc.method, tc.name, res["ttlMs"])
+		}
+	}
+}
+
 // A server's tool result reaches the agent as the server sent it, byte for
 // byte: fields Airlock does not know, number and escape spellings, the
 // order of keys (the catalog's client keeps it undecoded; see

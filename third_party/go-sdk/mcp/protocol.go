@@ -43,8 +43,25 @@ type completeResultResponse interface {
 }
 
 func setCompleteResultType(res Result) {
-	if r, ok := res.(completeResultResponse); ok {
+	switch r := res.(type) {
+	case completeResultResponse:
 		r.setResultType(resultTypeComplete)
+	// Airlock patch (see PATCHES.md): the results that may ask for input get
+	// their resultType from the server's own handlers (handleMultiRoundTripResult);
+	// one a receiving middleware returned instead (a gateway's) had none,
+	// which the revision requires. One that already has a type keeps it.
+	case *CallToolResult:
+		if r != nil && r.resultType == "" {
+			r.resultType = resultTypeComplete
+		}
+	case *GetPromptResult:
+		if r != nil && r.resultType == "" {
+			r.resultType = resultTypeComplete
+		}
+	case *ReadResourceResult:
+		if r != nil && r.resultType == "" {
+			r.resultType = resultTypeComplete
+		}
 	}
 }
 
