@@ -1323,3 +1323,51 @@ func TestElicitationRelayedAsItIs(t *testing.T) {
 		}
 	}
 }
+
+// A 2026-07-28 tools/call whose Mcp-Param-* header does not match its
+// argument, or is malformed, is refused with HTTP 400 and HeaderMismatch
+// before it reaches the server, as SEP-2243 requires of the server the
+// agent talks to (found by the MCP conformance suite 0.2.0-alpha.12: the
+// SDK checked the headers only against tools registered with it, and
+// Airlock registers none, so every mismatch passed).
+func TestNewRevisionParamHeadersChecked(t *testing.T) {
+	script := reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hdr","version":"1"}}`) +
+		"read initialized\n" +
+		reply(`{"tools":[{"name":"where","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}},"required":["region"]}}]}`) +
+		`while read req; do
+id=$(echo "$req" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+echo '{"jsonrpc":"2.0","id":'$id',"result":{"content":[{"type":"text","text":"ran"}]}}'
+done
+`
+	e := newEnv(t, catalog.Options{}, core.ServerConfig{ID: "hdr", Command: writeScript(t, script)})
+	e.waitRunning(t, "hdr")
+	call := func(header string) (int, []map[string]any) {
+		h := newRevisionHeaders("tools/call", "hdr__where")
+		if header != "" {
+			h["Mcp-Param-Region"] = header
+		}
+		return e.post(t, testToken, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hdr__where","arguments":{"region":"eu"},`+newRevisionMeta+`}}`)
+	}
+	for _, tc := range []struct {
+		header string
+		ok     bool
+	}{
+		{"eu", true},
+		{"=?base64?ZXU=?=", true}, // "eu"
+		{"us", false},             // another value than the argument's
+		{"", false},               // the argument without its header
+		{"=?base64?ZXU?=", false}, // bad padding
+	} {
+		status, msgs := call(tc.header)
+		code, _ := rpcError(msgs)
+		switch {
+		case tc.ok && (status != http.StatusOK || code != 0):
+			t.Errorf("Mcp-Param-Region %q: status %d, error %v; want the call to run: %v", tc.header, status, code, msgs)
+		case !tc.ok && (status != http.StatusBadRequest || code != -32020):
+			t.Errorf("Mcp-Param-Region %q: status %d, error %v; want 400 with -32020 (HeaderMismatch): %v", tc.header, status, code, msgs)
+		}
+	}
+	// Refused before the pipeline: only the two good calls were recorded.
+	e.audited(t, core.ActivityFilter{Tool: "where"}, func(recs []core.AuditRecord) bool { return len(recs) == 2 },
+		"the two calls whose header matched, and no other")
+}

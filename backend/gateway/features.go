@@ -440,6 +440,12 @@ func (g *Gateway) serverOptions(complete func(context.Context, *mcp.CompleteRequ
 		// it (SDK patch): with the schema's defaults filled in, the server
 		// got values the user never chose (found by an interop test).
 		KeepElicitationContent: true,
+		// A 2026-07-28 tools/call's Mcp-Param-* headers are checked against
+		// its arguments by the x-mcp-header annotations of the tool as
+		// agents see it (SEP-2243; SDK patch): the SDK knew only tools
+		// registered with it, and Airlock registers none, so it checked
+		// nothing (found by the MCP conformance suite 0.2.0-alpha.12).
+		ToolForHeaders: func(name string) *mcp.Tool { return g.views.get(g.cat.Snapshot()).tool(name) },
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},

@@ -566,8 +566,17 @@ type viewCache struct {
 
 type view struct {
 	snap  *catalog.Snapshot
-	tools []*mcp.Tool // aligned with snap.Tools
-	defs  [][]byte    // the JSON of each, for change detection
+	tools []*mcp.Tool    // aligned with snap.Tools
+	defs  [][]byte       // the JSON of each, for change detection
+	index map[string]int // of tools, by exposed name
+}
+
+// tool is the tool agents see as exposed, or nil.
+func (v *view) tool(exposed string) *mcp.Tool {
+	if i, ok := v.index[exposed]; ok {
+		return v.tools[i]
+	}
+	return nil
 }
 
 func (c *viewCache) get(s *catalog.Snapshot) *view {
@@ -576,9 +585,10 @@ func (c *viewCache) get(s *catalog.Snapshot) *view {
 	if c.v != nil && c.v.snap == s {
 		return c.v
 	}
-	v := &view{snap: s, tools: make([]*mcp.Tool, len(s.Tools)), defs: make([][]byte, len(s.Tools))}
+	v := &view{snap: s, tools: make([]*mcp.Tool, len(s.Tools)), defs: make([][]byte, len(s.Tools)), index: make(map[string]int, len(s.Tools))}
 	for i, t := range s.Tools {
 		v.tools[i] = mcpTool(t)
+		v.index[t.ExposedName] = i
 		v.defs[i], _ = json.Marshal(v.tools[i])
 	}
 	c.v = v

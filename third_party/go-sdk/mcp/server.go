@@ -79,6 +79,14 @@ type ServerOptions struct {
 	// without the schema's defaults filled in. For a gateway, which hands
 	// the user's answer on.
 	KeepElicitationContent bool
+	// ToolForHeaders (Airlock patch, see PATCHES.md) returns the tool a
+	// tools/call names, when the server has no tool of that name of its
+	// own: a gateway's receiving middleware answers tools/call for tools it
+	// does not register. The Streamable HTTP transport checks a 2026-07-28
+	// request's Mcp-Param-* headers against the arguments by the tool's
+	// x-mcp-header annotations (SEP-2243); without the tool, it checked
+	// nothing. nil when there is no such tool.
+	ToolForHeaders func(name string) *Tool
 	// Logger may be set to a non-nil value to enable logging of server activity.
 	Logger *slog.Logger
 	// If non-nil, called when "notifications/initialized" is received.
@@ -1006,6 +1014,21 @@ func (s *Server) getServerTool(name string) (*serverTool, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.tools.get(name)
+}
+
+// headerTool is the tool whose x-mcp-header annotations a tools/call's
+// Mcp-Param-* headers are checked against: the server's own, else the one
+// ServerOptions.ToolForHeaders names (Airlock patch).
+func (s *Server) headerTool(name string) (*serverTool, bool) {
+	if st, ok := s.getServerTool(name); ok {
+		return st, true
+	}
+	if s.opts.ToolForHeaders != nil {
+		if t := s.opts.ToolForHeaders(name); t != nil {
+			return &serverTool{tool: t}, true
+		}
+	}
+	return nil, false
 }
 
 func (s *Server) callTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {

@@ -543,7 +543,7 @@ func connectStreamable(ctx context.Context, server *Server, transport *Streamabl
 		return nil, err
 	}
 	transport.connection.server = server
-	transport.connection.toolLookup = server.getServerTool
+	transport.connection.toolLookup = server.headerTool // Airlock patch: was getServerTool
 	return s, nil
 }
 
