@@ -1370,4 +1370,11 @@ done
 	// Refused before the pipeline: only the two good calls were recorded.
 	e.audited(t, core.ActivityFilter{Tool: "where"}, func(recs []core.AuditRecord) bool { return len(recs) == 2 },
 		"the two calls whose header matched, and no other")
+	// A tool the caller may not see is not named by a header error: the
+	// call gets the refusal any call to it gets (noted with the header check).
+	e.access.hide("hdr", "where")
+	status, msgs := call("us")
+	if code, _ := rpcError(msgs); status != http.StatusOK || code != 0 || !strings.Contains(fmt.Sprint(msgs), "may not use where [not_subscribed]") {
+		t.Errorf("a bad header for a hidden tool: status %d, error %v, %v; want the refusal of a hidden tool", status, code, msgs)
+	}
 }

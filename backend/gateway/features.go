@@ -429,9 +429,10 @@ func (g *Gateway) instructions(s *session) string {
 
 // serverOptions are the options of every MCP server the gateway serves
 // agents with: a session's, and a sessionless credential's (stateless.go).
-// complete answers completion/complete; subscribe answers
-// resources/subscribe (on) and resources/unsubscribe.
-func (g *Gateway) serverOptions(complete func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error),
+// s is the session (or credential) it serves; complete answers
+// completion/complete; subscribe answers resources/subscribe (on) and
+// resources/unsubscribe.
+func (g *Gateway) serverOptions(s *session, complete func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error),
 	subscribe func(ctx context.Context, uri string, on bool) error) *mcp.ServerOptions {
 	return &mcp.ServerOptions{
 		Instructions: airlockInstructions, // and its servers' (instructions)
@@ -445,7 +446,10 @@ func (g *Gateway) serverOptions(complete func(context.Context, *mcp.CompleteRequ
 		// agents see it (SEP-2243; SDK patch): the SDK knew only tools
 		// registered with it, and Airlock registers none, so it checked
 		// nothing (found by the MCP conformance suite 0.2.0-alpha.12).
-		ToolForHeaders: func(name string) *mcp.Tool { return g.views.get(g.cat.Snapshot()).tool(name) },
+		// Only a tool the caller may see: a header error must not tell of a
+		// hidden one (noted with the header check); for any other the pipeline's
+		// refusal stands.
+		ToolForHeaders: func(name string) *mcp.Tool { return g.headerTool(s, name) },
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
@@ -485,4 +489,22 @@ func (q quietUndelivered) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (q quietUndelivered) WithGroup(name string) slog.Handler {
 	return quietUndelivered{q.Handler.WithGroup(name)}
+}
+
+// headerTool is the tool exposed as name as session s's caller sees it, or
+// nil when there is none or the caller may not see it.
+func (g *Gateway) headerTool(s *session, name string) *mcp.Tool {
+	v := g.views.get(g.cat.Snapshot())
+	i, ok := v.index[name]
+	if !ok {
+		return nil
+	}
+	c, err := g.peek(s)
+	if err != nil {
+		return nil
+	}
+	if t := v.snap.Tools[i]; !g.visible(&c, core.Target{Kind: core.KindToolCall, Server: t.ServerID, Name: t.Name}) {
+		return nil
+	}
+	return v.tools[i]
 }

@@ -747,7 +747,7 @@ func (g *Gateway) newSession(conn Connection) *session {
 	s := &session{conn: conn, created: time.Now(), subs: map[[2]string]bool{}}
 	s.ctx, s.halt = context.WithCancelCause(context.Background())
 	s.end = func() { s.halt(nil) }
-	s.server = mcp.NewServer(g.impl(), g.serverOptions(g.complete(s),
+	s.server = mcp.NewServer(g.impl(), g.serverOptions(s, g.complete(s),
 		func(ctx context.Context, uri string, on bool) error { return g.subscribe(s, on)(ctx, uri) }))
 	srv := s.server
 	srv.AddReceivingMiddleware(g.middleware(s))

@@ -571,14 +571,6 @@ type view struct {
 	index map[string]int // of tools, by exposed name
 }
 
-// tool is the tool agents see as exposed, or nil.
-func (v *view) tool(exposed string) *mcp.Tool {
-	if i, ok := v.index[exposed]; ok {
-		return v.tools[i]
-	}
-	return nil
-}
-
 func (c *viewCache) get(s *catalog.Snapshot) *view {
 	c.mu.Lock()
 	defer c.mu.Unlock()

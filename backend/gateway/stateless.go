@@ -196,7 +196,7 @@ func (g *Gateway) credentialServer(r *http.Request) *mcp.Server {
 		}
 	}
 	cr := &credential{sess: &session{conn: conn, created: now}, lastUsed: now, subs: map[[2]string]int{}}
-	cr.sess.server = mcp.NewServer(g.impl(), g.serverOptions(
+	cr.sess.server = mcp.NewServer(g.impl(), g.serverOptions(cr.sess,
 		func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			rs := requestSession(ctx)
 			if rs == nil {
