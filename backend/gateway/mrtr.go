@@ -11,6 +11,8 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/pipeline"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -201,14 +203,12 @@ func (g *Gateway) resumeCall(rs *session, method string, req mcp.Request, state 
 	switch {
 	case pc == nil || pc.method != method || pc.target != r.Exposed:
 		p.mu.Unlock()
-		res, err := g.refuse(r, (&core.Error{Code: EStateUnknown, Message: "Airlock knows no call waiting for this requestState: it was never given, was used already, or expired"}).
+		return nil, nil, g.refuseState(r, (&core.Error{Code: EStateUnknown, Message: "Airlock knows no call waiting for this requestState: it was never given, was used already, or expired"}).
 			WithHint("send the request again without inputResponses and requestState"))
-		return nil, res, err
 	case pc.owner != rs.conn.Key:
 		p.mu.Unlock()
-		res, err := g.refuse(r, (&core.Error{Code: core.EForbidden, Message: "this requestState belongs to a call another credential started"}).
+		return nil, nil, g.refuseState(r, (&core.Error{Code: core.EForbidden, Message: "this requestState belongs to a call another credential started"}).
 			WithHint("a call can only be continued with the credential that started it"))
-		return nil, res, err
 	}
 	delete(p.pending, state)
 	p.mu.Unlock()
@@ -218,6 +218,19 @@ func (g *Gateway) resumeCall(rs *session, method string, req mcp.Request, state 
 		return nil, res, err
 	}
 	return pc, nil, nil
+}
+
+// refuseState refuses a retry whose requestState continues no call of its
+// caller: recorded as any refusal, and answered with a JSON-RPC error,
+// invalid params (-32602), as SEP-2322 asks of a state that fails its
+// check, with the reason code in its data. A tool error (isError) reads
+// as the tool's own answer to the state (found by the MCP conformance
+// suite 0.2.0-alpha.12: it took one as accepting a tampered state).
+func (g *Gateway) refuseState(r *core.Request, e *core.Error) error {
+	g.refuse(r, e) // for its record; a tool call's answer is the error below
+	rpc := pipeline.RPCError(e)
+	rpc.Code = jsonrpc.CodeInvalidParams
+	return rpc
 }
 
 // await waits, for the HTTP request rd, until the call has its result or

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/pipeline"
 	"github.com/airlock-dev/airlock/backend/testutil"
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -387,14 +389,27 @@ func TestNewRevisionIdentityPerRequest(t *testing.T) {
 		}
 	}
 
+	askErr := func(sess *mcp.ClientSession, state string, answers mcp.InputResponseMap) (*mcp.CallToolResult, error) {
+		return sess.CallTool(ctx, &mcp.CallToolParams{Name: "test__ask_user", Arguments: map[string]any{"question": "name?"},
+			InputResponses: answers, RequestState: state})
+	}
 	ask := func(sess *mcp.ClientSession, state string, answers mcp.InputResponseMap) *mcp.CallToolResult {
 		t.Helper()
-		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "test__ask_user", Arguments: map[string]any{"question": "name?"},
-			InputResponses: answers, RequestState: state})
+		res, err := askErr(sess, state, answers)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
+	}
+	// A retry whose requestState continues no call of its caller gets a
+	// JSON-RPC error, invalid params, with the reason code (SEP-2322; a
+	// tool error would read as the tool's answer).
+	stateRefused := func(who string, res *mcp.CallToolResult, err error, code string) {
+		t.Helper()
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || !strings.Contains(rpc.Message, "["+code+"]") {
+			t.Errorf("%s: %v (result %+v), want a JSON-RPC error -32602 naming %s", who, err, res, code)
+		}
 	}
 	first := ask(tester, "", nil)
 	if !first.NeedsInput() || len(first.InputRequests) != 1 || first.RequestState == "" {
@@ -411,9 +426,8 @@ func TestNewRevisionIdentityPerRequest(t *testing.T) {
 		name string
 		sess *mcp.ClientSession
 	}{{"other", other}, {"nobody", nobody}} {
-		if res := ask(c.sess, first.RequestState, mallory); errorCode(res) != core.EForbidden {
-			t.Errorf("%s answering tester's call: %q, want %s", c.name, text(t, res), core.EForbidden)
-		}
+		res, err := askErr(c.sess, first.RequestState, mallory)
+		stateRefused(c.name+" answering tester's call", res, err, core.EForbidden)
 	}
 	recs := e.audited(t, core.ActivityFilter{Server: "test", Tool: "ask_user", Decision: core.DecisionDenied}, func(r []core.AuditRecord) bool { return len(r) == 2 },
 		"the two refused answers")
@@ -426,16 +440,13 @@ func TestNewRevisionIdentityPerRequest(t *testing.T) {
 	// review: another tool's name was taken, and audited as that tool).
 	other2, err := tester.CallTool(ctx, &mcp.CallToolParams{Name: "test__echo", Arguments: map[string]any{"message": "x"},
 		InputResponses: mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}}, RequestState: first.RequestState})
-	if err != nil || errorCode(other2) != "unknown_request_state" {
-		t.Errorf("tester's requestState on another tool: %v %q, want unknown_request_state", err, text(t, other2))
-	}
+	stateRefused("tester's requestState on another tool", other2, err, "unknown_request_state")
 	res := ask(tester, first.RequestState, mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}})
 	if text(t, res) != "the user answered accept: Ada" {
 		t.Fatalf("the owner's answer = %+v, want the call's result", res)
 	}
-	if res := ask(tester, first.RequestState, mallory); errorCode(res) != "unknown_request_state" {
-		t.Errorf("a requestState used twice: %q, want unknown_request_state", text(t, res))
-	}
+	res, err = askErr(tester, first.RequestState, mallory)
+	stateRefused("a requestState used twice", res, err, "unknown_request_state")
 
 	// A caller suspended while its call waited.
 	second := ask(tester, "", nil)
