@@ -97,7 +97,7 @@ func (g *Gateway) roundTrip(ctx context.Context, rs *session, method string, req
 	rd := &round{rs: rs, ctx: ctx, progress: progress}
 	var pc *pendingCall
 	if state == "" {
-		pc = g.startCall(ctx, rs, method, req)
+		pc = g.startCall(ctx, rs, method, req, rd)
 	} else {
 		var res mcp.Result
 		var err error
@@ -123,7 +123,7 @@ func targetOf(req mcp.Request) string {
 }
 
 // startCall runs a new call apart from its HTTP request.
-func (g *Gateway) startCall(ctx context.Context, rs *session, method string, req mcp.Request) *pendingCall {
+func (g *Gateway) startCall(ctx context.Context, rs *session, method string, req mcp.Request, rd *round) *pendingCall {
 	pc := &pendingCall{g: g, owner: rs.conn.Key, method: method, target: targetOf(req), done: make(chan struct{}),
 		wake: make(chan struct{}, 1), asks: map[string]*ask{}, caps: &mcp.ClientCapabilities{}}
 	if ip := rs.ss.Load().InitializeParams(); ip != nil && ip.Capabilities != nil {
@@ -133,6 +133,11 @@ func (g *Gateway) startCall(ctx context.Context, rs *session, method string, req
 	// request when it needs input. await cancels it when the agent goes.
 	pc.ctx, pc.cancel = context.WithCancel(context.WithValue(context.WithoutCancel(ctx), pendingKey{}, pc))
 	jr := jobRequest(rs.ss.Load(), req)
+	// The request answers for the call before the call starts: a log
+	// message or progress its server sends at once travels on it (found by
+	// a test under load: a message sent before await had the request in
+	// place had nowhere to go).
+	g.attach(pc, rd)
 	go func() {
 		defer pc.stop()
 		var res mcp.Result
@@ -233,20 +238,27 @@ func (g *Gateway) refuseState(r *core.Request, e *core.Error) error {
 	return rpc
 }
 
-// await waits, for the HTTP request rd, until the call has its result or
-// needs input from the agent. A request that ends first (the agent hung up
-// or cancelled) cancels the call.
-func (g *Gateway) await(pc *pendingCall, rd *round) (mcp.Result, error) {
-	p := &g.proto
+// attach makes the HTTP request rd the one that answers for pc now: the
+// call's progress and its server's log messages travel on it.
+func (g *Gateway) attach(pc *pendingCall, rd *round) {
 	pc.mu.Lock()
 	pc.round = rd
 	pc.mu.Unlock()
+	p := &g.proto
 	p.mu.Lock()
 	if p.rounds == nil {
 		p.rounds = map[*round]struct{}{}
 	}
 	p.rounds[rd] = struct{}{}
 	p.mu.Unlock()
+}
+
+// await waits, for the HTTP request rd, until the call has its result or
+// needs input from the agent. A request that ends first (the agent hung up
+// or cancelled) cancels the call.
+func (g *Gateway) await(pc *pendingCall, rd *round) (mcp.Result, error) {
+	p := &g.proto
+	g.attach(pc, rd)
 	defer func() {
 		pc.mu.Lock()
 		pc.round = nil
