@@ -163,6 +163,9 @@ func TestNewRevisionAgentDoesEverything(t *testing.T) {
 		// Logs travel on the response to a request, at the level the
 		// request asked for in _meta (logging/setLevel is gone).
 		notifier := newNotifier()
+		var once sync.Once
+		release := func() { once.Do(func() { close(notifier.release) }) }
+		t.Cleanup(release) // a failed check does not leave the call held until its timeout
 		e.cat.AddInProcess("notifier", notifier.Server, false)
 		e.waitRunning(t, "notifier")
 		params := &mcp.CallToolParams{Meta: mcp.Meta{mcp.MetaKeyLogLevel: "info"}, Name: "notifier__notify"}
@@ -179,7 +182,7 @@ func TestNewRevisionAgentDoesEverything(t *testing.T) {
 		if got := receive(t, progress, "progress notification"); got != 1 {
 			t.Errorf("progress = %v, want 1", got)
 		}
-		close(notifier.release)
+		release()
 		if res := receive(t, done, "the call's result"); res == nil || text(t, res) != "released" {
 			t.Errorf("notify = %+v, want released", res)
 		}
