@@ -93,7 +93,9 @@ type Instance struct {
 	// the database closes, so that none writes to it, or to the data
 	// directory, once Close has returned (found by CI: the rules file was
 	// written into a test's data directory while it was being removed).
-	bg sync.WaitGroup
+	bg       sync.WaitGroup
+	bgMu     sync.Mutex
+	bgClosed bool // Close is waiting for bg, or has: nothing more starts
 
 	API     *api.Facade
 	Hub     *events.Hub
@@ -166,7 +168,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if stopped, err := in.cfg.Watch(ctx); err != nil {
 		o.Logger.Warn("edits of the servers file will not apply until Airlock restarts", "err", err)
 	} else {
-		in.bg.Go(func() { <-stopped })
+		in.background(func() { <-stopped })
 	}
 
 	// The audit log is closed after the catalog (closers run last to
@@ -202,7 +204,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if err := in.authz.AdoptLegacyToken(agentToken); err != nil {
 		return nil, err
 	}
-	in.bg.Go(func() { in.authz.Watch(ctx) })
+	in.background(func() { in.authz.Watch(ctx) })
 	own := ownServer(in.authz)
 	team, err := in.startTeams(ctx, o, own)
 	if err != nil {
@@ -339,8 +341,51 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	in.waitInProcess(ctx, o)
 	go in.srv.Serve(ln)
 	in.cfg.Subscribe(in.cat.Apply)
+	in.cfg.Subscribe(forgetRemoved(in.cfg.List(), toolPins, o.Logger))
 	in.cat.Apply(in.cfg.List())
 	return in, nil
+}
+
+// background runs fn in a goroutine Close waits for, unless Close has
+// begun waiting (a late UI or CLI change of the built-in settings, say):
+// then it does not run at all, as nothing may start once the database is
+// about to close (found in a review).
+func (in *Instance) background(fn func()) {
+	in.bgMu.Lock()
+	defer in.bgMu.Unlock()
+	if !in.bgClosed {
+		in.bg.Go(fn)
+	}
+}
+
+// forgetRemoved returns a servers-file subscriber that forgets the
+// accepted instructions of each server removed from the file (given the
+// servers configured now): a server added later under the same id is
+// another server, and the old one's text must not reach agents under its
+// name (found in a review). Its tool pins stay: for tools a stale pin
+// only makes calls ask.
+func forgetRemoved(now []core.ServerConfig, p *pins.Pins, log *slog.Logger) func([]core.ServerConfig) {
+	var mu sync.Mutex
+	configured := map[string]bool{}
+	for _, c := range now {
+		configured[c.ID] = true
+	}
+	return func(cfgs []core.ServerConfig) {
+		mu.Lock()
+		defer mu.Unlock()
+		next := map[string]bool{}
+		for _, c := range cfgs {
+			next[c.ID] = true
+		}
+		for id := range configured {
+			if !next[id] {
+				if err := p.ForgetInstructions(id); err != nil {
+					log.Warn("forget the instructions of a removed server", "server", id, "err", err)
+				}
+			}
+		}
+		configured = next
+	}
 }
 
 // waitInProcess waits (briefly) for the in-process servers to list their
@@ -395,6 +440,9 @@ func (in *Instance) close() {
 		}
 		cancel()
 	}
+	in.bgMu.Lock()
+	in.bgClosed = true
+	in.bgMu.Unlock()
 	in.bg.Wait()
 	for i := len(in.closers) - 1; i >= 0; i-- {
 		in.closers[i]()

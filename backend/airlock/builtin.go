@@ -38,13 +38,13 @@ func (in *Instance) startBuiltin(ctx context.Context, o Options) error {
 		Logger:  o.Logger,
 		OnChange: func(ov builtin.Overview) {
 			in.Hub.Emit(core.EventBuiltinChanged, ov)
-			in.bg.Go(sync)
+			in.background(sync)
 		},
 	})
 	if err != nil {
 		return err
 	}
-	in.bg.Go(func() { in.builtin.Watch(ctx, time.Second) })
+	in.background(func() { in.builtin.Watch(ctx, time.Second) })
 	sync()
 	return nil
 }

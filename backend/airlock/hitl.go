@@ -52,7 +52,7 @@ func (in *Instance) startHITL(ctx context.Context, o Options, audit *store.Audit
 	if err != nil {
 		return hitlParts{}, err
 	}
-	in.bg.Go(func() { rules.Watch(ctx) })
+	in.background(func() { rules.Watch(ctx) })
 	approvals := store.NewApprovals(in.db)
 	broker := hitl.NewBroker(rules, approvals, hitl.BrokerOptions{Events: in.Hub, Logger: o.Logger,
 		Timeout: o.ApprovalTimeout, ProgressInterval: o.ApprovalProgressInterval, CurrentTask: in.currentTask})

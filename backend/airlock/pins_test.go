@@ -144,7 +144,7 @@ func TestChangedServerInstructionsWaitForTheUser(t *testing.T) {
 	if st := status(); st.InstructionsChanged != nil || st.Instructions != "Call script__tool with no arguments." {
 		t.Errorf("first instructions: %q, changed %+v; want them shown, not flagged", st.Instructions, st.InstructionsChanged)
 	}
-	if err := in.API.Servers.AcceptInstructionsChange("script"); core.ErrorCode(err) != core.EConflict {
+	if err := in.API.Servers.AcceptInstructionsChange("script", "Call script__tool with no arguments."); core.ErrorCode(err) != core.EConflict {
 		t.Errorf("accepting unchanged instructions: %v, want %s", err, core.EConflict)
 	}
 
@@ -165,7 +165,11 @@ func TestChangedServerInstructionsWaitForTheUser(t *testing.T) {
 		t.Errorf("instructions while the change waits: %q, want the accepted ones", got)
 	}
 
-	if err := in.API.Servers.AcceptInstructionsChange("script"); err != nil {
+	// Accepting takes the text shown, and only that.
+	if err := in.API.Servers.AcceptInstructionsChange("script", "Some other text."); core.ErrorCode(err) != core.EConflict {
+		t.Errorf("accepting text the server does not give: %v, want %s", err, core.EConflict)
+	}
+	if err := in.API.Servers.AcceptInstructionsChange("script", status().Instructions); err != nil {
 		t.Fatal(err)
 	}
 	if st := status(); st.InstructionsChanged != nil {
@@ -174,7 +178,51 @@ func TestChangedServerInstructionsWaitForTheUser(t *testing.T) {
 	if got := instructions(); !strings.Contains(got, "> "+evil) {
 		t.Errorf("instructions once accepted: %q, want the new ones", got)
 	}
-	if err := in.API.Servers.AcceptInstructionsChange("nope"); core.ErrorCode(err) != core.ENotFound {
+	if err := in.API.Servers.AcceptInstructionsChange("nope", ""); core.ErrorCode(err) != core.ENotFound {
 		t.Errorf("accepting the instructions of an unknown server: %v, want %s", err, core.ENotFound)
+	}
+}
+
+// A server removed and another added later under the same id (a common
+// name: "github", "fs") is a new server: its first instructions are its
+// own, and the removed one's text does not reach agents under its name
+// (found in a review: it did, and the new server's were flagged as a
+// change of the old one's).
+func TestRemovedServersInstructionsDoNotOutliveIt(t *testing.T) {
+	dir := t.TempDir()
+	descFile := filepath.Join(dir, "desc.txt")
+	os.WriteFile(descFile, []byte("Reads things."), 0o600)
+	instrFile := filepath.Join(dir, "instructions.txt")
+	old := "Always call script__tool with no arguments before anything else."
+	os.WriteFile(instrFile, []byte(old), 0o600)
+	in := startWithScriptServer(t, dir, descFile)
+	waitTool(t, connect(t, in), "script__tool")
+	if got := connect(t, in).InitializeResult().Instructions; !strings.Contains(got, old) {
+		t.Fatalf("first instructions not given: %q", got)
+	}
+	cfg := scriptServer(t, dir, descFile)
+	if err := in.API.Servers.Remove("script"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		views, _ := in.API.Servers.List()
+		for _, v := range views {
+			if v.Config.ID == "script" {
+				return false
+			}
+		}
+		return true
+	}, "server script was never removed")
+	// Another server, same id, that gives no instructions.
+	os.Remove(instrFile)
+	if _, err := in.API.Servers.Add(cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitTool(t, connect(t, in), "script__tool")
+	if got := connect(t, in).InitializeResult().Instructions; strings.Contains(got, old) {
+		t.Errorf("the new server 'script' gives no instructions, but agents get the removed one's: %q", got)
+	}
+	if st := serverStatus(t, in, "script"); st.InstructionsChanged != nil {
+		t.Errorf("the new server's first instructions are flagged as a change of the removed one's: %+v", st.InstructionsChanged)
 	}
 }

@@ -52,13 +52,13 @@ func (in *Instance) startRunner(ctx context.Context, o Options) error {
 	if b, ok := board.(interface{ OnChange(func(string)) }); ok {
 		b.OnChange(func(string) { r.Kick() })
 	}
-	in.bg.Go(func() {
+	in.background(func() {
 		follow(ctx, in.Hub, "board", func(events.Event) {
 			r.StopCancelled()
 			r.Kick()
 		})
 	})
-	in.bg.Go(func() { noteRunToolCalls(ctx, in.Hub, r) })
+	in.background(func() { noteRunToolCalls(ctx, in.Hub, r) })
 	return nil
 }
 

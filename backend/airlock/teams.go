@@ -29,11 +29,11 @@ func (in *Instance) startTeams(ctx context.Context, o Options, own *mcp.Server) 
 	if err := teams.RegisterTools(own, svc, in.authz); err != nil {
 		return teamParts{}, err
 	}
-	in.bg.Go(func() { svc.Watch(ctx, teams.DefaultHintInterval) })
+	in.background(func() { svc.Watch(ctx, teams.DefaultHintInterval) })
 	in.teams = svc
 	// Close waits for it (ctx ends first): a release still writing when
 	// the database closes would write into a data directory being removed.
-	in.bg.Go(func() { in.releaseTasksOutside(ctx, svc) })
+	in.background(func() { in.releaseTasksOutside(ctx, svc) })
 	return teamParts{svc: svc}, nil
 }
 

@@ -109,10 +109,11 @@ func (s *Servers) AcceptToolChange(server, tool string) error {
 }
 
 // AcceptInstructionsChange accepts what a server now tells its clients
-// about using it (its instructions): agents that connect from now on get
-// them.
-func (s *Servers) AcceptInstructionsChange(server string) error {
-	if err := s.d.Pins.AcceptInstructions(server); err != nil {
+// about using it (its instructions), given as the text the person was
+// shown: agents that connect from now on get them. If the server gave
+// other ones since, nothing is accepted (conflict).
+func (s *Servers) AcceptInstructionsChange(server, shown string) error {
+	if err := s.d.Pins.AcceptInstructions(server, shown); err != nil {
 		return err
 	}
 	s.d.Catalog.Refresh(server)

@@ -121,7 +121,8 @@ type ServerStatus struct {
 // user accepted.
 type InstructionsChange struct {
 	Accepted string    `json:"accepted"` // what agents get meanwhile; "" for none
-	Since    time.Time `json:"since"`    // when the change was first seen
+	Given    string    `json:"-"`        // what the server gives now (ServerStatus.Instructions)
+	Since    time.Time `json:"since"`    // when the server started giving them
 }
 
 // ToolInfo is a downstream tool as Airlock exposes it.

@@ -104,6 +104,10 @@ func (g *Gateway) roundTrip(ctx context.Context, rs *session, method string, req
 		if pc, res, err = g.resumeCall(rs, method, req, state); pc == nil {
 			return res, err
 		}
+		// The retry's request answers for the call before the server has
+		// the answers: what it logs or reports at once travels on it (found
+		// in a review: the first round's race, on every later one).
+		g.attach(pc, rd)
 		pc.deliver(answers)
 	}
 	return g.await(pc, rd)

@@ -41,6 +41,7 @@ type Store interface {
 	Save(Pin) error
 	AllInstructions() ([]InstructionsPin, error)
 	SaveInstructions(InstructionsPin) error
+	DeleteInstructions(server string) error
 }
 
 type key struct{ server, tool string }
@@ -295,15 +296,31 @@ func (p *Pins) ExposeInstructions(server, text string) string {
 		delete(p.instrChanged, server)
 		return text
 	}
-	if p.instrChanged[server] == nil {
-		p.instrChanged[server] = &core.InstructionsChange{Accepted: pin.Instructions, Since: p.now().UTC()}
+	if c := p.instrChanged[server]; c == nil || c.Given != text {
+		// Since the text last changed: what the screen shows and what
+		// accepting takes move together.
+		p.instrChanged[server] = &core.InstructionsChange{Accepted: pin.Instructions, Given: text, Since: p.now().UTC()}
 	}
 	return pin.Instructions
 }
 
+// ForgetInstructions drops what is known of server's instructions (it was
+// removed): a server added later under its id is another server, whose
+// first instructions are its own, not a change to the old one's.
+func (p *Pins) ForgetInstructions(server string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.instr, server)
+	delete(p.instrNow, server)
+	delete(p.instrChanged, server)
+	return p.store.DeleteInstructions(server)
+}
+
 // AcceptInstructions makes the instructions server gives now the accepted
-// ones.
-func (p *Pins) AcceptInstructions(server string) error {
+// ones, if they are shown: the text the person read (whitespace around it
+// aside). When the server gave other ones since, nothing is accepted and
+// the error says so: accepting must never take text nobody saw.
+func (p *Pins) AcceptInstructions(server, shown string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	text, ok := p.instrNow[server]
@@ -312,6 +329,9 @@ func (p *Pins) AcceptInstructions(server string) error {
 	}
 	if p.instrChanged[server] == nil {
 		return core.Errorf(core.EConflict, "the instructions of %s have not changed since they were accepted", server)
+	}
+	if strings.TrimSpace(shown) != text {
+		return core.Errorf(core.EConflict, "the instructions of %s changed again since they were shown: nothing was accepted; read the new text and accept that", server)
 	}
 	pin := InstructionsPin{ServerID: server, Instructions: text, AcceptedAt: p.now().UTC()}
 	if err := p.store.SaveInstructions(pin); err != nil {

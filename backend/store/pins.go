@@ -76,3 +76,11 @@ func (p *Pins) SaveInstructions(pin pins.InstructionsPin) error {
 	}
 	return nil
 }
+
+// DeleteInstructions forgets server's accepted instructions.
+func (p *Pins) DeleteInstructions(server string) error {
+	if err := p.db.Where("server_id = ?", server).Delete(&instructionsPinRow{}).Error; err != nil {
+		return fmt.Errorf("delete the instructions pin of %s: %w", server, err)
+	}
+	return nil
+}

@@ -927,9 +927,10 @@ export function createClient(call: Call) {
     },
     servers: {
       /** AcceptInstructionsChange accepts what a server now tells its clients
-       * about using it (its instructions): agents that connect from now on get
-       * them. */
-      acceptInstructionsChange: (server: string): Promise<void> => call('Servers.AcceptInstructionsChange', [server]) as Promise<void>,
+       * about using it (its instructions), given as the text the person was
+       * shown: agents that connect from now on get them. If the server gave
+       * other ones since, nothing is accepted (conflict). */
+      acceptInstructionsChange: (server: string, shown: string): Promise<void> => call('Servers.AcceptInstructionsChange', [server, shown]) as Promise<void>,
       /** AcceptToolChange accepts a tool's new definition (or a new tool): agents
        * see it from now on, and calls to it stop being forced to ask. */
       acceptToolChange: (server: string, tool: string): Promise<void> => call('Servers.AcceptToolChange', [server, tool]) as Promise<void>,

@@ -173,9 +173,10 @@ export function mockTransport(): Transport {
       if (t) t.changed = null;
       return null;
     },
-    'Servers.AcceptInstructionsChange': (server: string) => {
+    'Servers.AcceptInstructionsChange': (server: string, shown: string) => {
       const st = servers.find((s) => s.config.id === server)?.status;
       if (!st?.instructionsChanged) throw new ApiError('conflict', `the instructions of ${server} have not changed since they were accepted`);
+      if (shown.trim() !== (st.instructions ?? '')) throw new ApiError('conflict', `the instructions of ${server} changed again since they were shown: nothing was accepted; read the new text and accept that`);
       st.instructionsChanged = null;
       return null;
     },

@@ -93,10 +93,17 @@ export class ServersStore {
     await this.load();
   }
 
-  /** Accepts a server's changed instructions: agents that connect from now on get them. */
-  async acceptInstructionsChange(server: string): Promise<void> {
-    await api.servers.acceptInstructionsChange(server);
-    await this.load();
+  /**
+   * Accepts a server's changed instructions, given as the text shown: agents that connect from now
+   * on get them. Refused (conflict) when the server gave other ones since; the list is reloaded either
+   * way, so the screen shows what the server gives now.
+   */
+  async acceptInstructionsChange(server: string, shown: string): Promise<void> {
+    try {
+      await api.servers.acceptInstructionsChange(server, shown);
+    } finally {
+      await this.load();
+    }
   }
 
   async importConfig(text: string): Promise<ImportResult> {
