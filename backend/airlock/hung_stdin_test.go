@@ -211,6 +211,21 @@ func startWithTestServer(t *testing.T, id string, callTimeout int) *airlock.Inst
 	return in
 }
 
+// goroutines are the stacks of this process's goroutines, one each,
+// beginning "goroutine ID [state]:".
+func goroutines() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return strings.Split(string(buf), "\n\n")
+}
+
 // stdinWrite is a write under way to a stdio server's stdin: to which
 // connection (the receiver's address), and whether it is blocked in the
 // pipe write.
@@ -224,18 +239,9 @@ type stdinWrite struct {
 // goroutine id. Nothing else shows that Airlock's write to a child's stdin
 // is blocked.
 func stdinWrites() map[string]stdinWrite {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	const frame = "backend/catalog.(*stdioConn).Write("
 	out := map[string]stdinWrite{}
-	for _, g := range strings.Split(string(buf), "\n\n") {
+	for _, g := range goroutines() {
 		i := strings.Index(g, frame)
 		if i < 0 {
 			continue

@@ -3,7 +3,6 @@ package airlock_test
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -59,17 +58,8 @@ func TestCloseLeavesNoWatcherRunning(t *testing.T) {
 		"backend/airlock.noteRunToolCalls", "backend/airlock.(*Instance).releaseTasksOutside",
 	}
 	running := func() map[string]string {
-		buf := make([]byte, 1<<20)
-		for {
-			n := runtime.Stack(buf, true)
-			if n < len(buf) {
-				buf = buf[:n]
-				break
-			}
-			buf = make([]byte, 2*len(buf))
-		}
 		out := map[string]string{}
-		for _, g := range strings.Split(string(buf), "\n\n") {
+		for _, g := range goroutines() {
 			for _, w := range watchers {
 				if strings.Contains(g, w) {
 					out[strings.Fields(g)[1]] = w
