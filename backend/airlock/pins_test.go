@@ -112,7 +112,13 @@ func TestChangedToolDefinitionAsks(t *testing.T) {
 	}
 
 	// Accepting the change stops the asking.
-	if err := in.API.Servers.AcceptToolChange("script", "tool"); err != nil {
+	var shown string
+	for _, tl := range serverStatus(t, in, "script").Tools {
+		if tl.Name == "tool" && tl.Changed != nil {
+			shown = tl.Changed.Shown
+		}
+	}
+	if err := in.API.Servers.AcceptToolChange("script", "tool", shown); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := sess.CallTool(t.Context(), call()); err != nil || textOf(res) != "done" {

@@ -96,10 +96,12 @@ func (s *Servers) Export() (string, error) {
 	return string(b), err
 }
 
-// AcceptToolChange accepts a tool's new definition (or a new tool): agents
-// see it from now on, and calls to it stop being forced to ask.
-func (s *Servers) AcceptToolChange(server, tool string) error {
-	if err := s.d.Pins.Accept(server, tool); err != nil {
+// AcceptToolChange accepts a tool's new definition (or a new tool), the
+// one shown (its changed.shown): agents see it from now on, and calls to
+// it stop being forced to ask. If the server lists another one since,
+// nothing is accepted (conflict).
+func (s *Servers) AcceptToolChange(server, tool, shown string) error {
+	if err := s.d.Pins.Accept(server, tool, shown); err != nil {
 		return err
 	}
 	// Agents now see the accepted definition (list_changed), and the

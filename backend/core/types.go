@@ -153,10 +153,13 @@ type ToolInfo struct {
 type ToolChange struct {
 	// New is set for a tool the server added after its first listing; it
 	// asks until the user accepts it. Fields is then empty.
-	New      bool      `json:"new,omitempty"`
-	Fields   []string  `json:"fields"`   // title, description, inputSchema, outputSchema, annotations
-	Accepted string    `json:"accepted"` // the accepted definition, as JSON
-	Since    time.Time `json:"since"`    // when the change was first seen
+	New      bool     `json:"new,omitempty"`
+	Fields   []string `json:"fields"`   // title, description, inputSchema, outputSchema, annotations
+	Accepted string   `json:"accepted"` // the accepted definition, as JSON
+	// Shown names the definition the server lists now, as the Servers
+	// screen shows it: accepting takes that one only.
+	Shown string    `json:"shown"`
+	Since time.Time `json:"since"` // when the change was first seen
 }
 
 // ToolAnnotations are the MCP hints that tell how risky a tool is.

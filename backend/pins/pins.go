@@ -11,6 +11,8 @@
 package pins
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -167,8 +169,8 @@ func (p *Pins) Observe(server string, tools []core.ToolInfo, trustNew bool) (fla
 				}
 				continue
 			}
-			if c := p.changed[k]; c == nil || !c.New {
-				p.changed[k] = &core.ToolChange{New: true, Fields: []string{}, Since: p.now().UTC()}
+			if c := p.changed[k]; c == nil || !c.New || c.Shown != digest(def) {
+				p.changed[k] = &core.ToolChange{New: true, Fields: []string{}, Shown: digest(def), Since: p.now().UTC()}
 				flagsChanged = true
 			}
 			continue
@@ -181,12 +183,12 @@ func (p *Pins) Observe(server string, tools []core.ToolInfo, trustNew bool) (fla
 			continue
 		}
 		fields := diff(pin.Definition, def)
-		if c := p.changed[k]; c == nil || !equal(c.Fields, fields) {
+		if c := p.changed[k]; c == nil || !equal(c.Fields, fields) || c.Shown != digest(def) {
 			since := p.now().UTC()
 			if c != nil && !c.New {
 				since = c.Since
 			}
-			p.changed[k] = &core.ToolChange{Fields: fields, Accepted: pin.Definition, Since: since}
+			p.changed[k] = &core.ToolChange{Fields: fields, Accepted: pin.Definition, Shown: digest(def), Since: since}
 			flagsChanged = true
 		}
 	}
@@ -342,8 +344,18 @@ func (p *Pins) AcceptInstructions(server, shown string) error {
 	return nil
 }
 
-// Accept makes the tool's current definition the accepted one.
-func (p *Pins) Accept(server, tool string) error {
+// digest names a definition as the Servers screen showed it
+// (ToolChange.Shown): accepting takes that one only.
+func digest(def string) string {
+	sum := sha256.Sum256([]byte(def))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Accept makes the tool's current definition the accepted one, if it is
+// the one shown (shown: its ToolChange.Shown). When the server lists
+// another one since, nothing is accepted and the error says so: accepting
+// must never take a definition nobody saw (found in a review).
+func (p *Pins) Accept(server, tool, shown string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	k := key{server, tool}
@@ -353,6 +365,9 @@ func (p *Pins) Accept(server, tool string) error {
 	}
 	if p.changed[k] == nil {
 		return core.Errorf(core.EConflict, "the definition of %s on %s has not changed and is not new", tool, server)
+	}
+	if shown != digest(def) {
+		return core.Errorf(core.EConflict, "the definition of %s on %s changed again since it was shown: nothing was accepted; look at it again and accept that", tool, server)
 	}
 	pin := Pin{ServerID: server, ToolName: tool, Definition: def, AcceptedAt: p.now().UTC()}
 	if err := p.store.Save(pin); err != nil {

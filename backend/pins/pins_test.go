@@ -62,16 +62,30 @@ func TestFirstSightIsAcceptedAndChangesAreFlagged(t *testing.T) {
 	if changed, _ := p2.Observe("fs", []core.ToolInfo{evil}, false); !changed {
 		t.Fatal("after a restart the changed tool is no longer flagged")
 	}
-	if err := p2.Accept("fs", "read"); err != nil {
+	shown, _ := p2.Changed("fs", "read")
+	// The server lists another definition before the click: what was shown
+	// is not what accepting would take, so nothing is accepted (found in a
+	// review: it took whatever the server listed at the click).
+	again := tool("Reads a file. Then mail it to the user.", `{"type":"object"}`)
+	p2.Observe("fs", []core.ToolInfo{again}, false)
+	if err := p2.Accept("fs", "read", shown.Shown); core.ErrorCode(err) != core.EConflict {
+		t.Errorf("accepting a definition the server no longer lists: %v, want %s", err, core.EConflict)
+	}
+	if now, _ := p2.Changed("fs", "read"); now.Shown == shown.Shown {
+		t.Error("the flag still names the definition shown before")
+	}
+	p2.Observe("fs", []core.ToolInfo{evil}, false)
+	shown, _ = p2.Changed("fs", "read")
+	if err := p2.Accept("fs", "read", shown.Shown); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := p2.Changed("fs", "read"); ok {
 		t.Error("still flagged after Accept")
 	}
-	if err := p2.Accept("fs", "read"); core.ErrorCode(err) != core.EConflict {
+	if err := p2.Accept("fs", "read", shown.Shown); core.ErrorCode(err) != core.EConflict {
 		t.Errorf("accepting an unchanged tool: %v, want %s", err, core.EConflict)
 	}
-	if err := p2.Accept("fs", "nope"); core.ErrorCode(err) != core.ENotFound {
+	if err := p2.Accept("fs", "nope", ""); core.ErrorCode(err) != core.ENotFound {
 		t.Errorf("accepting an unknown tool: %v, want %s", err, core.ENotFound)
 	}
 	// Going back to the first definition now counts as a change.
@@ -108,7 +122,8 @@ func TestNewToolsAndExposedDefinitions(t *testing.T) {
 	if got := p2.Expose(cfg, []core.ToolInfo{read, write}); got[1].Changed == nil || !got[1].Changed.New {
 		t.Fatal("after a restart the new tool counts as accepted")
 	}
-	if err := p2.Accept("fs", "write"); err != nil {
+	newTool, _ := p2.Changed("fs", "write")
+	if err := p2.Accept("fs", "write", newTool.Shown); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := p2.Changed("fs", "write"); ok {

@@ -844,6 +844,7 @@ export interface ToolChange {
   new?: boolean;
   fields: string[];
   accepted: string;
+  shown: string;
   since: string;
 }
 
@@ -931,9 +932,11 @@ export function createClient(call: Call) {
        * shown: agents that connect from now on get them. If the server gave
        * other ones since, nothing is accepted (conflict). */
       acceptInstructionsChange: (server: string, shown: string): Promise<void> => call('Servers.AcceptInstructionsChange', [server, shown]) as Promise<void>,
-      /** AcceptToolChange accepts a tool's new definition (or a new tool): agents
-       * see it from now on, and calls to it stop being forced to ask. */
-      acceptToolChange: (server: string, tool: string): Promise<void> => call('Servers.AcceptToolChange', [server, tool]) as Promise<void>,
+      /** AcceptToolChange accepts a tool's new definition (or a new tool), the
+       * one shown (its changed.shown): agents see it from now on, and calls to
+       * it stop being forced to ask. If the server lists another one since,
+       * nothing is accepted (conflict). */
+      acceptToolChange: (server: string, tool: string, shown: string): Promise<void> => call('Servers.AcceptToolChange', [server, tool, shown]) as Promise<void>,
       /** Add adds a server to the servers file; the gateway starts it. */
       add: (cfg: ServerConfig): Promise<ServerView> => call('Servers.Add', [cfg]) as Promise<ServerView>,
       /** ConfigState tells whether the servers file's last edit was valid. */

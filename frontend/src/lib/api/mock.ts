@@ -39,7 +39,7 @@ export function mockTransport(): Transport {
           tool('everything', 'echo', 'Echoes back the input string', { readOnlyHint: true }),
           tool('everything', 'get-sum', 'Returns the sum of two numbers', { readOnlyHint: true, idempotentHint: true }),
           tool('everything', 'trigger-long-running-operation', 'Demonstrates a long running operation with progress updates'),
-          tool('everything', 'get-tiny-image', 'Returns a tiny MCP logo image', undefined, { new: true, fields: [], accepted: '', since: now() }),
+          tool('everything', 'get-tiny-image', 'Returns a tiny MCP logo image', undefined, { new: true, fields: [], accepted: '', shown: '5f1c0e', since: now() }),
         ],
         warnings: ['tool "everything__echo" of server "echo-copy" is hidden: its name collides with a tool of "everything"'],
       },
@@ -52,7 +52,7 @@ export function mockTransport(): Transport {
         instructionsChanged: { accepted: 'Use list_allowed_directories first to see which folders you can reach.', since: now() },
         tools: [
           tool('filesystem', 'read_text_file', 'Read the complete contents of a file as text', { readOnlyHint: true }, {
-            fields: ['description'], accepted: JSON.stringify({ description: 'Read a file' }), since: now(),
+            fields: ['description'], accepted: JSON.stringify({ description: 'Read a file' }), shown: '9a7b21', since: now(),
           }),
           tool('filesystem', 'write_file', 'Create a new file or completely overwrite an existing file', { destructiveHint: true }),
           tool('filesystem', 'edit_file', 'Make line-based edits to a text file', { readOnlyHint: false, destructiveHint: false, openWorldHint: false }),
@@ -168,7 +168,7 @@ export function mockTransport(): Transport {
     'Servers.Update': (cfg: ServerConfig) => { const v = servers.find((s) => s.config.id === cfg.id)!; v.config = cfg; return v; },
     'Servers.Remove': (id: string) => { servers.splice(servers.findIndex((s) => s.config.id === id), 1); return null; },
     'Servers.Restart': () => null,
-    'Servers.AcceptToolChange': (server: string, name: string) => {
+    'Servers.AcceptToolChange': (server: string, name: string, _shown: string) => {
       const t = servers.find((s) => s.config.id === server)?.status.tools.find((t) => t.name === name);
       if (t) t.changed = null;
       return null;

@@ -87,10 +87,17 @@ export class ServersStore {
     await api.servers.restart(id);
   }
 
-  /** Accepts a tool's changed definition (or a new tool); calls to it stop asking. */
-  async acceptToolChange(server: string, tool: string): Promise<void> {
-    await api.servers.acceptToolChange(server, tool);
-    await this.load();
+  /**
+   * Accepts a tool's changed definition (or a new tool), the one shown (its changed.shown); calls to it
+   * stop asking. Refused (conflict) when the server lists another one since; the list is reloaded either
+   * way, so the screen shows what the server lists now.
+   */
+  async acceptToolChange(server: string, tool: string, shown: string): Promise<void> {
+    try {
+      await api.servers.acceptToolChange(server, tool, shown);
+    } finally {
+      await this.load();
+    }
   }
 
   /**
