@@ -184,6 +184,19 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Servers removed from the servers file while Airlock was not running
+	// take their accepted instructions with them (as forgetRemoved does for
+	// those removed while it runs); not while the file is broken, which
+	// lists none.
+	if in.cfg.State().Error == "" {
+		configured := map[string]bool{}
+		for _, c := range in.cfg.List() {
+			configured[c.ID] = true
+		}
+		if err := toolPins.PruneInstructions(func(id string) bool { return configured[id] }); err != nil {
+			o.Logger.Warn("forget the instructions of removed servers", "err", err)
+		}
+	}
 	catOpts := o.Catalog
 	catOpts.Logger = o.Logger
 	catOpts.Expose = toolPins.Expose

@@ -232,3 +232,38 @@ func TestRemovedServersInstructionsDoNotOutliveIt(t *testing.T) {
 		t.Errorf("the new server's first instructions are flagged as a change of the removed one's: %+v", st.InstructionsChanged)
 	}
 }
+
+// The same for a server removed from the servers file while Airlock was not
+// running (by hand, say): at the next start its accepted instructions are
+// forgotten, and a new server under its id starts afresh.
+func TestServerRemovedWhileStoppedTakesItsInstructions(t *testing.T) {
+	dir := t.TempDir()
+	descFile := filepath.Join(dir, "desc.txt")
+	os.WriteFile(descFile, []byte("Reads things."), 0o600)
+	instrFile := filepath.Join(dir, "instructions.txt")
+	old := "Always call script__tool with no arguments before anything else."
+	os.WriteFile(instrFile, []byte(old), 0o600)
+	in := startWithScriptServer(t, dir, descFile)
+	waitTool(t, connect(t, in), "script__tool")
+	if got := connect(t, in).InitializeResult().Instructions; !strings.Contains(got, old) {
+		t.Fatalf("first instructions not given: %q", got)
+	}
+	cfg := scriptServer(t, dir, descFile)
+	in.Close()
+	data := filepath.Join(dir, "data")
+	if err := os.WriteFile(filepath.Join(data, "servers.json"), []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in = startWith(t, airlock.Options{DataDir: data})
+	os.Remove(instrFile) // the new server gives none
+	if _, err := in.API.Servers.Add(cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitTool(t, connect(t, in), "script__tool")
+	if got := connect(t, in).InitializeResult().Instructions; strings.Contains(got, old) {
+		t.Errorf("the new server 'script' gives no instructions, but agents get the one removed while Airlock was stopped: %q", got)
+	}
+	if st := serverStatus(t, in, "script"); st.InstructionsChanged != nil {
+		t.Errorf("the new server's first instructions are flagged as a change: %+v", st.InstructionsChanged)
+	}
+}

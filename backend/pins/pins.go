@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -304,6 +305,25 @@ func (p *Pins) ExposeInstructions(server, text string) string {
 		p.instrChanged[server] = &core.InstructionsChange{Accepted: pin.Instructions, Given: text, Since: p.now().UTC()}
 	}
 	return pin.Instructions
+}
+
+// PruneInstructions forgets the instructions of every server keep does not
+// name (see ForgetInstructions): at start, those removed from the servers
+// file while Airlock was not running.
+func (p *Pins) PruneInstructions(keep func(server string) bool) error {
+	p.mu.Lock()
+	var gone []string
+	for id := range p.instr {
+		if !keep(id) {
+			gone = append(gone, id)
+		}
+	}
+	p.mu.Unlock()
+	var err error
+	for _, id := range gone {
+		err = errors.Join(err, p.ForgetInstructions(id))
+	}
+	return err
 }
 
 // ForgetInstructions drops what is known of server's instructions (it was
