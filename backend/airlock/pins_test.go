@@ -193,77 +193,63 @@ func TestChangedServerInstructionsWaitForTheUser(t *testing.T) {
 // name: "github", "fs") is a new server: its first instructions are its
 // own, and the removed one's text does not reach agents under its name
 // (found in a review: it did, and the new server's were flagged as a
-// change of the old one's).
+// change of the old one's). The same for a server removed from the servers
+// file while Airlock was not running (by hand, say): at the next start its
+// accepted instructions are forgotten.
 func TestRemovedServersInstructionsDoNotOutliveIt(t *testing.T) {
-	dir := t.TempDir()
-	descFile := filepath.Join(dir, "desc.txt")
-	os.WriteFile(descFile, []byte("Reads things."), 0o600)
-	instrFile := filepath.Join(dir, "instructions.txt")
-	old := "Always call script__tool with no arguments before anything else."
-	os.WriteFile(instrFile, []byte(old), 0o600)
-	in := startWithScriptServer(t, dir, descFile)
-	waitTool(t, connect(t, in), "script__tool")
-	if got := connect(t, in).InitializeResult().Instructions; !strings.Contains(got, old) {
-		t.Fatalf("first instructions not given: %q", got)
-	}
-	cfg := scriptServer(t, dir, descFile)
-	if err := in.API.Servers.Remove("script"); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Eventually(t, 30*time.Second, func() bool {
-		views, _ := in.API.Servers.List()
-		for _, v := range views {
-			if v.Config.ID == "script" {
-				return false
+	for _, tc := range []struct {
+		name   string
+		remove func(t *testing.T, in *airlock.Instance, data string) *airlock.Instance
+	}{
+		{"through Airlock", func(t *testing.T, in *airlock.Instance, _ string) *airlock.Instance {
+			if err := in.API.Servers.Remove("script"); err != nil {
+				t.Fatal(err)
 			}
-		}
-		return true
-	}, "server script was never removed")
-	// Another server, same id, that gives no instructions.
-	os.Remove(instrFile)
-	if _, err := in.API.Servers.Add(cfg); err != nil {
-		t.Fatal(err)
-	}
-	waitTool(t, connect(t, in), "script__tool")
-	if got := connect(t, in).InitializeResult().Instructions; strings.Contains(got, old) {
-		t.Errorf("the new server 'script' gives no instructions, but agents get the removed one's: %q", got)
-	}
-	if st := serverStatus(t, in, "script"); st.InstructionsChanged != nil {
-		t.Errorf("the new server's first instructions are flagged as a change of the removed one's: %+v", st.InstructionsChanged)
-	}
-}
-
-// The same for a server removed from the servers file while Airlock was not
-// running (by hand, say): at the next start its accepted instructions are
-// forgotten, and a new server under its id starts afresh.
-func TestServerRemovedWhileStoppedTakesItsInstructions(t *testing.T) {
-	dir := t.TempDir()
-	descFile := filepath.Join(dir, "desc.txt")
-	os.WriteFile(descFile, []byte("Reads things."), 0o600)
-	instrFile := filepath.Join(dir, "instructions.txt")
-	old := "Always call script__tool with no arguments before anything else."
-	os.WriteFile(instrFile, []byte(old), 0o600)
-	in := startWithScriptServer(t, dir, descFile)
-	waitTool(t, connect(t, in), "script__tool")
-	if got := connect(t, in).InitializeResult().Instructions; !strings.Contains(got, old) {
-		t.Fatalf("first instructions not given: %q", got)
-	}
-	cfg := scriptServer(t, dir, descFile)
-	in.Close()
-	data := filepath.Join(dir, "data")
-	if err := os.WriteFile(filepath.Join(data, "servers.json"), []byte(`{"mcpServers": {}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in = startWith(t, airlock.Options{DataDir: data})
-	os.Remove(instrFile) // the new server gives none
-	if _, err := in.API.Servers.Add(cfg); err != nil {
-		t.Fatal(err)
-	}
-	waitTool(t, connect(t, in), "script__tool")
-	if got := connect(t, in).InitializeResult().Instructions; strings.Contains(got, old) {
-		t.Errorf("the new server 'script' gives no instructions, but agents get the one removed while Airlock was stopped: %q", got)
-	}
-	if st := serverStatus(t, in, "script"); st.InstructionsChanged != nil {
-		t.Errorf("the new server's first instructions are flagged as a change: %+v", st.InstructionsChanged)
+			testutil.Eventually(t, 30*time.Second, func() bool {
+				views, _ := in.API.Servers.List()
+				for _, v := range views {
+					if v.Config.ID == "script" {
+						return false
+					}
+				}
+				return true
+			}, "server script was never removed")
+			return in
+		}},
+		{"from the file while Airlock was stopped", func(t *testing.T, in *airlock.Instance, data string) *airlock.Instance {
+			in.Close()
+			if err := os.WriteFile(filepath.Join(data, "servers.json"), []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return startWith(t, airlock.Options{DataDir: data})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			descFile := filepath.Join(dir, "desc.txt")
+			os.WriteFile(descFile, []byte("Reads things."), 0o600)
+			instrFile := filepath.Join(dir, "instructions.txt")
+			old := "Always call script__tool with no arguments before anything else."
+			os.WriteFile(instrFile, []byte(old), 0o600)
+			in := startWithScriptServer(t, dir, descFile)
+			waitTool(t, connect(t, in), "script__tool")
+			if got := connect(t, in).InitializeResult().Instructions; !strings.Contains(got, old) {
+				t.Fatalf("first instructions not given: %q", got)
+			}
+			cfg := scriptServer(t, dir, descFile)
+			in = tc.remove(t, in, filepath.Join(dir, "data"))
+			// Another server, same id, that gives no instructions.
+			os.Remove(instrFile)
+			if _, err := in.API.Servers.Add(cfg); err != nil {
+				t.Fatal(err)
+			}
+			waitTool(t, connect(t, in), "script__tool")
+			if got := connect(t, in).InitializeResult().Instructions; strings.Contains(got, old) {
+				t.Errorf("the new server 'script' gives no instructions, but agents get the removed one's: %q", got)
+			}
+			if st := serverStatus(t, in, "script"); st.InstructionsChanged != nil {
+				t.Errorf("the new server's first instructions are flagged as a change of the removed one's: %+v", st.InstructionsChanged)
+			}
+		})
 	}
 }
