@@ -67,7 +67,8 @@ Usage:
   airlock serve [--data-dir DIR] [--addr HOST:PORT] [--allow-path DIR]  headless; the UI in a browser
   airlock bridge [--token T] [--url U]               stdio ⇄ Streamable HTTP for stdio-only MCP clients
   airlock token [--rotate]                           print the agent connection token
-  airlock servers list|add|update|restart|rm|import|export  manage downstream MCP servers
+  airlock servers list|add|update|restart|rm|changes|accept|import|export
+                                                     manage downstream MCP servers
   airlock rules list|add|update|rm|test|export|import  manage approval rules
   airlock agents list|add|update|rm|suspend|resume|token|passkey  manage agents
   airlock roles list|add|grant|revoke|default|rm      manage permission roles

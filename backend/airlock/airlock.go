@@ -328,7 +328,14 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	localToken := randomToken()
 	routes := api.Routes{Security: sec, API: in.API, Hub: in.Hub, MCP: in.gw.StreamableHandler(), SSE: in.gw.SSEHandler(), UI: o.UI,
 		Instance: instance.Endpoint{Token: localToken, Focus: o.OnFocus, Reload: in.reload, RPC: in.cliRPC(), Status: map[string]func() any{
-			instance.StatusServers: func() any { return in.cat.Status() },
+			instance.StatusServers: func() any {
+				// With what waits for an accept, so that `servers list` can say so.
+				st := in.cat.Status()
+				for i := range st {
+					st[i] = toolPins.Annotate(st[i])
+				}
+				return st
+			},
 			instance.StatusBuiltin: func() any { return in.builtin.Get() },
 		}}.Handler(),
 		Debug: debugHandler(in.authz)}

@@ -141,7 +141,7 @@ func (in *Instance) runRoots() []string {
 // cliRPC is what `airlock runs` calls in the running Airlock (runs live in
 // its process): the Runs area of the facade, over the instance endpoint.
 func (in *Instance) cliRPC() http.Handler {
-	return api.RPCHandler([]api.Area{{Name: "Runs", Value: in.API.Runs}, {Name: "Servers", Value: serverRestarter{in.API.Servers}}})
+	return api.RPCHandler([]api.Area{{Name: "Runs", Value: in.API.Runs}, {Name: "Servers", Value: cliServers{in.API.Servers}}})
 }
 
 // runTokens gives each run an agent session of its own (purpose task, the
@@ -240,7 +240,22 @@ func runExecution(e teams.Execution) runner.Execution {
 // serverRestarter is the one Servers method the CLI asks the running
 // Airlock for (airlock servers restart): the instance token stays a
 // narrow one.
-type serverRestarter struct{ s *api.Servers }
+type cliServers struct{ s *api.Servers }
 
 // Restart stops a server and starts it again now.
-func (r serverRestarter) Restart(id string) error { return r.s.Restart(id) }
+func (c cliServers) Restart(id string) error { return c.s.Restart(id) }
+
+// List is every server with its live status and the changes that wait for
+// the user (changed tools, new tools, changed instructions): what `airlock
+// servers changes` shows.
+func (c cliServers) List() ([]api.ServerView, error) { return c.s.List() }
+
+// AcceptToolChange accepts the definition shown (see api.Servers).
+func (c cliServers) AcceptToolChange(server, tool, shown string) error {
+	return c.s.AcceptToolChange(server, tool, shown)
+}
+
+// AcceptInstructionsChange accepts the instructions shown (see api.Servers).
+func (c cliServers) AcceptInstructionsChange(server, shown string) error {
+	return c.s.AcceptInstructionsChange(server, shown)
+}

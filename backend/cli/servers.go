@@ -37,6 +37,9 @@ commands:
   update   change a server's timeouts, --disabled or --no-prefix
   rm       remove a server
   restart  restart a server now (a failed one too); needs the running Airlock
+  changes  list changed and new tools and changed instructions that wait
+           for you to accept them; needs the running Airlock
+  accept   accept a changed or new tool, or changed instructions
   import   import servers from a Claude Desktop, Cursor, Claude Code or VS Code config
   export   print the servers as an mcpServers file
 
@@ -68,6 +71,10 @@ func Servers(ctx context.Context, dataDir string, args []string, stdin io.Reader
 		return done(serversRemove(dataDir, args[1:], stdout))
 	case "restart":
 		return done(serversRestart(ctx, dataDir, args[1:], stdout))
+	case "changes":
+		return done(serversChanges(ctx, dataDir, args[1:], stdout))
+	case "accept":
+		return done(serversAccept(ctx, dataDir, args[1:], stdout))
 	case "import":
 		return done(serversImport(dataDir, args[1:], stdin, stdout))
 	case "export":
@@ -162,6 +169,9 @@ func serversList(dataDir string, args []string, stdout, stderr io.Writer) error 
 		case ok:
 			state, tools = st.State, fmt.Sprint(len(st.Tools))
 			note = st.LastError
+			if w := waiting(st); w != "" {
+				note = strings.TrimPrefix(note+"; "+w, "; ")
+			}
 			if len(st.Warnings) > 0 {
 				note = strings.Join(append([]string{note}, st.Warnings...), "; ")
 			}
@@ -175,6 +185,35 @@ func serversList(dataDir string, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintln(stderr, "Airlock is not running on this data directory: no live state (start it with 'airlock' or 'airlock serve')")
 	}
 	return nil
+}
+
+// waiting says what of st waits for the user's accept ("" for nothing),
+// pointing at the command that shows it.
+func waiting(st core.ServerStatus) string {
+	changed, added := 0, 0
+	for _, t := range st.Tools {
+		switch {
+		case t.Changed == nil:
+		case t.Changed.New:
+			added++
+		default:
+			changed++
+		}
+	}
+	var parts []string
+	if changed > 0 {
+		parts = append(parts, plural(changed, "tool changed", "tools changed"))
+	}
+	if added > 0 {
+		parts = append(parts, plural(added, "new tool", "new tools"))
+	}
+	if st.InstructionsChanged != nil {
+		parts = append(parts, "instructions changed")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ") + ": see 'airlock servers changes " + st.ID + "'"
 }
 
 // commandLine renders a command and its arguments, quoting those a shell
@@ -562,4 +601,12 @@ func serversExport(dataDir string, args []string, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(data)
 	return err
+}
+
+// plural is "1 one" or "n many".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -170,8 +170,8 @@ func (p *Pins) Observe(server string, tools []core.ToolInfo, trustNew bool) (fla
 				}
 				continue
 			}
-			if c := p.changed[k]; c == nil || !c.New || c.Shown != digest(def) {
-				p.changed[k] = &core.ToolChange{New: true, Fields: []string{}, Shown: digest(def), Since: p.now().UTC()}
+			if c := p.changed[k]; c == nil || !c.New || c.Shown != Digest(def) {
+				p.changed[k] = &core.ToolChange{New: true, Fields: []string{}, Shown: Digest(def), Since: p.now().UTC()}
 				flagsChanged = true
 			}
 			continue
@@ -184,12 +184,12 @@ func (p *Pins) Observe(server string, tools []core.ToolInfo, trustNew bool) (fla
 			continue
 		}
 		fields := diff(pin.Definition, def)
-		if c := p.changed[k]; c == nil || !equal(c.Fields, fields) || c.Shown != digest(def) {
+		if c := p.changed[k]; c == nil || !equal(c.Fields, fields) || c.Shown != Digest(def) {
 			since := p.now().UTC()
 			if c != nil && !c.New {
 				since = c.Since
 			}
-			p.changed[k] = &core.ToolChange{Fields: fields, Accepted: pin.Definition, Shown: digest(def), Since: since}
+			p.changed[k] = &core.ToolChange{Fields: fields, Accepted: pin.Definition, Shown: Digest(def), Since: since}
 			flagsChanged = true
 		}
 	}
@@ -364,9 +364,14 @@ func (p *Pins) AcceptInstructions(server, shown string) error {
 	return nil
 }
 
-// digest names a definition as the Servers screen showed it
+// Definition is the definition of t that pins compare and accept, as JSON:
+// its title, description, schemas and annotations. Digest of it is
+// ToolChange.Shown while t is what the server lists.
+func Definition(t core.ToolInfo) string { return encode(defOf(t)) }
+
+// Digest names a definition (or instructions) as the user was shown it
 // (ToolChange.Shown): accepting takes that one only.
-func digest(def string) string {
+func Digest(def string) string {
 	sum := sha256.Sum256([]byte(def))
 	return hex.EncodeToString(sum[:16])
 }
@@ -386,7 +391,7 @@ func (p *Pins) Accept(server, tool, shown string) error {
 	if p.changed[k] == nil {
 		return core.Errorf(core.EConflict, "the definition of %s on %s has not changed and is not new", tool, server)
 	}
-	if shown != digest(def) {
+	if shown != Digest(def) {
 		return core.Errorf(core.EConflict, "the definition of %s on %s changed again since it was shown: nothing was accepted; look at it again and accept that", tool, server)
 	}
 	pin := Pin{ServerID: server, ToolName: tool, Definition: def, AcceptedAt: p.now().UTC()}
