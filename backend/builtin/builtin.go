@@ -219,6 +219,7 @@ func (b *Builtin) compile(s Settings) (*config, error) {
 	if err != nil {
 		return nil, err
 	}
+	cl = cl.WithProtection(selfProtection(b.protected, b.opts.Environ()))
 	cfg := &config{settings: s, classifier: cl, protected: b.protected}
 	seen := map[string]bool{}
 	add := func(path, source string) {
@@ -441,7 +442,12 @@ func (b *Builtin) ClassifyCommand(command string, args []string) (Classification
 	if err != nil {
 		return Classification{}, err
 	}
-	return b.cur.Load().classifier.Classify(script), nil
+	cfg := b.cur.Load()
+	cwd := "" // where a call without cwd starts: the first allowed folder
+	if len(cfg.roots) > 0 {
+		cwd = cfg.roots[0].real
+	}
+	return cfg.classifier.ClassifyAt(script, cwd), nil
 }
 
 func cloneSettings(s Settings) Settings {

@@ -60,6 +60,7 @@ const (
 type Classifier struct {
 	deny, ask []*Rule
 	wrappers  map[string]wrapper
+	prot      Protection // what no command may touch (WithProtection)
 }
 
 // NewClassifier compiles the deny and ask rules.
@@ -86,8 +87,13 @@ func NewClassifier(deny, ask []string) (*Classifier, error) {
 // functions, wrappers (sudo, env, xargs, timeout, ...) and nested shells
 // (sh -c '...') is checked against the rules. Deny wins over ask, ask over
 // allow; what cannot be proven safe asks.
-func (c *Classifier) Classify(script string) (out Classification) {
-	a := &analysis{c: c, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues()}
+func (c *Classifier) Classify(script string) Classification { return c.ClassifyAt(script, "") }
+
+// ClassifyAt is Classify for a command that starts in the folder cwd (an
+// absolute path; "" when not known), against which relative paths are
+// judged.
+func (c *Classifier) ClassifyAt(script, cwd string) (out Classification) {
+	a := &analysis{c: c, cwd: cwd, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues()}
 	// A command the analysis fails on (a bug here or in the shell parser)
 	// is never allowed: a person decides.
 	defer func() {
@@ -111,7 +117,7 @@ func (c *Classifier) Classify(script string) (out Classification) {
 			// ask (found by a regression test: ./build.sh && cp a "$DEST").
 			made := maps.Clone(a.made)
 			delete(made, "*")
-			a = &analysis{c: c, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues(),
+			a = &analysis{c: c, cwd: cwd, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues(),
 				made: made, pathChanged: a.pathChanged}
 			a.script(script, 0)
 			a.checkValues()
@@ -131,6 +137,7 @@ func (c *Classifier) Classify(script string) (out Classification) {
 // analysis is the state of one classification.
 type analysis struct {
 	c    *Classifier
+	cwd  string // the folder the command starts in ("" when not known)
 	made map[string]bool // names of files the command line put in place (noteMade)
 	// pathChanged: the command line assigns PATH, so a bare name may run
 	// a file it put in place.
@@ -360,6 +367,16 @@ func matchPipeline(segs []segment, stages [][]*invocation) (yes, maybe bool) {
 
 // redirect checks an output redirection against the redirection rules.
 func (a *analysis) redirect(r *syntax.Redirect) {
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		// A here-document's word ends it; a here-string's is its text.
+	default:
+		if r.Word != nil {
+			if t, lit := literal(r.Word); !lit || !isFD(t) {
+				a.protectedWord(newWord(r.Word), r.Op.String()+" "+wordSource(r.Word))
+			}
+		}
+	}
 	if r.N != nil && strings.HasPrefix(r.N.Value, "{") && strings.Contains(r.N.Value, "[") {
 		// exec {a[x]}>f: bash evaluates the subscript (found by a third
 		// regression test).
@@ -840,10 +857,15 @@ func (a *analysis) classify(inv *invocation) {
 	if len(a.commands) < maxCommands {
 		a.commands = append(a.commands, inv.text)
 	}
+	for _, w := range inv.args {
+		a.protectedWord(w, inv.text)
+	}
 	if !inv.nameLit {
 		a.report(core.Ask, "dynamic-command", inv.text, fmt.Sprintf("the command name `%s` is computed when the command runs, so what runs cannot be checked", inv.nameText))
 		return
 	}
+	a.protectedProgram(inv)
+	a.protectedWord(word{text: inv.nameText, lit: true}, inv.text)
 	for _, list := range []struct {
 		outcome string
 		rules   []*Rule

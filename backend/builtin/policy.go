@@ -153,12 +153,12 @@ func (c *config) checkShell(raw []byte, by string) core.Verdict {
 	if err != nil {
 		return core.Refusal(by, err)
 	}
-	dir, _, err := c.openCwd(args.Cwd)
+	dir, realDir, err := c.openCwd(args.Cwd)
 	if err != nil {
 		return core.Refusal(by, err)
 	}
 	dir.Close()
-	cl := c.classifier.Classify(script)
+	cl := c.classifier.ClassifyAt(script, realDir)
 	switch cl.Outcome {
 	case core.Deny:
 		return core.Refusal(by, deniedError(cl))

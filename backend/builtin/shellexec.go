@@ -37,14 +37,14 @@ func (b *Builtin) Exec(ctx context.Context, args ExecArgs) (ExecResult, error) {
 	if err != nil {
 		return ExecResult{}, err
 	}
-	if cl := cfg.classifier.Classify(script); cl.Outcome == core.Deny {
-		return ExecResult{}, deniedError(cl)
-	}
 	dir, realDir, err := cfg.openCwd(args.Cwd)
 	if err != nil {
 		return ExecResult{}, err
 	}
 	defer dir.Close()
+	if cl := cfg.classifier.ClassifyAt(script, realDir); cl.Outcome == core.Deny {
+		return ExecResult{}, deniedError(cl)
+	}
 	// On Linux the child changes into the folder through the handle just
 	// checked (its copy of the descriptor, before exec), so a symlink swapped
 	// into the path meanwhile cannot move it out of the allowed folder.
@@ -122,6 +122,12 @@ func shellArgs(shell, script string) []string {
 
 // deniedError is the refusal of a command that matched a deny rule.
 func deniedError(cl Classification) *core.Error {
+	for _, f := range cl.Findings {
+		if f.Outcome == core.Deny && (f.Rule == ruleAirlockItself || f.Rule == ruleAirlockData) {
+			return (&core.Error{Code: ECommandDenied, Message: "refused: " + f.Reason}).
+				WithHint("Airlock's own program and data directory are out of reach of its shell tool, whatever its settings say; a person changes Airlock's settings in its UI or on its command line")
+		}
+	}
 	for _, f := range cl.Findings {
 		if f.Outcome == core.Deny {
 			return (&core.Error{Code: ECommandDenied, Message: "refused: " + f.Reason}).

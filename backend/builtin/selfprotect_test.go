@@ -1,0 +1,101 @@
+package builtin_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airlock-dev/airlock/backend/builtin"
+	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/store"
+)
+
+// The shell tool runs as the user who runs Airlock, who may change
+// Airlock's settings: an agent that could run `airlock rules add
+// --auto-approve`, or write rules.json, would decide its own approvals from
+// then on (found by a security test: both were allowed). The shell policy
+// refuses commands that run Airlock itself or name its data directory,
+// whatever its lists say, and nobody can approve them.
+func TestShellKeepsOffAirlockItself(t *testing.T) {
+	home := t.TempDir()
+	data := filepath.Join(home, ".config", "airlock")
+	proj := filepath.Join(home, "proj")
+	mustWrite(t, filepath.Join(data, "rules.json"), `{"rules":[]}`)
+	mustWrite(t, filepath.Join(proj, "notes.txt"), "mine")
+	mustSymlink(t, data, filepath.Join(proj, "cfg"))
+	db, err := store.Open(filepath.Join(data, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	env := func() []string { return append(testEnviron(), "HOME="+home) }
+	b, err := builtin.New(builtin.Options{Store: db, DataDir: data, Environ: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AllowPath(proj); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{
+		// Airlock's own program, however it is reached.
+		"airlock rules add --auto-approve",
+		"/usr/local/bin/airlock agents update me --role owner",
+		"env FOO=1 airlock token",
+		"sh -c 'airlock servers accept x y --yes'",
+		"echo $(airlock-bridge --url http://127.0.0.1:1/mcp)",
+		"xargs airlock rules rm < ids.txt",
+		// Its data directory, however it is written.
+		"cat " + filepath.Join(data, "airlock.lock"),
+		"cat ~/.config/airlock/airlock.lock",
+		`cp evil.json "$HOME/.config/airlock/rules.json"`,
+		"cp evil.json ${HOME}/.config/airlock/servers.json",
+		"echo '{}' > ~/.config/airlock/rules.json",
+		"sqlite3 < ~/.config/airlock/airlock.db",
+		"cat ~/.config/air*/airlock.lock",
+		"cat ~/.config/airlock/../airlock/rules.json",
+		"cat /proc/self/root" + filepath.Join(data, "rules.json"),
+		"tar czf /tmp/x.tgz --directory=" + data + " .",
+		"cat ../.config/airlock/rules.json",
+		"cd .. && cat .config/airlock/rules.json",
+		"cd ~/.config/airlock && cat rules.json",
+		"D=~/.config/airlock; cat $D/rules.json",
+		"cat cfg/rules.json",
+		"ln -s ~/.config/airlock x",
+	} {
+		cl, err := b.ClassifyCommand(cmd, nil)
+		if err != nil || cl.Outcome != core.Deny {
+			t.Errorf("%s: %s (%+v), want deny", cmd, cl.Outcome, cl.Findings)
+		}
+	}
+	for _, cmd := range []string{
+		"cat notes.txt",
+		"ls ~",
+		"ls ~/*",
+		"ls ~/.config",
+		"cat ~/.config/airlockx/settings",
+		"cat ~/.config/other/airlock.lock",
+		"git log --oneline",
+		"echo airlock",
+		"grep -r airlock .",
+	} {
+		if cl, err := b.ClassifyCommand(cmd, nil); err != nil || cl.Outcome != core.Allow {
+			t.Errorf("%s: %s (%+v), want allow", cmd, cl.Outcome, cl.Findings)
+		}
+	}
+
+	// Through the tool: refused before it runs, and said why.
+	shell := connect(t, b.Servers()[builtin.ServerShellExec])
+	for _, tc := range []struct{ cmd, mentions string }{
+		{"airlock rules add --auto-approve", "runs Airlock itself"},
+		{"echo '{\"rules\":[]}' > ~/.config/airlock/rules.json", "in Airlock's data directory"},
+	} {
+		res, c := call(t, shell, "shell_exec", map[string]any{"command": tc.cmd}, nil)
+		if c != builtin.ECommandDenied || !strings.Contains(firstText(res), tc.mentions) || !strings.Contains(firstText(res), "out of reach of its shell tool") {
+			t.Errorf("shell_exec %s: code %q, text %q; want %s mentioning %q", tc.cmd, c, firstText(res), builtin.ECommandDenied, tc.mentions)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(data, "rules.json")); string(b) != `{"rules":[]}` {
+		t.Errorf("rules.json was written: %s", b)
+	}
+}
