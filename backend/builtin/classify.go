@@ -137,7 +137,7 @@ func (c *Classifier) ClassifyAt(script, cwd string) (out Classification) {
 // analysis is the state of one classification.
 type analysis struct {
 	c    *Classifier
-	cwd  string // the folder the command starts in ("" when not known)
+	cwd  string          // the folder the command starts in ("" when not known)
 	made map[string]bool // names of files the command line put in place (noteMade)
 	// pathChanged: the command line assigns PATH, so a bare name may run
 	// a file it put in place.
