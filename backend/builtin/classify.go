@@ -93,7 +93,7 @@ func (c *Classifier) Classify(script string) Classification { return c.ClassifyA
 // absolute path; "" when not known), against which relative paths are
 // judged.
 func (c *Classifier) ClassifyAt(script, cwd string) (out Classification) {
-	a := &analysis{c: c, cwd: cwd, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues()}
+	a := &analysis{c: c, dirs: startDirs(cwd), seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues()}
 	// A command the analysis fails on (a bug here or in the shell parser)
 	// is never allowed: a person decides.
 	defer func() {
@@ -117,7 +117,7 @@ func (c *Classifier) ClassifyAt(script, cwd string) (out Classification) {
 			// ask (found by a regression test: ./build.sh && cp a "$DEST").
 			made := maps.Clone(a.made)
 			delete(made, "*")
-			a = &analysis{c: c, cwd: cwd, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues(),
+			a = &analysis{c: c, dirs: startDirs(cwd), seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues(),
 				made: made, pathChanged: a.pathChanged}
 			a.script(script, 0)
 			a.checkValues()
@@ -134,11 +134,26 @@ func (c *Classifier) ClassifyAt(script, cwd string) (out Classification) {
 	return out
 }
 
+// startDirs is the folders a command that starts in cwd judges relative
+// paths from.
+func startDirs(cwd string) []string {
+	if cwd == "" {
+		return nil
+	}
+	return []string{cwd}
+}
+
 // analysis is the state of one classification.
 type analysis struct {
-	c    *Classifier
-	cwd  string          // the folder the command starts in ("" when not known)
-	made map[string]bool // names of files the command line put in place (noteMade)
+	c *Classifier
+	// dirs are the folders relative paths are judged from: where the
+	// command starts (none when not known), and where a fixed cd, pushd or
+	// -C of the line moves (protectScript).
+	dirs []string
+	// fixed are the values the line gives variables, as paths (pathsOf).
+	fixed      map[string][]string
+	linkChecks int             // paths looked up for links (linksIntoDataDir)
+	made       map[string]bool // names of files the command line put in place (noteMade)
 	// pathChanged: the command line assigns PATH, so a bare name may run
 	// a file it put in place.
 	pathChanged bool
@@ -210,6 +225,7 @@ func (a *analysis) script(src string, depth int) []*invocation {
 		a.report(core.Ask, "unparsable", truncate(src), "the command cannot be parsed, so what it runs cannot be checked: "+err.Error())
 		return nil
 	}
+	a.protectScript(f)
 	return a.walk(f, depth)
 }
 
@@ -225,6 +241,7 @@ func (a *analysis) expansion(s string, depth int) []*invocation {
 		a.report(core.Ask, "unparsable", truncate(s), "a string holds a command substitution that cannot be parsed: "+err.Error())
 		return nil
 	}
+	a.protectScript(w)
 	return a.walk(w, depth)
 }
 
@@ -367,16 +384,6 @@ func matchPipeline(segs []segment, stages [][]*invocation) (yes, maybe bool) {
 
 // redirect checks an output redirection against the redirection rules.
 func (a *analysis) redirect(r *syntax.Redirect) {
-	switch r.Op {
-	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
-		// A here-document's word ends it; a here-string's is its text.
-	default:
-		if r.Word != nil {
-			if t, lit := literal(r.Word); !lit || !isFD(t) {
-				a.protectedWord(newWord(r.Word), r.Op.String()+" "+wordSource(r.Word))
-			}
-		}
-	}
 	if r.N != nil && strings.HasPrefix(r.N.Value, "{") && strings.Contains(r.N.Value, "[") {
 		// exec {a[x]}>f: bash evaluates the subscript (found by a third
 		// regression test).
@@ -857,15 +864,12 @@ func (a *analysis) classify(inv *invocation) {
 	if len(a.commands) < maxCommands {
 		a.commands = append(a.commands, inv.text)
 	}
-	for _, w := range inv.args {
-		a.protectedWord(w, inv.text)
-	}
 	if !inv.nameLit {
 		a.report(core.Ask, "dynamic-command", inv.text, fmt.Sprintf("the command name `%s` is computed when the command runs, so what runs cannot be checked", inv.nameText))
 		return
 	}
 	a.protectedProgram(inv)
-	a.protectedWord(word{text: inv.nameText, lit: true}, inv.text)
+	a.copiesIntoDataDirParent(inv)
 	for _, list := range []struct {
 		outcome string
 		rules   []*Rule

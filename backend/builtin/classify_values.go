@@ -715,8 +715,6 @@ func (a *analysis) assigned(name string, value *syntax.Word) {
 	v, lit := "", false
 	if value != nil {
 		v, lit = literal(value)
-		// D=~/.config/airlock; cat $D/rules.json
-		a.protectedWord(newWord(value), name+"="+wordSource(value))
 	} else {
 		lit = true // x=: empty
 	}

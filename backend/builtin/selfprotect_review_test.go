@@ -1,11 +1,12 @@
 package builtin_test
 
 import (
+	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/airlock-dev/airlock/backend/builtin"
 	"github.com/airlock-dev/airlock/backend/core"
@@ -61,12 +62,8 @@ func TestShellSelfProtectionStaticBypasses(t *testing.T) {
 		`c=~/.config; cp evil.json "$c/airlock/rules.json"`,
 		// HOME changed before ~ is expanded.
 		"HOME=~/.config; cp evil.json ~/airlock/rules.json",
-		// A link made by the same command line.
-		"ln -s ~/.config c; cp evil.json c/airlock/rules.json",
 		// $PWD is known before the command runs, as $HOME is.
 		`cp evil.json "$PWD/../home/.config/airlock/rules.json"`,
-		// A folder above it copied or moved onto (rsync/cp -r merge).
-		"cp -r evil/airlock ~/.config/",
 	} {
 		t.Run(cmd, func(t *testing.T) {
 			if cl, err := b.ClassifyCommand(cmd, nil); err != nil || cl.Outcome != core.Deny {
@@ -74,20 +71,48 @@ func TestShellSelfProtectionStaticBypasses(t *testing.T) {
 			}
 		})
 	}
+	// Commands that change a folder holding it ask: a person sees them
+	// (cp x ~ is everyday use, cp -r x/.config ~ is not).
+	for _, cmd := range []string{
+		// A link made by the same command line.
+		"ln -s ~/.config c; cp evil.json c/airlock/rules.json",
+		// A folder above it copied or moved onto (rsync/cp -r merge).
+		"cp -r evil/airlock ~/.config/",
+		"rsync -a evil/ ~/.config/",
+		"mv ~/.config old",
+	} {
+		t.Run(cmd, func(t *testing.T) {
+			if cl, err := b.ClassifyCommand(cmd, nil); err != nil || cl.Outcome == core.Allow {
+				t.Errorf("%s: %s (%+v), want ask or deny", cmd, cl.Outcome, cl.Findings)
+			}
+		})
+	}
 }
 
 // ~USER is the home folder of USER: the user who runs Airlock names its
-// data directory so.
+// data directory so. (The data directory here is a name under the real
+// home folder that nothing creates: the test writes nothing there.)
 func TestShellSelfProtectionTildeUser(t *testing.T) {
 	u, err := user.Current()
 	if err != nil || u.Username == "" || u.HomeDir == "" || strings.ContainsAny(u.Username, " \\") {
 		t.Skip("no user name and home folder")
 	}
-	b := selfProtected(t, u.HomeDir, t.TempDir())
-	_ = b
-	cmd := "cp evil.json ~" + u.Username + "/.config/airlock/rules.json"
+	data := filepath.Join(u.HomeDir, ".airlock-test-"+filepath.Base(t.TempDir()))
+	db, err := store.Open(filepath.Join(t.TempDir(), store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	b, err := builtin.New(builtin.Options{Store: db, DataDir: data, Environ: testEnviron})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := "cp evil.json ~" + u.Username + "/" + filepath.Base(data) + "/rules.json"
 	if cl, err := b.ClassifyCommand(cmd, nil); err != nil || cl.Outcome != core.Deny {
 		t.Errorf("%s: %s (%+v), want deny", cmd, cl.Outcome, cl.Findings)
+	}
+	if _, err := os.Stat(data); err == nil {
+		t.Errorf("%s was created", data)
 	}
 }
 
@@ -122,24 +147,23 @@ func TestShellSelfProtectionEverydayCommands(t *testing.T) {
 	}
 }
 
-// Review (performance): the symbolic-link check walks each word's path up
+// Review (performance): the symbolic-link check walked each word's path up
 // from its end, rebuilding the rest at every step and resolving links at
-// each: quadratic in a word's length, times every word. One command line
-// within MaxCommandBytes kept the classifier busy for minutes (before the
-// protection: 2 s).
-func TestShellSelfProtectionLongWordsStayCheap(t *testing.T) {
+// each: quadratic in a word's length, times every word; one command line
+// within MaxCommandBytes kept the classifier busy for minutes. Paths longer
+// than the system opens, and more paths than the check looks up, ask
+// instead (what cannot be checked asks), so the work stays bounded.
+func TestShellSelfProtectionLongWordsAsk(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	b := selfProtected(t, home, filepath.Join(home, "proj"))
-	p := strings.Repeat("x/", 30000)
-	cmd := "cat {a,b,c,d,e,f,g,h,i,j}{a,b,c,d,e,f,g,h,i,j}{a,b,c,d,e,f,g,h,i,j}" + p
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		b.ClassifyCommand(cmd, nil)
-	}()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("classifying one 60 KB command line took more than 30 s")
+	for _, cmd := range []string{
+		"cat {a,b,c,d,e,f,g,h,i,j}{a,b,c,d,e,f,g,h,i,j}{a,b,c,d,e,f,g,h,i,j}" + strings.Repeat("x/", 30000),
+		"cat " + strings.Repeat("a/", 200) + "x",
+		"cat" + strings.Repeat(" d/x", 300),
+	} {
+		cl, err := b.ClassifyCommand(cmd, nil)
+		if err != nil || cl.Outcome != core.Ask || !slices.ContainsFunc(cl.Findings, func(f builtin.Finding) bool { return f.Rule == "airlock-data" }) {
+			t.Errorf("%.40s…: %s (%+v), want ask: too long to check", cmd, cl.Outcome, cl.Findings)
+		}
 	}
 }

@@ -96,7 +96,7 @@ func pendingChanges(ctx context.Context, dataDir, id string) ([]change, error) {
 			}
 			if pins.Digest(now) != c.Shown {
 				// What this command would print is not what accepting takes.
-				return nil, core.Errorf(core.EConflict, "the definition of %s on %s changed while it was read", t.Name, st.ID).
+				return nil, core.Errorf(core.EConflict, "the definition of %s on %s changed while it was read", printable(t.Name), st.ID).
 					WithHint("run the command again")
 			}
 			ch.Accept = "airlock servers accept" + flag + " " + quoteArg(st.ID) + " " + quoteArg(t.Name) + " --shown " + c.Shown
@@ -208,7 +208,7 @@ func serversAccept(ctx context.Context, dataDir string, args []string, stdout io
 			WithHint("'airlock servers changes " + pos[0] + "' lists what waits")
 	}
 	c := list[i]
-	what := "the definition of " + c.Tool
+	what := "the definition of " + printable(c.Tool)
 	if c.Kind == kindInstructions {
 		what = "the instructions"
 	}
@@ -337,6 +337,21 @@ func quoteArg(a string) string {
 	return printable(q)
 }
 
+// hidden reports whether r shows as nothing, or as a blank, on a terminal
+// while a model reads it: controls, format characters (direction
+// overrides, zero-width ones, tags), separators, private-use and unassigned
+// code points, variation selectors (which can carry hidden bytes), and the
+// fillers that look like spaces.
 func hidden(r rune) bool {
-	return r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r))
+	switch {
+	case r == '\n' || r == '\t' || r == ' ':
+		return false
+	case !unicode.IsGraphic(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r):
+		return true
+	}
+	switch r {
+	case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x180E, 0x034F:
+		return true
+	}
+	return false
 }
