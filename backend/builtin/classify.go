@@ -93,7 +93,7 @@ func (c *Classifier) Classify(script string) Classification { return c.ClassifyA
 // absolute path; "" when not known), against which relative paths are
 // judged.
 func (c *Classifier) ClassifyAt(script, cwd string) (out Classification) {
-	a := &analysis{c: c, dirs: startDirs(cwd), seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues()}
+	a := &analysis{c: c, prot: protection{dirs: startDirs(cwd)}, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues()}
 	// A command the analysis fails on (a bug here or in the shell parser)
 	// is never allowed: a person decides.
 	defer func() {
@@ -117,7 +117,7 @@ func (c *Classifier) ClassifyAt(script, cwd string) (out Classification) {
 			// ask (found by a regression test: ./build.sh && cp a "$DEST").
 			made := maps.Clone(a.made)
 			delete(made, "*")
-			a = &analysis{c: c, dirs: startDirs(cwd), seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues(),
+			a = &analysis{c: c, prot: protection{dirs: startDirs(cwd)}, seen: map[string]bool{}, stmtInvs: map[*syntax.Stmt][]*invocation{}, parsed: map[string]bool{}, vals: newValues(),
 				made: made, pathChanged: a.pathChanged}
 			a.script(script, 0)
 			a.checkValues()
@@ -145,15 +145,9 @@ func startDirs(cwd string) []string {
 
 // analysis is the state of one classification.
 type analysis struct {
-	c *Classifier
-	// dirs are the folders relative paths are judged from: where the
-	// command starts (none when not known), and where a fixed cd, pushd or
-	// -C of the line moves (protectScript).
-	dirs []string
-	// fixed are the values the line gives variables, as paths (pathsOf).
-	fixed      map[string][]string
-	linkChecks int             // paths looked up for links (linksIntoDataDir)
-	made       map[string]bool // names of files the command line put in place (noteMade)
+	c    *Classifier
+	prot protection      // the self-protection checks' state (protectScript)
+	made map[string]bool // names of files the command line put in place (noteMade)
 	// pathChanged: the command line assigns PATH, so a bare name may run
 	// a file it put in place.
 	pathChanged bool
@@ -175,6 +169,9 @@ type word struct {
 	// split: a computed word the shell may split into several (an
 	// unquoted expansion or glob); a quoted one stays one word.
 	split bool
+	// tilde: the word starts with an unquoted ~, which the shell expands
+	// (a quoted one it does not).
+	tilde bool
 }
 
 // invocation is one simple command as it would run.
@@ -527,9 +524,18 @@ func (a *analysis) words(ws []*syntax.Word) ([]word, bool) {
 
 func newWord(w *syntax.Word) word {
 	if s, ok := literal(w); ok {
-		return word{text: s, lit: true}
+		return word{text: s, lit: true, tilde: leadingTilde(w)}
 	}
-	return word{text: wordSource(w), split: maySplit(w)}
+	return word{text: wordSource(w), split: maySplit(w), tilde: leadingTilde(w)}
+}
+
+// leadingTilde reports whether w starts with an unquoted ~.
+func leadingTilde(w *syntax.Word) bool {
+	if len(w.Parts) == 0 {
+		return false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	return ok && strings.HasPrefix(l.Value, "~")
 }
 
 // maySplit reports whether the shell may make several words of w: an

@@ -1,6 +1,7 @@
 package builtin_test
 
 import (
+	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -150,20 +151,41 @@ func TestShellSelfProtectionEverydayCommands(t *testing.T) {
 // Review (performance): the symbolic-link check walked each word's path up
 // from its end, rebuilding the rest at every step and resolving links at
 // each: quadratic in a word's length, times every word; one command line
-// within MaxCommandBytes kept the classifier busy for minutes. Paths longer
-// than the system opens, and more paths than the check looks up, ask
-// instead (what cannot be checked asks), so the work stays bounded.
+// within MaxCommandBytes kept the classifier busy for minutes. Now a word
+// longer than a path the system opens is no path, and past a bounded
+// number of file lookups or words the command asks (what cannot be
+// checked asks), so the work stays bounded whatever the line.
 func TestShellSelfProtectionLongWordsAsk(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
-	b := selfProtected(t, home, filepath.Join(home, "proj"))
-	for _, cmd := range []string{
-		"cat {a,b,c,d,e,f,g,h,i,j}{a,b,c,d,e,f,g,h,i,j}{a,b,c,d,e,f,g,h,i,j}" + strings.Repeat("x/", 30000),
-		"cat " + strings.Repeat("a/", 200) + "x",
-		"cat" + strings.Repeat(" d/x", 300),
-	} {
+	proj := filepath.Join(home, "proj")
+	b := selfProtected(t, home, proj)
+	if err := os.MkdirAll(filepath.Join(proj, "d", "d", "d", "d", "d", "d", "d", "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outcome := func(cmd string) builtin.Classification {
 		cl, err := b.ClassifyCommand(cmd, nil)
-		if err != nil || cl.Outcome != core.Ask || !slices.ContainsFunc(cl.Findings, func(f builtin.Finding) bool { return f.Rule == "airlock-data" }) {
-			t.Errorf("%.40s…: %s (%+v), want ask: too long to check", cmd, cl.Outcome, cl.Findings)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return cl
+	}
+	if cl := outcome("cat {a,b,c,d,e,f,g,h,i,j}{a,b,c,d,e,f,g,h,i,j}{a,b,c,d,e,f,g,h,i,j}" + strings.Repeat("x/", 30000)); cl.Outcome != core.Allow {
+		t.Errorf("a 60 KB word (no path the system opens): %s (%+v), want allow", cl.Outcome, cl.Findings)
+	}
+	protectionAsks := func(cl builtin.Classification) bool {
+		return cl.Outcome == core.Ask && slices.ContainsFunc(cl.Findings, func(f builtin.Finding) bool { return f.Rule == "airlock-data" })
+	}
+	// More file lookups than the check makes: existing folders, deep, each
+	// path another.
+	var deep strings.Builder
+	for i := range 600 {
+		fmt.Fprintf(&deep, " d/d/d/d/d/d/d/d/x%d", i)
+	}
+	if cl := outcome("cat" + deep.String()); !protectionAsks(cl) {
+		t.Errorf("600 deep paths: %s (%+v), want ask: too many to check", cl.Outcome, cl.Findings)
+	}
+	// More words after brace expansion than the check looks at.
+	if cl := outcome("echo" + strings.Repeat(" {0..9}{0..9}{0..9}", 20)); !protectionAsks(cl) {
+		t.Errorf("20,000 words: %s (%+v), want ask: too many to check", cl.Outcome, cl.Findings)
 	}
 }

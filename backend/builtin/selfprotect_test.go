@@ -52,7 +52,7 @@ func TestShellKeepsOffAirlockItself(t *testing.T) {
 		"cp evil.json ${HOME}/.config/airlock/servers.json",
 		"echo '{}' > ~/.config/airlock/rules.json",
 		"sqlite3 < ~/.config/airlock/airlock.db",
-		"cat ~/.config/air*/airlock.lock",
+		"cat ~/.config/air*/rules.json",
 		"cat ~/.config/airlock/../airlock/rules.json",
 		"cat /proc/self/root" + filepath.Join(data, "rules.json"),
 		"tar czf /tmp/x.tgz --directory=" + data + " .",
