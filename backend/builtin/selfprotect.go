@@ -398,14 +398,19 @@ func (a *analysis) protectedWord(w word, shown string) {
 
 // judgeCached is judge, once per path of a line.
 func (a *analysis) judgeCached(p string) string {
-	if v, ok := a.prot.verdicts[p]; ok {
+	return memo(&a.prot.verdicts, p, func() string { return a.judge(p) })
+}
+
+// memo returns (*m)[k], computing it with f the first time.
+func memo[V any](m *map[string]V, k string, f func() V) V {
+	if v, ok := (*m)[k]; ok {
 		return v
 	}
-	if a.prot.verdicts == nil {
-		a.prot.verdicts = map[string]string{}
+	if *m == nil {
+		*m = map[string]V{}
 	}
-	v := a.judge(p)
-	a.prot.verdicts[p] = v
+	v := f()
+	(*m)[k] = v
 	return v
 }
 
@@ -506,18 +511,10 @@ func hasGlobChars(p string) bool {
 // directory; conf/air*/x with conf a link to the folder above it), or ""
 // when it has none. The lookups are bounded (maxLookups per line).
 func (a *analysis) resolveLead(p, shown string) string {
-	if r, ok := a.prot.resolved[p]; ok {
-		return r
-	}
-	if a.prot.lookups >= maxLookups {
+	if _, ok := a.prot.resolved[p]; !ok && a.prot.lookups >= maxLookups {
 		return "" // asked already
 	}
-	if a.prot.resolved == nil {
-		a.prot.resolved = map[string]string{}
-	}
-	r := a.resolveLeadNow(p, shown)
-	a.prot.resolved[p] = r
-	return r
+	return memo(&a.prot.resolved, p, func() string { return a.resolveLeadNow(p, shown) })
 }
 
 func (a *analysis) resolveLeadNow(p, shown string) string {
@@ -824,28 +821,18 @@ func (a *analysis) expandTilde(s string, tilde bool) []string {
 // holdsDataDir reports whether the absolute pattern p names a folder that
 // holds the data directory.
 func (a *analysis) holdsDataDir(p string) bool {
-	if h, ok := a.prot.holds[p]; ok {
-		return h
-	}
-	if a.prot.holds == nil {
-		a.prot.holds = map[string]bool{}
-	}
-	h := a.holdsDataDirNow(p)
-	a.prot.holds[p] = h
-	return h
-}
-
-func (a *analysis) holdsDataDirNow(p string) bool {
-	pe := elements(p)
-	for _, d := range a.c.prot.Dirs {
-		de := elements(d)
-		if len(pe) < len(de) && slices.EqualFunc(pe, de[:len(pe)], func(x, y string) bool {
-			return foldPath(unescapeGlob(x), a.prot.loose) == foldPath(y, a.prot.loose)
-		}) {
-			return true
+	return memo(&a.prot.holds, p, func() bool {
+		pe := elements(p)
+		for _, d := range a.c.prot.Dirs {
+			de := elements(d)
+			if len(pe) < len(de) && slices.EqualFunc(pe, de[:len(pe)], func(x, y string) bool {
+				return foldPath(unescapeGlob(x), a.prot.loose) == foldPath(y, a.prot.loose)
+			}) {
+				return true
+			}
 		}
-	}
-	return false
+		return false
+	})
 }
 
 // absolute is each of the patterns ps from each folder the command starts

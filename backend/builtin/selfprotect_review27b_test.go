@@ -6,32 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/backend/builtin"
 	"github.com/airlock-dev/airlock/backend/core"
-	"github.com/airlock-dev/airlock/backend/store"
 )
-
-// selfProtectedB is selfProtected for a benchmark.
-func selfProtectedB(tb testing.TB, home, proj string) *builtin.Builtin {
-	tb.Helper()
-	data := filepath.Join(home, ".config", "airlock")
-	mustWrite(tb, filepath.Join(data, "rules.json"), `{"rules":[]}`)
-	mustWrite(tb, filepath.Join(proj, "notes.txt"), "mine")
-	db, err := store.Open(filepath.Join(tb.TempDir(), store.FileName))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	env := func() []string { return append(testEnviron(), "HOME="+home) }
-	b, err := builtin.New(builtin.Options{Store: db, DataDir: data, Environ: env})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := b.AllowPath(proj); err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
 
 // Review 27b (false positives that nobody can approve): a quoted ~ is not
 // expanded by bash, so "~/.config/airlock" in a search pattern or a commit
@@ -170,7 +146,7 @@ func TestShellSelfProtectionReview27bBypasses(t *testing.T) {
 func BenchmarkReview27bSelfProtection(b *testing.B) {
 	home := filepath.Join(b.TempDir(), "home")
 	proj := filepath.Join(home, "src", "proj")
-	bt := selfProtectedB(b, home, proj)
+	bt := selfProtected(b, home, proj)
 	fill := func(prefix, unit, sep string) string {
 		var sb strings.Builder
 		sb.WriteString(prefix)

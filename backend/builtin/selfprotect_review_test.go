@@ -16,7 +16,7 @@ import (
 
 // selfProtected is a Builtin whose data directory is home/.config/airlock
 // and whose one allowed folder (where commands start) is proj.
-func selfProtected(t *testing.T, home, proj string) *builtin.Builtin {
+func selfProtected(t testing.TB, home, proj string) *builtin.Builtin {
 	t.Helper()
 	data := filepath.Join(home, ".config", "airlock")
 	mustWrite(t, filepath.Join(data, "rules.json"), `{"rules":[]}`)

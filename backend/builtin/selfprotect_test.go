@@ -8,7 +8,6 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/builtin"
 	"github.com/airlock-dev/airlock/backend/core"
-	"github.com/airlock-dev/airlock/backend/store"
 )
 
 // The shell tool runs as the user who runs Airlock, who may change
@@ -21,22 +20,8 @@ func TestShellKeepsOffAirlockItself(t *testing.T) {
 	home := t.TempDir()
 	data := filepath.Join(home, ".config", "airlock")
 	proj := filepath.Join(home, "proj")
-	mustWrite(t, filepath.Join(data, "rules.json"), `{"rules":[]}`)
-	mustWrite(t, filepath.Join(proj, "notes.txt"), "mine")
+	b := selfProtected(t, home, proj)
 	mustSymlink(t, data, filepath.Join(proj, "cfg"))
-	db, err := store.Open(filepath.Join(data, store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	env := func() []string { return append(testEnviron(), "HOME="+home) }
-	b, err := builtin.New(builtin.Options{Store: db, DataDir: data, Environ: env})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.AllowPath(proj); err != nil {
-		t.Fatal(err)
-	}
 	for _, cmd := range []string{
 		// Airlock's own program, however it is reached.
 		"airlock rules add --auto-approve",
