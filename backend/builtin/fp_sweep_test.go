@@ -3,17 +3,19 @@ package builtin_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/airlock-dev/airlock/backend/builtin"
+	"github.com/airlock-dev/airlock/backend/core"
 )
 
 // fpSweepCommands are everyday developer and coding-agent command lines.
 // None of them touches Airlock's data directory or runs Airlock, so none
-// should be refused or asked *because of* the self-protection (findings
-// with rule airlock-data or airlock-itself). TestFPSweep only logs the ones
-// that are, as a regression list; it does not fail.
+// should be refused *because of* the self-protection (findings with rule
+// airlock-data or airlock-itself), and only those in fpSweepAsks may ask
+// (a helper's sweep of 280 commands, made a regression test).
 var fpSweepCommands = []string{
 	// git
 	"git status", "git status --short", "git log --oneline -20", "git log -p -- src/",
@@ -111,6 +113,18 @@ var fpSweepCommands = []string{
 	"cd ~/.config && git add -A && git commit -m wip", "rsync -a ~/.config/ /tmp/cfg-backup/",
 }
 
+// fpSweepAsks are the everyday commands that ask because of the
+// self-protection, and why: they change, or copy whole, a folder that holds
+// the data directory, or name it among its neighbours.
+var fpSweepAsks = []string{
+	"cp bin/tool ~/",                       // into the home folder itself
+	"cp -r . /",                            // into /
+	"ls ~/.config/*/",                      // the data directory among its neighbours
+	"rsync -a ~/.config/ /tmp/cfg-backup/", // copies it whole
+	"cp -r ~/.config /tmp/x",               // the same
+	"tar czf /tmp/home.tgz ~",              // the same
+}
+
 // fpSweepControls must be refused or asked by the self-protection; they
 // show the sweep's setup has it switched on.
 var fpSweepControls = []string{
@@ -152,26 +166,30 @@ func TestFPSweep(t *testing.T) {
 		if err := os.MkdirAll(tmp, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		hits := 0
 		for _, cmd := range fpSweepCommands {
 			cl, err := b.ClassifyCommand(strings.ReplaceAll(cmd, "/tmp", tmp), nil)
 			if err != nil {
-				t.Logf("[%s] ERROR %q: %v", layout.name, cmd, err)
+				t.Errorf("[%s] %q: %v", layout.name, cmd, err)
 				continue
 			}
 			for _, f := range cl.Findings {
 				if f.Rule != "airlock-data" && f.Rule != "airlock-itself" {
 					continue
 				}
-				hits++
-				t.Logf("[%s] %s (outcome %s) %q: %s: %s", layout.name, strings.ToUpper(f.Outcome), cl.Outcome,
-					strings.ReplaceAll(cmd, "\n", `\n`), f.Rule, f.Reason)
+				if f.Outcome == core.Deny || !slices.Contains(fpSweepAsks, cmd) {
+					t.Errorf("[%s] %s %q: %s: %s", layout.name, f.Outcome, strings.ReplaceAll(cmd, "\n", `\n`), f.Rule, f.Reason)
+				}
+			}
+		}
+		for _, cmd := range fpSweepAsks {
+			if cl, err := b.ClassifyCommand(strings.ReplaceAll(cmd, "/tmp", tmp), nil); err != nil || cl.Outcome != core.Ask {
+				t.Errorf("[%s] %q: %s %v, want it asked", layout.name, cmd, cl.Outcome, err)
 			}
 		}
 		for _, cmd := range fpSweepControls {
-			cl, err := b.ClassifyCommand(cmd, nil)
-			t.Logf("[%s] control %q: %s %v", layout.name, cmd, cl.Outcome, err)
+			if cl, err := b.ClassifyCommand(cmd, nil); err != nil || cl.Outcome == core.Allow {
+				t.Errorf("[%s] control %q: %s %v, want it refused or asked", layout.name, cmd, cl.Outcome, err)
+			}
 		}
-		t.Logf("[%s] %d commands, %d self-protection findings", layout.name, len(fpSweepCommands), hits)
 	}
 }

@@ -562,12 +562,11 @@ func (a *analysis) copiesIntoDataDirParent(inv *invocation) {
 	case "unzip":
 		targets = optionValues(inv.args, "-d")
 	case "tar", "bsdtar":
-		if !extracts(inv.args) {
-			return
-		}
-		targets = optionValues(inv.args, "-C", "--directory")
-		if len(targets) == 0 {
-			targets = []word{{text: ".", lit: true}}
+		if extracts(inv.args) {
+			targets = optionValues(inv.args, "-C", "--directory")
+			if len(targets) == 0 {
+				targets = []word{{text: ".", lit: true}}
+			}
 		}
 	case "find":
 		if slices.ContainsFunc(inv.args, func(w word) bool {
@@ -596,6 +595,47 @@ func (a *analysis) copiesIntoDataDirParent(inv *invocation) {
 			}
 		}
 	}
+	// A copy of a folder that holds it, whole, copies the agents' token
+	// (cp -r ~/.config /x, tar czf x.tgz ~).
+	for _, w := range copiedWhole(inv, pos) {
+		for _, abs := range a.absolute(a.pathsOf(w)) {
+			if a.holdsDataDir(abs) {
+				a.report(core.Ask, ruleAirlockData, inv.text, fmt.Sprintf("`%s` copies %s whole, with Airlock's data directory in it (the agents' token, the rules): a person must approve it", inv.text, truncate(w.text)))
+				return
+			}
+		}
+	}
+}
+
+// copiedWhole returns the folders inv copies with what is in them: the
+// sources of a recursive cp, scp, rsync or ditto, what tar or zip archive.
+func copiedWhole(inv *invocation, pos []word) []word {
+	recursive := slices.ContainsFunc(inv.args, func(w word) bool {
+		if !w.lit {
+			return false
+		}
+		if strings.HasPrefix(w.text, "--") {
+			return w.text == "--recursive" || w.text == "--archive"
+		}
+		return strings.HasPrefix(w.text, "-") && strings.ContainsAny(w.text, "rRa")
+	})
+	switch inv.name {
+	case "cp", "scp":
+		if recursive && len(pos) > 1 {
+			return pos[:len(pos)-1]
+		}
+	case "rsync", "ditto":
+		if len(pos) > 1 {
+			return pos[:len(pos)-1]
+		}
+	case "tar", "bsdtar":
+		if !extracts(inv.args) {
+			return tarMembers(inv.args)
+		}
+	case "zip", "7z":
+		return pos
+	}
+	return nil
 }
 
 // extracts reports whether tar's arguments unpack an archive: -x in an
@@ -614,6 +654,32 @@ func extracts(args []word) bool {
 		}
 	}
 	return false
+}
+
+// tarMembers is what tar's arguments name to archive: the words that are
+// neither options nor an option's value (the archive after f, the folder
+// after C, a list after T or X).
+func tarMembers(args []word) []word {
+	var out []word
+	skip := false
+	for i, w := range args {
+		switch {
+		case skip:
+			skip = false
+		case !w.lit:
+			out = append(out, w)
+		case w.text == "-C" || w.text == "--directory" || w.text == "-f" || w.text == "--file" || w.text == "-T" || w.text == "-X":
+			skip = true
+		case strings.HasPrefix(w.text, "--"):
+		case strings.HasPrefix(w.text, "-") || i == 0 && w.text != "" && strings.Trim(w.text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == "":
+			// An option cluster (-czf, or the old-style first word): a
+			// value follows for f, C, T or X at its end.
+			skip = strings.ContainsAny(w.text[len(w.text)-1:], "fCTX")
+		default:
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // positional is args without options (and --).
