@@ -22,9 +22,7 @@ func TestShellSelfProtectionReview27bNoDeny(t *testing.T) {
 		`rg -F '~/.config/airlock/rules.json' .`,
 		`git commit -m "~/.config/airlock/rules.json: validate on load"`,
 		`echo '~/.config/airlock'`,
-		// (command -v airlock is refused as command -v rm -rf / is: the
-		// checker takes command's options as a wrapper's; which airlock
-		// works.)
+		"command -v airlock",
 		// A glob that only lists the data directory among its siblings
 		// (asking is fine: a person can approve it).
 		"du -sh ~/.config/*",

@@ -30,6 +30,7 @@ func TestShellKeepsOffAirlockItself(t *testing.T) {
 		"sh -c 'airlock servers accept x y --yes'",
 		"echo $(airlock-bridge --url http://127.0.0.1:1/mcp)",
 		"xargs airlock rules rm < ids.txt",
+		"command -p airlock token",
 		// Its data directory, however it is written.
 		"cat " + filepath.Join(data, "airlock.lock"),
 		"cat ~/.config/airlock/airlock.lock",
@@ -63,6 +64,7 @@ func TestShellKeepsOffAirlockItself(t *testing.T) {
 		"git log --oneline",
 		"echo airlock",
 		"grep -r airlock .",
+		"command -v airlock", // says where it is; runs nothing
 	} {
 		if cl, err := b.ClassifyCommand(cmd, nil); err != nil || cl.Outcome != core.Allow {
 			t.Errorf("%s: %s (%+v), want allow", cmd, cl.Outcome, cl.Findings)

@@ -78,7 +78,7 @@ func wrappers() map[string]wrapper {
 		"builtin": {},
 		"busybox": {},
 		"toybox":  {},
-		"command": {boolShort: "pvV"},
+		"command": {boolShort: "p", noCmdShort: "vV"}, // -v and -V only say what a name is
 		"exec":    {boolShort: "cl", valueShort: "a"},
 		"time":    {boolShort: "pavq", valueShort: "fo", boolLong: []string{"portability", "append", "verbose", "quiet"}, valueLong: []string{"format", "output"}},
 		"timeout": {boolShort: "v", valueShort: "sk", boolLong: []string{"foreground", "preserve-status", "verbose"}, valueLong: []string{"signal", "kill-after"}, operands: 1},
