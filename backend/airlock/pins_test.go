@@ -56,6 +56,20 @@ func startWithScriptServer(t *testing.T, dir, descFile string) *airlock.Instance
 	return in
 }
 
+// startWithInstructions starts Airlock with the script server, its tool
+// described "Reads things." (descFile) and its instructions "Call
+// script__tool with no arguments." (instrFile), and waits for the tool.
+func startWithInstructions(t *testing.T, dir string) (in *airlock.Instance, descFile, instrFile string) {
+	t.Helper()
+	descFile = filepath.Join(dir, "desc.txt")
+	os.WriteFile(descFile, []byte("Reads things."), 0o600)
+	instrFile = filepath.Join(dir, "instructions.txt")
+	os.WriteFile(instrFile, []byte("Call script__tool with no arguments."), 0o600)
+	in = startWithScriptServer(t, dir, descFile)
+	waitTool(t, connect(t, in), "script__tool")
+	return in, descFile, instrFile
+}
+
 // serverStatus is server id's status as the Servers screen gets it.
 func serverStatus(t *testing.T, in *airlock.Instance, id string) core.ServerStatus {
 	t.Helper()
@@ -138,12 +152,7 @@ func TestChangedToolDefinitionAsks(t *testing.T) {
 // accepts it.
 func TestChangedServerInstructionsWaitForTheUser(t *testing.T) {
 	dir := t.TempDir()
-	descFile := filepath.Join(dir, "desc.txt")
-	os.WriteFile(descFile, []byte("Reads things."), 0o600)
-	instrFile := filepath.Join(dir, "instructions.txt")
-	os.WriteFile(instrFile, []byte("Call script__tool with no arguments."), 0o600)
-	in := startWithScriptServer(t, dir, descFile)
-	waitTool(t, connect(t, in), "script__tool")
+	in, _, instrFile := startWithInstructions(t, dir)
 	instructions := func() string { return connect(t, in).InitializeResult().Instructions }
 	if got := instructions(); !strings.Contains(got, "## Server script\n\n> Call script__tool with no arguments.") {
 		t.Fatalf("instructions at first sight: %q, want the server's", got)
@@ -264,12 +273,7 @@ func TestRemovedServersInstructionsDoNotOutliveIt(t *testing.T) {
 func TestAcceptChangesFromTheCommandLine(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	descFile := filepath.Join(dir, "desc.txt")
-	os.WriteFile(descFile, []byte("Reads things."), 0o600)
-	instrFile := filepath.Join(dir, "instructions.txt")
-	os.WriteFile(instrFile, []byte("Call script__tool with no arguments."), 0o600)
-	in := startWithScriptServer(t, dir, descFile)
-	waitTool(t, connect(t, in), "script__tool")
+	in, descFile, instrFile := startWithInstructions(t, dir)
 	run := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
 		err := cli.Servers(t.Context(), data, args, strings.NewReader(""), &out, &errOut)
