@@ -35,6 +35,7 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/pipeline"
+	"github.com/airlock-dev/airlock/backend/sandbox"
 )
 
 // Server ids and tool names (seed 004).
@@ -87,6 +88,7 @@ type Options struct {
 type Builtin struct {
 	opts      Options
 	protected []string // the data directory (protectedDirs)
+	sandbox   *sandbox.Sandbox
 	cmdRoots  []string
 	shell     string
 	servers   map[string]*mcp.Server
@@ -118,6 +120,9 @@ type Overview struct {
 	// Error says why the stored settings could not be loaded (the defaults
 	// without stored folders apply meanwhile).
 	Error string `json:"error,omitempty"`
+	// Sandbox says whether the kernel keeps shell_exec's commands out of
+	// Airlock's data directory.
+	Sandbox sandbox.Status `json:"sandbox"`
 }
 
 // RootStatus is one allowed folder in effect.
@@ -141,6 +146,10 @@ func New(o Options) (*Builtin, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	b := &Builtin{opts: o, shell: o.Shell, protected: protectedDirs(o.DataDir)}
+	b.sandbox = sandbox.New(b.protected)
+	if st := b.sandbox.Status(); len(st.Hidden) > 0 && !st.Enforced {
+		o.Logger.Warn("shell_exec runs without a kernel sandbox; only its command-line checks keep commands out of Airlock's data directory", "reason", st.Reason)
+	}
 	for _, r := range o.Roots {
 		abs, err := filepath.Abs(r)
 		if err != nil {
@@ -288,7 +297,7 @@ func (b *Builtin) Settings() Settings { return cloneSettings(b.cur.Load().settin
 func (b *Builtin) Get() Overview { return b.overview(b.cur.Load()) }
 
 func (b *Builtin) overview(cfg *config) Overview {
-	ov := Overview{Settings: cloneSettings(cfg.settings), Enabled: len(cfg.roots) > 0, Defaults: Defaults(), Error: cfg.loadErr, Roots: []RootStatus{}}
+	ov := Overview{Settings: cloneSettings(cfg.settings), Enabled: len(cfg.roots) > 0, Defaults: Defaults(), Error: cfg.loadErr, Roots: []RootStatus{}, Sandbox: b.sandbox.Status()}
 	for _, r := range cfg.roots {
 		ov.Roots = append(ov.Roots, RootStatus{Path: r.path, Source: r.source, Available: r.real != "", Error: r.err})
 	}

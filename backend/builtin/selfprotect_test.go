@@ -86,3 +86,45 @@ func TestShellKeepsOffAirlockItself(t *testing.T) {
 		t.Errorf("rules.json was written: %s", b)
 	}
 }
+
+// A path the command computes as it runs is beyond the shell policy, which
+// judges the command line (the README says so). Where the kernel has
+// Landlock, such a command runs in a sandbox that keeps it out of the data
+// directory anyway, and the answer says why it failed.
+func TestShellSandboxKeepsComputedPathsOut(t *testing.T) {
+	home := t.TempDir()
+	data := filepath.Join(home, ".config", "airlock")
+	proj := filepath.Join(home, "proj")
+	b := selfProtected(t, home, proj)
+	st := b.Get().Sandbox
+	if !st.Enforced {
+		t.Skipf("the kernel enforces no sandbox here: %s", st.Reason)
+	}
+	shell := connect(t, b.Servers()[builtin.ServerShellExec])
+	for _, cmd := range []string{
+		`cat "$(printf %s ~)/.config/airlock/rules.json"`,
+		`echo '{"rules":[{"id":"mine"}]}' > "$(printf %s ~)/.config/$(printf air)lock/rules.json"`,
+		`f=$(printf '%s/.con%s/air%s/rules.json' "$HOME" fig lock); rm -f "$f"`,
+	} {
+		if cl, err := b.ClassifyCommand(cmd, nil); err != nil || cl.Outcome == core.Deny {
+			t.Fatalf("the shell policy refuses %s (%v): this test is about what it cannot see", cmd, err)
+		}
+		var out builtin.ExecResult
+		res, c := call(t, shell, "shell_exec", map[string]any{"command": cmd, "cwd": proj}, &out)
+		if c != "" || res.IsError {
+			t.Fatalf("shell_exec %s: %s %s", cmd, c, firstText(res))
+		}
+		if out.ExitCode == 0 || !strings.Contains(out.Stderr, "Permission denied") || !strings.Contains(out.Stderr, "sandbox") || !strings.Contains(out.Stderr, data) {
+			t.Errorf("shell_exec %s: exit %d, stderr %q; want a refusal by the sandbox that names the data directory", cmd, out.ExitCode, out.Stderr)
+		}
+		t.Logf("%s:\n%s", cmd, out.Stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(data, "rules.json")); string(got) != `{"rules":[]}` {
+		t.Errorf("rules.json is %q", got)
+	}
+	// Work in the project is untouched.
+	var out builtin.ExecResult
+	if _, c := call(t, shell, "shell_exec", map[string]any{"command": "echo done > out.txt && cat notes.txt out.txt", "cwd": proj}, &out); c != "" || out.ExitCode != 0 || out.Stdout != "minedone\n" {
+		t.Errorf("work in the project: code %q, %+v", c, out)
+	}
+}

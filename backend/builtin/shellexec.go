@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/pipeline"
 	"github.com/airlock-dev/airlock/backend/proc"
+	"github.com/airlock-dev/airlock/backend/sandbox"
 )
 
 // TimeoutExitCode is shell_exec's exit code for a command killed at its
@@ -65,6 +66,7 @@ func (b *Builtin) Exec(ctx context.Context, args ExecArgs) (ExecResult, error) {
 		Stdout:    stdout,
 		Stderr:    stderr,
 		KillGrace: killGrace,
+		Restrict:  b.sandbox.Restrict,
 	})
 	if err != nil {
 		return ExecResult{}, core.Errorf(core.EInternal, "the shell could not be started: %v", err)
@@ -79,7 +81,34 @@ func (b *Builtin) Exec(ctx context.Context, args ExecArgs) (ExecResult, error) {
 		res.ExitCode, res.TimedOut = TimeoutExitCode, true
 		res.Stderr += fmt.Sprintf("\n[airlock: the command ran longer than %d s; its process group was killed]", cfg.settings.ShellTimeoutSeconds)
 	}
+	if res.ExitCode != 0 && sandboxMayHaveRefused(res.Stderr) {
+		if note := b.sandboxNote(); note != "" {
+			res.Stderr = strings.TrimRight(res.Stderr, "\n") + note
+		}
+	}
 	return res, nil
+}
+
+// sandboxMayHaveRefused reports whether a failed command's error output
+// reads like a refusal of the sandbox: a file it may not use, or a setuid
+// program (sudo) that cannot gain rights under no_new_privs.
+func sandboxMayHaveRefused(stderr string) bool {
+	for _, s := range []string{"Permission denied", "Operation not permitted", "no new privileges"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// sandboxNote explains a refusal the kernel sandbox may have caused.
+func (b *Builtin) sandboxNote() string {
+	st := b.sandbox.Status()
+	if !st.Enforced {
+		return ""
+	}
+	return fmt.Sprintf("\n[airlock: shell commands run in a sandbox (%s) that keeps them out of Airlock's data directory (%s); it also keeps them from creating, removing or renaming files directly in the folders on that directory's path (%s), and a folder made there is usable from the next command on; setuid programs such as sudo gain no rights in it. If a path above is one of these, or the command used sudo, that is why it was refused.]",
+		st.Mechanism, strings.Join(st.Hidden, ", "), strings.Join(sandbox.PathFolders(st.Hidden), ", "))
 }
 
 // shellScript is the command line shell_exec runs and the policy checks:

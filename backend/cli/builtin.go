@@ -132,6 +132,11 @@ func printOverview(w io.Writer, ov builtin.Overview) {
 		}
 		fmt.Fprintln(w, line)
 	}
+	if sb := ov.Sandbox; sb.Enforced {
+		fmt.Fprintf(w, "shell sandbox: %s, keeping commands out of %s\n", sb.Mechanism, strings.Join(sb.Hidden, ", "))
+	} else if len(sb.Hidden) > 0 {
+		fmt.Fprintf(w, "shell sandbox: none (%s); only the command-line checks keep commands out of %s\n", sb.Reason, strings.Join(sb.Hidden, ", "))
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "shellTimeoutSeconds\t%d\n", s.ShellTimeoutSeconds)
 	fmt.Fprintf(tw, "outputCapBytes\t%d\n", s.OutputCapBytes)

@@ -36,8 +36,8 @@ func TestBuiltinCLI(t *testing.T) {
 	db := rulesDB(t)
 	dir := t.TempDir()
 
-	if out := mustRunBuiltin(t, db, "show"); !strings.Contains(out, "built-in tools: off") {
-		t.Errorf("show on a fresh database:\n%s", out)
+	if out := mustRunBuiltin(t, db, "show"); !strings.Contains(out, "built-in tools: off") || !strings.Contains(out, "shell sandbox: ") || !strings.Contains(out, filepath.Dir(db.Path)) {
+		t.Errorf("show on a fresh database (want the shell sandbox and the data directory it keeps commands out of):\n%s", out)
 	}
 	if out := mustRunBuiltin(t, db, "allow-path", dir); !strings.Contains(out, "built-in tools are on") {
 		t.Errorf("allow-path: %s", out)

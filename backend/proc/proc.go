@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,6 +66,11 @@ type Spec struct {
 	// process exited, for a grandchild that left the group and still holds
 	// the output open. Zero means DefaultWaitDelay.
 	WaitDelay time.Duration
+	// Restrict, when set, runs on the OS thread that starts the child, just
+	// before it does: whatever it does to that thread (no_new_privs, a
+	// Landlock domain) the child inherits, and nothing else does, because
+	// the thread is thrown away afterwards. If it fails, nothing starts.
+	Restrict func() error
 }
 
 // DefaultWaitDelay is the WaitDelay used when a Spec gives none.
@@ -193,7 +199,18 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		return fail(err)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: p.guard.pid}
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if s.Restrict != nil {
+		start = func() error {
+			return onThrowawayThread(func() error {
+				if err := s.Restrict(); err != nil {
+					return err
+				}
+				return cmd.Start()
+			})
+		}
+	}
+	if err := start(); err != nil {
 		return fail(err) // "fork/exec PATH: why" names the program already
 	}
 	closeAll()
@@ -209,6 +226,20 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		}()
 	}
 	return p, nil
+}
+
+// onThrowawayThread runs fn on an OS thread of its own and ends that
+// thread afterwards: a goroutine that exits while locked to its thread
+// takes the thread with it, so what fn did to the thread (a restriction a
+// child started from it inherits) never reaches another goroutine. Threads
+// the runtime needs meanwhile are not cloned from a locked one.
+func onThrowawayThread(fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		done <- fn()
+	}()
+	return <-done
 }
 
 // LookPath finds file like exec.LookPath, but in the PATH of env when env

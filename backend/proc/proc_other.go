@@ -24,6 +24,7 @@ type Spec struct {
 	StdoutPipe bool
 	KillGrace  time.Duration
 	WaitDelay  time.Duration
+	Restrict   func() error
 }
 
 // Exit is how a process ended.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -316,4 +317,30 @@ func TestParentDeathKillsGroup(t *testing.T) {
 	}
 	cmd.Wait()
 	waitDead(t, pids...)
+}
+
+// A Restrict that fails stops the start: the command never runs.
+func TestRestrictFailureStartsNothing(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	boom := errors.New("no sandbox today")
+	_, err := proc.Start(context.Background(), proc.Spec{Path: "/bin/sh", Args: []string{"-c", "touch " + marker}, Restrict: func() error { return boom }})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Start = %v, want the Restrict error", err)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Errorf("the command ran although Restrict failed (%v)", err)
+	}
+	// A Restrict that succeeds runs on the starting thread, and the command
+	// starts after it.
+	called := false
+	p, err := proc.Start(context.Background(), proc.Spec{Path: "/bin/sh", Args: []string{"-c", "touch " + marker}, Restrict: func() error { called = true; return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex := p.Wait(); ex.Code != 0 || !called {
+		t.Fatalf("exit %+v, Restrict called %v", ex, called)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the command did not run: %v", err)
+	}
 }

@@ -394,6 +394,7 @@ export interface Overview {
   enabled: boolean;
   defaults: BuiltinSettings;
   error?: string;
+  sandbox: Status;
 }
 
 /** Go: teams.Participant */
@@ -632,6 +633,14 @@ export interface State {
   path: string;
   error?: string;
   loadedAt: string;
+}
+
+/** Go: sandbox.Status */
+export interface Status {
+  enforced: boolean;
+  mechanism?: string;
+  reason?: string;
+  hidden: string[];
 }
 
 /** Go: teams.Task */

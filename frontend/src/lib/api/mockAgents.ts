@@ -71,6 +71,7 @@ export function agentMethods(emit: (name: string, payload: unknown) => void, emp
   const overview = (): Overview => ({
     settings, defaults, enabled: settings.roots.length > 0,
     roots: settings.roots.map((p) => ({ path: p, source: 'settings', available: true })),
+    sandbox: { enforced: true, mechanism: 'Landlock ABI 7', hidden: ['/home/me/.config/airlock'] },
   });
   const builtinChanged = () => {
     const ov = overview();

@@ -25,5 +25,6 @@ export function overview(more: Partial<BuiltinSettings> = {}): Overview {
   return {
     settings, defaults: builtinSettings(), enabled: settings.roots.length > 0,
     roots: settings.roots.map((path) => ({ path, source: 'settings', available: true })),
+    sandbox: { enforced: true, mechanism: 'Landlock ABI 7', hidden: ['/home/me/.config/airlock'] },
   };
 }

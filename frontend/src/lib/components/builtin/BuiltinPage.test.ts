@@ -34,6 +34,23 @@ describe('BuiltinPage', () => {
     expect(screen.getByTestId('builtin-state').textContent).toBe('on');
   });
 
+  it('says whether the kernel keeps shell commands out of the data directory', async () => {
+    vi.mocked(fakeApi.builtin.get).mockResolvedValue(overview({ roots: ['/home/me/site'] }));
+    const { unmount } = renderPage();
+    const on = await screen.findByTestId('shell-sandbox');
+    expect(on.textContent).toContain('kernel sandbox');
+    expect(on.textContent).toContain('Landlock ABI 7');
+    expect(on.querySelector('code')!.textContent).toBe('/home/me/.config/airlock');
+    unmount();
+
+    vi.mocked(fakeApi.builtin.get).mockResolvedValue({ ...overview({ roots: ['/home/me/site'] }), sandbox: { enforced: false, reason: 'this kernel has no Landlock (Linux 5.13 or later has it)', hidden: ['/home/me/.config/airlock'] } });
+    renderPage();
+    const off = await screen.findByTestId('shell-sandbox');
+    expect(off.textContent).toContain('no kernel sandbox');
+    expect(off.textContent).toContain('this kernel has no Landlock');
+    expect(off.textContent).toContain('a path a command computes as it runs is not seen');
+  });
+
   it('shows a refused folder under the field, keeping what was typed', async () => {
     vi.mocked(fakeApi.builtin.allowPath).mockRejectedValue(new ApiError('invalid', 'folder / is the root of the file system; allowing it would give agents the whole machine', 'allow the project folders agents work in'));
     renderPage();
