@@ -591,3 +591,40 @@ func TestServersRestartCLI(t *testing.T) {
 		t.Errorf("restart without a running Airlock: %v, want %s", err, core.EUnavailable)
 	}
 }
+
+// A command an agent ran may have changed the modes of Airlock's files, or
+// made folders at the names Airlock uses (the shell sandbox keeps it from
+// reading and writing them, not from that; found by a review). The next
+// start undoes both, and starts.
+func TestStartTidiesTheDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	in := start(t, dir)
+	in.Close()
+	for _, p := range []string{"airlock.lock", "airlock.db-wal", "servers.json"} {
+		os.Remove(filepath.Join(dir, p))
+		if err := os.Mkdir(filepath.Join(dir, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"agent-token", "rules.json", "airlock.db"} {
+		if err := os.Chmod(filepath.Join(dir, p), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(dir, "journal"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	in = start(t, dir)
+	defer in.Close()
+	for p, want := range map[string]os.FileMode{".": 0o700, "journal": 0o700, "agent-token": 0o600, "rules.json": 0o600, "airlock.db": 0o600} {
+		if fi, err := os.Stat(filepath.Join(dir, p)); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s after the start: %v, %v; want %v", p, fi.Mode(), err, want)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "servers.json")); err == nil && fi.IsDir() {
+		t.Errorf("servers.json is still a folder")
+	}
+}

@@ -100,3 +100,24 @@ func TestArgMatches(t *testing.T) {
 		}
 	}
 }
+
+// The sandbox note follows refusals as the C library, Go and Node word
+// them (a review found Go's and npm's lower-case ones without it).
+func TestSandboxMayHaveRefused(t *testing.T) {
+	for _, stderr := range []string{
+		"cat: /x: Permission denied",
+		"open /home/me/.cache/go-build/ab: permission denied",
+		"npm ERR! Error: EACCES: permission denied, mkdir '/home/me/.npm'",
+		"kill: (123) - Operation not permitted",
+		`sudo: The "no new privileges" flag is set, which prevents sudo from running as root.`,
+	} {
+		if !sandboxMayHaveRefused(stderr) {
+			t.Errorf("no note after %q", stderr)
+		}
+	}
+	for _, stderr := range []string{"", "make: *** [all] Error 2", "fatal: not a git repository"} {
+		if sandboxMayHaveRefused(stderr) {
+			t.Errorf("a note after %q", stderr)
+		}
+	}
+}

@@ -90,11 +90,13 @@ func (b *Builtin) Exec(ctx context.Context, args ExecArgs) (ExecResult, error) {
 }
 
 // sandboxMayHaveRefused reports whether a failed command's error output
-// reads like a refusal of the sandbox: a file it may not use, or a setuid
+// reads like a refusal of the sandbox: a file it may not use (as the C
+// library says it, or Go and Node), a signal it may not send, or a setuid
 // program (sudo) that cannot gain rights under no_new_privs.
 func sandboxMayHaveRefused(stderr string) bool {
-	for _, s := range []string{"Permission denied", "Operation not permitted", "no new privileges"} {
-		if strings.Contains(stderr, s) {
+	lower := strings.ToLower(stderr)
+	for _, s := range []string{"permission denied", "operation not permitted", "eacces", "eperm", "no new privileges"} {
+		if strings.Contains(lower, s) {
 			return true
 		}
 	}
@@ -107,7 +109,7 @@ func (b *Builtin) sandboxNote() string {
 	if !st.Enforced {
 		return ""
 	}
-	return fmt.Sprintf("\n[airlock: shell commands run in a sandbox (%s) that keeps them out of Airlock's data directory (%s); it also keeps them from creating, removing or renaming files directly in the folders on that directory's path (%s), and a folder made there is usable from the next command on; setuid programs such as sudo gain no rights in it. If a path above is one of these, or the command used sudo, that is why it was refused.]",
+	return fmt.Sprintf("\n[airlock: shell commands run in a sandbox (%s) that keeps them out of Airlock's data directory (%s); it also keeps them from creating, removing or renaming files directly in the folders on that directory's path (%s), and a folder made there is usable from the next command on; setuid programs such as sudo gain no rights in it, and it may signal only processes it started. If a path above is one of these, or the command used sudo or signalled another process, that is why it was refused.]",
 		st.Mechanism, strings.Join(st.Hidden, ", "), strings.Join(sandbox.PathFolders(st.Hidden), ", "))
 }
 

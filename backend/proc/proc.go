@@ -233,11 +233,24 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 // takes the thread with it, so what fn did to the thread (a restriction a
 // child started from it inherits) never reaches another goroutine. Threads
 // the runtime needs meanwhile are not cloned from a locked one.
+//
+// The main thread is the exception: the runtime never ends it, and parks it
+// instead, still restricted; and /proc/PID/ names it, so a command in the
+// same Landlock domain could then open /proc/PID/mem of Airlock (found by a
+// review). A goroutine that finds itself there keeps the main thread busy
+// and unrestricted while fn runs on another thread, then lets it go.
 func onThrowawayThread(fn func() error) error {
 	done := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		done <- fn()
+		runtime.LockOSThread()
+		if onMainThread() {
+			// While this goroutine holds the main thread, the one below
+			// cannot be scheduled on it.
+			done <- onThrowawayThread(fn)
+			runtime.UnlockOSThread()
+			return
+		}
+		done <- fn() // never unlocked: the thread ends with this goroutine
 	}()
 	return <-done
 }

@@ -56,6 +56,12 @@ func (s *Sandbox) Restrict() error {
 	}
 	all, file := rights(s.abi)
 	attr := unix.LandlockRulesetAttr{Access_fs: all}
+	if s.abi >= 6 {
+		// A command may signal, and connect to an abstract socket of, only
+		// the processes it started: not Airlock (kill -STOP would hold every
+		// agent's calls), not its servers, not a daemon of the user's.
+		attr.Scoped = unix.LANDLOCK_SCOPE_SIGNAL | unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+	}
 	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if e != 0 {
 		return fmt.Errorf("sandbox: create the Landlock rule set: %w", e)

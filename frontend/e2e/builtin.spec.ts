@@ -3,7 +3,7 @@
 // works, outside is refused); the deny and ask lists change the very next
 // shell command; refused settings are reported where they were made.
 // Screenshots: e2e/screenshots/real-builtin-*.png.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,6 +124,28 @@ describe('the Built-in tools page through a real airlock serve', () => {
     await ask.getByRole('button', { name: 'Remove', exact: true }).click(); // the confirm
     await ask.getByTestId('list-item').filter({ hasText: /^echo/ }).waitFor({ state: 'detached' });
     expect(await run()).toMatchObject({ ok: true });
+  });
+
+  it('runs commands in a kernel sandbox that keeps even a computed path out of the data directory', async () => {
+    const line = page.getByTestId('shell-sandbox');
+    await line.waitFor();
+    expect(await line.textContent()).toContain('kernel sandbox');
+    expect(await line.locator('code').first().textContent()).toBe(realpathSync(airlock.dataDir));
+    // The path is put together as the command runs: the command line names
+    // no path in the data directory, so only the kernel can refuse it.
+    const cut = airlock.dataDir.length - 3;
+    const computed = `f=$(printf '%s%s/rules.json' '${airlock.dataDir.slice(0, cut)}' '${airlock.dataDir.slice(cut)}')`;
+    const before = readFileSync(join(airlock.dataDir, 'rules.json'), 'utf8');
+    // (A redirection to a path named at run time asks a person: it may be a
+    // disk. cp does not.)
+    for (const command of [`${computed}; cat "$f"`, `${computed}; printf '{}' > note.tmp && cp note.tmp "$f"`]) {
+      const r = await attempt(client, 'shell-exec__shell_exec', { command, cwd: inside });
+      expect(r.text, command).toContain('Permission denied');
+      expect(r.text).toContain('sandbox (Landlock');
+    }
+    expect(readFileSync(join(airlock.dataDir, 'rules.json'), 'utf8')).toBe(before);
+    await line.scrollIntoViewIfNeeded();
+    await shots(page, 'real-builtin-sandbox');
   });
 
   it('reports a refused rule and a refused limit where they were made, and changes nothing', async () => {

@@ -1,0 +1,44 @@
+package sandbox_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/airlock-dev/airlock/backend/sandbox"
+)
+
+// Landlock ABI 6 can scope signals (LANDLOCK_SCOPE_SIGNAL): a sandboxed
+// process then cannot signal a process outside its domain. Without it a
+// command could stop or kill Airlock itself (the test process stands in for
+// it), which ends every agent's session and the approvals it waits for
+// (found by a review). kill -0 checks the permission without sending
+// anything; the command may still signal what it started.
+func TestSandboxedCommandCannotSignalAirlock(t *testing.T) {
+	home := t.TempDir()
+	data := filepath.Join(home, ".config", "airlock")
+	project := filepath.Join(home, "src", "app")
+	tmp := filepath.Join(home, "tmp")
+	for _, d := range []string{data, project, tmp} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb := sandbox.New([]string{data})
+	st := sb.Status()
+	if !st.Enforced {
+		t.Skipf("the kernel enforces no sandbox here: %s", st.Reason)
+	}
+	if abi, _ := strconv.Atoi(strings.TrimPrefix(st.Mechanism, "Landlock ABI ")); abi < 6 {
+		t.Skipf("%s cannot scope signals", st.Mechanism)
+	}
+	tmpDir = tmp
+	if code, out := runArg(t, sb, project, `kill -0 $PPID`, data); code == 0 {
+		t.Errorf("a sandboxed command may signal Airlock (pid %d): kill -0 succeeded %s", os.Getpid(), out)
+	}
+	if code, out := runArg(t, sb, project, `sleep 30 & kill $! && wait $!; test $? -gt 128`, data); code != 0 {
+		t.Errorf("a sandboxed command cannot stop what it started: exit %d %s", code, out)
+	}
+}
