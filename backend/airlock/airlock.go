@@ -247,7 +247,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	pipe, err := pipeline.New(pipeline.Stages{
 		Route:    in.cat,
 		Gate:     in.authz,
-		Policies: []pipeline.Policy{pinPolicy{toolPins}, in.builtin},
+		Policies: []pipeline.Policy{pinPolicy{toolPins}, builtin.NewDataDirGuard(o.DataDir, in.cat.BuiltIn), in.builtin},
 		Decider:  hitlDeps.rules,
 		Approver: hitlDeps.broker,
 		Dispatch: in.cat,

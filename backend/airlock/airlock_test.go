@@ -628,3 +628,34 @@ func TestStartTidiesTheDataDirectory(t *testing.T) {
 		t.Errorf("servers.json is still a folder")
 	}
 }
+
+// A server you added is never handed a path in Airlock's data directory
+// (a file server given the home folder would read the agents' token for an
+// agent that asked): such a call is refused, and nobody is asked.
+func TestServersAreNotGivenTheDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	writeServers(t, dir, testutil.EverythingServer(t, "everything"))
+	in := start(t, dir)
+	allowAll(t, in)
+	sess := connect(t, in)
+	waitTool(t, sess, "everything__echo")
+	for _, msg := range []string{dir + "/agent-token", "cat " + dir, `{"path":"` + dir + `/rules.json"}`} {
+		res := echo(t, sess, msg)
+		if !res.IsError || !strings.Contains(textOf(res), "path_protected") || strings.Contains(textOf(res), "Echo:") {
+			t.Errorf("echo %q = %q; want a path_protected refusal", msg, textOf(res))
+		}
+	}
+	// Its neighbours, and paths that only begin like it, pass.
+	for _, msg := range []string{dir + "-notes/x", filepath.Dir(dir), "hello"} {
+		if res := echo(t, sess, msg); res.IsError || !strings.Contains(textOf(res), "Echo: "+msg) {
+			t.Errorf("echo %q = %q; want it echoed", msg, textOf(res))
+		}
+	}
+	if pending, _ := in.API.Approvals.Pending(); len(pending) != 0 {
+		t.Errorf("a person was asked: %+v", pending)
+	}
+	recs, err := in.API.Activity.List(core.ActivityFilter{Server: "everything", Decision: core.DecisionDenied})
+	if err != nil || len(recs) != 3 {
+		t.Errorf("activity has %d refused calls (%v), want 3", len(recs), err)
+	}
+}
