@@ -17,15 +17,7 @@ import (
 // the sandbox can do: nothing in the data directory, however the path is
 // written, and everything in the project.
 func TestSandboxHidesTheDataDirectory(t *testing.T) {
-	home := t.TempDir()
-	data := filepath.Join(home, ".config", "airlock")
-	project := filepath.Join(home, "src", "app")
-	tmp := filepath.Join(home, "tmp")
-	for _, d := range []string{data, project, tmp, filepath.Join(home, ".config", "other")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	home, data, project := homeLayout(t)
 	rules := filepath.Join(data, "rules.json")
 	if err := os.WriteFile(rules, []byte(`{"rules":[]}`), 0o600); err != nil {
 		t.Fatal(err)
@@ -69,7 +61,6 @@ func TestSandboxHidesTheDataDirectory(t *testing.T) {
 			}
 		})
 	}
-	tmpDir = tmp
 	allowed := map[string]string{
 		"work in the project":    `echo hi > note && cat note && mkdir -p a/b && mv note a/b/ && rm -r a`,
 		"read a file in home":    `cat "$0/../../.profile"`,
@@ -114,6 +105,23 @@ func TestSandboxHidesTheDataDirectory(t *testing.T) {
 	if err := os.WriteFile(rules, []byte(`{"rules":[]}`), 0o600); err != nil {
 		t.Errorf("Airlock cannot write its own rules after starting commands: %v", err)
 	}
+}
+
+// homeLayout makes a home folder with Airlock's data directory in it
+// (~/.config/airlock), another tool's folder beside it, a project
+// (~/src/app) and the commands' TMPDIR (~/tmp).
+func homeLayout(t *testing.T) (home, data, project string) {
+	t.Helper()
+	home = t.TempDir()
+	data = filepath.Join(home, ".config", "airlock")
+	project = filepath.Join(home, "src", "app")
+	tmpDir = filepath.Join(home, "tmp")
+	for _, d := range []string{data, project, tmpDir, filepath.Join(home, ".config", "other")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home, data, project
 }
 
 // tmpDir is the commands' TMPDIR. The test's home folder is in the

@@ -2,7 +2,6 @@ package sandbox_test
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,15 +16,7 @@ import (
 // (found by a review). kill -0 checks the permission without sending
 // anything; the command may still signal what it started.
 func TestSandboxedCommandCannotSignalAirlock(t *testing.T) {
-	home := t.TempDir()
-	data := filepath.Join(home, ".config", "airlock")
-	project := filepath.Join(home, "src", "app")
-	tmp := filepath.Join(home, "tmp")
-	for _, d := range []string{data, project, tmp} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, data, project := homeLayout(t)
 	sb := sandbox.New([]string{data})
 	st := sb.Status()
 	if !st.Enforced {
@@ -34,7 +25,6 @@ func TestSandboxedCommandCannotSignalAirlock(t *testing.T) {
 	if abi, _ := strconv.Atoi(strings.TrimPrefix(st.Mechanism, "Landlock ABI ")); abi < 6 {
 		t.Skipf("%s cannot scope signals", st.Mechanism)
 	}
-	tmpDir = tmp
 	if code, out := runArg(t, sb, project, `kill -0 $PPID`, data); code == 0 {
 		t.Errorf("a sandboxed command may signal Airlock (pid %d): kill -0 succeeded %s", os.Getpid(), out)
 	}
