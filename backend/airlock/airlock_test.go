@@ -659,3 +659,35 @@ func TestServersAreNotGivenTheDataDirectory(t *testing.T) {
 		t.Errorf("activity has %d refused calls (%v), want 3", len(recs), err)
 	}
 }
+
+// The shell sandbox lets a command make folders anywhere, in the data
+// directory too, and folders in those (`mkdir -p`; see backend/sandbox).
+// Tidy removes an empty folder at a name Airlock uses, but one holding a
+// folder is taken for Airlock's own and kept. airlock.db-journal and
+// audit.journal never exist while Airlock runs (the database is in WAL
+// mode; the journal lives in journal/), so a command an agent runs can make
+// them at any time, no process outliving Airlock needed; -wal and -shm can
+// be made once Airlock has stopped. Every next start then fails (or
+// panics, for -shm) until the user finds and removes the folder.
+func TestStartTidiesNonEmptyFoldersSquattingAName(t *testing.T) {
+	for _, name := range []string{"airlock.db-journal", "audit.journal", "airlock.db-wal", "airlock.db-shm"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := start(t, dir)
+			in.Close()
+			if err := os.MkdirAll(filepath.Join(dir, name, "x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("Start panicked with a folder holding a folder at %s: %v", name, r)
+				}
+			}()
+			in, err := airlock.Start(context.Background(), airlock.Options{DataDir: dir, Addr: "127.0.0.1:0", UI: fstest.MapFS{"index.html": {Data: []byte("<title>Airlock</title>")}}})
+			if err != nil {
+				t.Fatalf("Start with a folder holding a folder at %s: %v", name, err)
+			}
+			in.Close()
+		})
+	}
+}
