@@ -49,3 +49,41 @@ func TestDataDirGuard(t *testing.T) {
 		t.Errorf("Airlock's own tools carry text: %+v; want allow", v)
 	}
 }
+
+// @modelcontextprotocol/server-filesystem given the home folder (the case
+// the guard is for) reads the data directory's files by any of these
+// spellings: its validatePath resolves a relative path against the allowed
+// folder, expands ~/ with path.join, and normalises with path.resolve and a
+// collapse of repeated slashes; the JSON arguments reach it decoded, so any
+// character may be sent as \uXXXX. Each of them reads the agents' token (or
+// writes rules.json) through a server you added, and the guard lets each
+// through: it looks for the data directory's path spelled one way as text.
+func TestDataDirGuardRefusesEquivalentSpellings(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	data := filepath.Join(home, ".config", "airlock")
+	mustWrite(t, filepath.Join(data, "agent-token"), "secret")
+	g := builtin.NewDataDirGuard(data, func(s string) bool { return s == "airlock" })
+	h := filepath.ToSlash(home)
+	for name, args := range map[string]string{
+		"relative to the served home folder": `{"path":".config/airlock/agent-token"}`,
+		"relative, ./":                       `{"path":"./.config/airlock/agent-token"}`,
+		"relative, with ..":                  `{"path":"src/../.config/airlock/agent-token"}`,
+		"absolute, double slash":             `{"path":"` + h + `//.config/airlock/agent-token"}`,
+		"absolute, /./":                      `{"path":"` + h + `/.config/./airlock/agent-token"}`,
+		"absolute, ..":                       `{"path":"` + h + `/src/../.config/airlock/agent-token"}`,
+		"~ and a double slash":               `{"path":"~//.config/airlock/agent-token"}`,
+		"~ and /./":                          `{"path":"~/./.config/airlock/agent-token"}`,
+		"JSON escape of a slash":             `{"path":"~\u002f.config\u002fairlock\u002fagent-token"}`,
+		"JSON escape of a letter":            `{"path":"~/.config/\u0061irlock/agent-token"}`,
+		"write rules, relative":              `{"path":".config/airlock/rules.json","content":"{}"}`,
+		"read_multiple_files, relative":      `{"paths":["notes.txt",".config/airlock/agent-token"]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := g.Check(context.Background(), &core.Request{Kind: core.KindToolCall, Server: "fs", Name: "read_file", Args: json.RawMessage(args)})
+			if v.Outcome != core.Deny || v.Code != builtin.EPathProtected {
+				t.Errorf("%s: %+v; want a path_protected refusal (server-filesystem given %s reads the data directory's file)", args, v, home)
+			}
+		})
+	}
+}
