@@ -87,3 +87,25 @@ func TestDataDirGuardRefusesEquivalentSpellings(t *testing.T) {
 		})
 	}
 }
+
+// Two more ways around the guard. server-filesystem's move_file renames a
+// folder above the data directory (both paths are in the served home
+// folder), after which the data directory's files are read at their new
+// path, and moved back. And a resource read names a file:// URI, where a
+// server decodes percent-encoding before it opens the path (server-
+// filesystem serves no resources; other file servers do).
+func TestDataDirGuardRefusesMovingAFolderAboveAndEncodedURIs(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	data := filepath.Join(home, ".config", "airlock")
+	mustWrite(t, filepath.Join(data, "agent-token"), "secret")
+	g := builtin.NewDataDirGuard(data, func(s string) bool { return s == "airlock" })
+	if v := g.Check(context.Background(), &core.Request{Kind: core.KindToolCall, Server: "fs", Name: "move_file",
+		Args: json.RawMessage(`{"source":"~/.config","destination":"~/cfg"}`)}); v.Outcome != core.Deny {
+		t.Errorf("move_file of the folder holding the data directory: %+v; want a refusal (then read_file ~/cfg/airlock/agent-token)", v)
+	}
+	uri := "file://" + filepath.ToSlash(home) + "/.config/%61irlock/agent-token"
+	if v := g.Check(context.Background(), &core.Request{Kind: core.KindResourceRead, Server: "fs", Name: uri}); v.Outcome != core.Deny {
+		t.Errorf("a resource read of %s: %+v; want a refusal", uri, v)
+	}
+}
