@@ -691,3 +691,37 @@ func TestStartTidiesNonEmptyFoldersSquattingAName(t *testing.T) {
 		})
 	}
 }
+
+// End to end, with the server the guard is for: server-filesystem given
+// the home folder, the data directory in ~/.config/airlock, and an agent
+// that every call is approved for. It reads the agents' token by spellings
+// the guard does not recognise: relative to the served folder, with a
+// double slash or .. in the absolute path, or with a JSON escape.
+func TestFileServerIsNotGivenTheDataDirectoryByAnotherSpelling(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".config", "airlock")
+	writeServers(t, dir, testutil.FilesystemServer(t, "fs", home))
+	in := start(t, dir)
+	allowAll(t, in)
+	sess := connect(t, in)
+	waitTool(t, sess, "fs__read_text_file")
+	token, err := os.ReadFile(filepath.Join(dir, "agent-token"))
+	if err != nil || len(strings.TrimSpace(string(token))) == 0 {
+		t.Fatalf("agent-token: %q, %v", token, err)
+	}
+	h := filepath.ToSlash(home)
+	for _, args := range []string{
+		`{"path":".config/airlock/agent-token"}`,
+		`{"path":"` + h + `//.config/airlock/agent-token"}`,
+		`{"path":"` + h + `/.config/../.config/airlock/agent-token"}`,
+		`{"path":"` + h + `/.config/\u0061irlock/agent-token"}`,
+	} {
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "fs__read_text_file", Arguments: json.RawMessage(args)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := textOf(res); strings.Contains(got, strings.TrimSpace(string(token))) {
+			t.Errorf("read_text_file %s through Airlock returned the agents' token: %q", args, got)
+		}
+	}
+}
