@@ -126,13 +126,16 @@ func (in *Instance) UIURL() string { return "http://" + in.base + "/?token=" + i
 // Sessions is the number of agent sessions open.
 func (in *Instance) Sessions() int { return in.gw.Sessions() }
 
-// dataDirNames are the files and folders Airlock keeps in its data
+// dataDirFiles and dataDirFolders are what Airlock keeps in its data
 // directory (instance.Tidy; the runs' folders are made fresh per run).
-var dataDirNames = []string{
-	store.FileName, store.FileName + "-wal", store.FileName + "-shm", store.FileName + "-journal",
-	store.JournalDir, filepath.Join(store.JournalDir, store.JournalFileName), store.JournalFileName,
-	tokenfile.TokenFile, hitl.RulesFileName, config.FileName, "runs",
-}
+var (
+	dataDirFiles = []string{
+		store.FileName, store.FileName + "-wal", store.FileName + "-shm", store.FileName + "-journal",
+		filepath.Join(store.JournalDir, store.JournalFileName), store.JournalFileName,
+		tokenfile.TokenFile, hitl.RulesFileName, config.FileName,
+	}
+	dataDirFolders = []string{store.JournalDir, "runs", "logs"}
+)
 
 // Start opens the data directory, starts the downstream servers and listens.
 func Start(ctx context.Context, o Options) (_ *Instance, err error) {
@@ -155,7 +158,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		return nil, err
 	}
 	in.closers = append(in.closers, lock.Release)
-	instance.Tidy(o.DataDir, dataDirNames)
+	instance.Tidy(o.DataDir, dataDirFiles, dataDirFolders)
 
 	in.db, err = store.Open(filepath.Join(o.DataDir, store.FileName))
 	if err != nil {

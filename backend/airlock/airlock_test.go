@@ -639,14 +639,15 @@ func TestServersAreNotGivenTheDataDirectory(t *testing.T) {
 	allowAll(t, in)
 	sess := connect(t, in)
 	waitTool(t, sess, "everything__echo")
-	for _, msg := range []string{dir + "/agent-token", "cat " + dir, `{"path":"` + dir + `/rules.json"}`} {
+	// The folder holding it counts too: moving that moves the data directory.
+	for _, msg := range []string{dir + "/agent-token", "cat " + dir, `{"path":"` + dir + `/rules.json"}`, filepath.Dir(dir)} {
 		res := echo(t, sess, msg)
 		if !res.IsError || !strings.Contains(textOf(res), "path_protected") || strings.Contains(textOf(res), "Echo:") {
 			t.Errorf("echo %q = %q; want a path_protected refusal", msg, textOf(res))
 		}
 	}
 	// Its neighbours, and paths that only begin like it, pass.
-	for _, msg := range []string{dir + "-notes/x", filepath.Dir(dir), "hello"} {
+	for _, msg := range []string{dir + "-notes/x", filepath.Dir(filepath.Dir(dir)), "hello"} {
 		if res := echo(t, sess, msg); res.IsError || !strings.Contains(textOf(res), "Echo: "+msg) {
 			t.Errorf("echo %q = %q; want it echoed", msg, textOf(res))
 		}
@@ -655,8 +656,8 @@ func TestServersAreNotGivenTheDataDirectory(t *testing.T) {
 		t.Errorf("a person was asked: %+v", pending)
 	}
 	recs, err := in.API.Activity.List(core.ActivityFilter{Server: "everything", Decision: core.DecisionDenied})
-	if err != nil || len(recs) != 3 {
-		t.Errorf("activity has %d refused calls (%v), want 3", len(recs), err)
+	if err != nil || len(recs) != 4 {
+		t.Errorf("activity has %d refused calls (%v), want 4", len(recs), err)
 	}
 }
 

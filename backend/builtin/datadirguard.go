@@ -1,11 +1,18 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
+	"path"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/pipeline"
@@ -17,16 +24,27 @@ import (
 // or write rules.json for an agent that asked it to, as shell_exec could
 // before it was kept off (found by a review of the shell sandbox). A tool
 // call, prompt or resource read whose arguments or URI name a path in the
-// data directory is refused with path_protected, and nobody can approve it:
-// by its absolute path (links resolved or not), or under the home folder
-// as ~/… or $HOME/…. A path relative to a server's own folder is not
-// recognised. Airlock's own servers are left to their own checks (the
-// built-in file and shell tools keep off the data directory themselves;
-// the team tools carry text, not paths).
+// data directory is refused with path_protected, and nobody can approve it.
+// Every string of the arguments is read as JSON decodes it (so \u escapes
+// count), split into words, and each word is read as a path the way a file
+// server would: ~, $HOME and ${HOME} expanded, file:// URIs decoded, //,
+// /./ and .. resolved. A word names the data directory when it is in it,
+// when it is a folder above it below the home folder (moving ~/.config
+// would move the data directory), or when it holds the data directory's
+// last two path elements in a row (.config/airlock/…, relative to a
+// server's folder). A path a server computes, or one relative to a folder
+// deeper than the data directory's parent, is not recognised. Airlock's
+// own servers are left to their own checks (the built-in file and shell
+// tools keep off the data directory themselves; the team tools carry text,
+// not paths).
 type DataDirGuard struct {
-	dataDir string
-	needles []string
-	builtIn func(server string) bool
+	dirs     []string // the data directory, as given and links resolved
+	above    []string // folders above it, below the home folder
+	tail     []string // its last two path elements
+	base     []string // its last element, the cheap test
+	home     string
+	builtIn  func(server string) bool
+	foldCase bool
 }
 
 var _ pipeline.Policy = (*DataDirGuard)(nil)
@@ -34,76 +52,153 @@ var _ pipeline.Policy = (*DataDirGuard)(nil)
 // NewDataDirGuard returns the guard of the data directory dataDir; builtIn
 // says which servers are Airlock's own.
 func NewDataDirGuard(dataDir string, builtIn func(server string) bool) *DataDirGuard {
-	g := &DataDirGuard{builtIn: builtIn}
-	dirs := protectedDirs(dataDir)
-	if len(dirs) == 0 {
-		return g
-	}
-	g.dataDir = dirs[0]
-	home, _ := os.UserHomeDir()
-	for _, d := range dirs {
-		g.add(d)
-		if home != "" {
-			if rel, err := filepath.Rel(home, d); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-				g.add("~/" + filepath.ToSlash(rel))
-				g.add("$HOME/" + filepath.ToSlash(rel))
-				g.add("${HOME}/" + filepath.ToSlash(rel))
+	g := &DataDirGuard{builtIn: builtIn, foldCase: runtime.GOOS == "darwin" || runtime.GOOS == "windows"}
+	g.home, _ = os.UserHomeDir()
+	for _, d := range protectedDirs(dataDir) {
+		d = filepath.ToSlash(d)
+		g.dirs = append(g.dirs, g.fold(d))
+		g.base = appendNew(g.base, g.fold(path.Base(d)))
+		if g.tail == nil && strings.Count(d, "/") >= 2 {
+			g.tail = strings.Split(g.fold(d), "/")
+			g.tail = g.tail[len(g.tail)-2:]
+		}
+		home := filepath.ToSlash(g.home)
+		for a := path.Dir(d); a != "/" && a != "." && a != home; a = path.Dir(a) {
+			if home == "" || !within(a, home) {
+				if a == path.Dir(d) {
+					g.above = appendNew(g.above, g.fold(a)) // outside the home folder: only its parent
+				}
+				break
 			}
+			g.above = appendNew(g.above, g.fold(a))
 		}
 	}
 	return g
 }
 
-func (g *DataDirGuard) add(n string) {
-	for _, have := range g.needles {
-		if have == n {
-			return
-		}
+func appendNew(l []string, s string) []string {
+	if slices.Contains(l, s) {
+		return l
 	}
-	g.needles = append(g.needles, n)
+	return append(l, s)
+}
+
+// fold lower-cases s where file names are compared without case.
+func (g *DataDirGuard) fold(s string) string {
+	if g.foldCase {
+		return strings.ToLower(s)
+	}
+	return s
 }
 
 // Check refuses a request to a server you added that names a path in the
 // data directory.
 func (g *DataDirGuard) Check(_ context.Context, r *core.Request) core.Verdict {
-	if len(g.needles) == 0 || (g.builtIn != nil && g.builtIn(r.Server)) {
+	if len(g.dirs) == 0 || (g.builtIn != nil && g.builtIn(r.Server)) {
 		return core.Verdict{Outcome: core.Allow}
 	}
-	args := string(r.Args)
-	if strings.Contains(args, `\/`) { // JSON may escape a slash
-		args = strings.ReplaceAll(args, `\/`, "/")
+	// Most calls cannot name it: neither its last element nor an escape or
+	// a percent sign that could spell it is in them, nor a folder above it.
+	if !g.mayName(string(r.Args)) && !g.mayName(r.Name) {
+		return core.Verdict{Outcome: core.Allow}
 	}
-	for _, s := range []string{args, r.Name} {
-		for _, n := range g.needles {
-			if names(s, n) {
-				return core.Refusal("data-dir", (&core.Error{Code: EPathProtected,
-					Message: fmt.Sprintf("the call names %s, in Airlock's data directory (%s), which holds the agents' token, the rules and the audit: Airlock passes no such path to a server", n, g.dataDir)}).
-					WithHint("use files outside Airlock's data directory; a person changes Airlock's settings in its UI or on its command line"))
+	if w := g.namedIn(r.Name); w != "" {
+		return g.refusal(w)
+	}
+	dec := json.NewDecoder(bytes.NewReader(r.Args))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break // the end, or arguments the server will refuse anyway
+		}
+		if s, ok := tok.(string); ok {
+			if w := g.namedIn(s); w != "" {
+				return g.refusal(w)
 			}
 		}
 	}
 	return core.Verdict{Outcome: core.Allow}
 }
 
-// names reports whether s mentions the path p, or a path inside it: p
-// followed by the end, a slash or a character no file name goes on with
-// (so that ~/.config/airlock-notes is not ~/.config/airlock).
-func names(s, p string) bool {
-	for i := 0; ; {
-		j := strings.Index(s[i:], p)
-		if j < 0 {
-			return false
-		}
-		end := i + j + len(p)
-		if end == len(s) || !nameByte(s[end]) {
-			return true
-		}
-		i = i + j + 1
-	}
+func (g *DataDirGuard) refusal(word string) core.Verdict {
+	return core.Refusal("data-dir", (&core.Error{Code: EPathProtected,
+		Message: fmt.Sprintf("the call names %s, in Airlock's data directory (%s), which holds the agents' token, the rules and the audit: Airlock passes no such path to a server", word, g.dirs[0])}).
+		WithHint("use files outside Airlock's data directory; a person changes Airlock's settings in its UI or on its command line"))
 }
 
-// nameByte reports whether c may continue a file name in text: letters,
-// digits and . _ - (anything else ends the name: a slash, a quote, a space).
-func nameByte(c byte) bool {
-	return c == '.' || c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+// mayName is the cheap test: whether s could name the data directory.
+func (g *DataDirGuard) mayName(s string) bool {
+	if strings.Contains(s, `\u`) || strings.Contains(s, "%") {
+		return true
+	}
+	s = g.fold(s)
+	for _, b := range g.base {
+		if strings.Contains(s, b) {
+			return true
+		}
+	}
+	for _, a := range g.above {
+		if strings.Contains(s, path.Base(a)) {
+			return true
+		}
+	}
+	return false
+}
+
+// namedIn returns the first word of s that names the data directory, or "".
+func (g *DataDirGuard) namedIn(s string) string {
+	for _, w := range strings.FieldsFunc(s, func(c rune) bool {
+		return unicode.IsSpace(c) || strings.ContainsRune("\"'`=,;:()<>|&[]{}", c)
+	}) {
+		if g.names(w) {
+			return w
+		}
+	}
+	// A file:// URI is one word with a colon in it.
+	if u, ok := strings.CutPrefix(s, "file://"); ok && g.names("file://"+u) {
+		return s
+	}
+	return ""
+}
+
+// names reports whether the word w, read as a path, names the data
+// directory.
+func (g *DataDirGuard) names(w string) bool {
+	if u, ok := strings.CutPrefix(w, "file://"); ok {
+		if i := strings.IndexByte(u, '/'); i >= 0 {
+			u = u[i:] // after the host, usually empty
+		}
+		if d, err := url.PathUnescape(u); err == nil {
+			w = d
+		}
+	}
+	home := filepath.ToSlash(g.home)
+	switch {
+	case w == "~" || w == "$HOME" || w == "${HOME}":
+		return false
+	case strings.HasPrefix(w, "~/"):
+		w = home + w[1:]
+	case strings.HasPrefix(w, "$HOME/"):
+		w = home + w[5:]
+	case strings.HasPrefix(w, "${HOME}/"):
+		w = home + w[7:]
+	}
+	w = g.fold(path.Clean(filepath.ToSlash(w)))
+	for _, d := range g.dirs {
+		if within(w, d) {
+			return true
+		}
+	}
+	if slices.Contains(g.above, w) {
+		return true
+	}
+	if len(g.tail) == 2 {
+		parts := strings.Split(w, "/")
+		for i := 0; i+1 < len(parts); i++ {
+			if parts[i] == g.tail[0] && parts[i+1] == g.tail[1] {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -27,6 +27,7 @@ func TestDataDirGuard(t *testing.T) {
 		map[string]any{"command": "ls ${HOME}/.config/airlock"},
 		map[string]any{"paths": []string{"/tmp/x", data}},
 		json.RawMessage(`{"path":"` + filepath.ToSlash(home) + `\/.config\/airlock\/rules.json"}`),
+		map[string]any{"path": "~/.config/"}, // moving it moves the data directory
 	} {
 		if v := check("fs", "read_file", args); v.Outcome != core.Deny || v.Code != builtin.EPathProtected {
 			t.Errorf("%v: %+v; want a path_protected refusal", args, v)
@@ -34,7 +35,9 @@ func TestDataDirGuard(t *testing.T) {
 	}
 	for _, args := range []any{
 		map[string]any{"path": "~/.config/airlock-notes/x"},
-		map[string]any{"path": "~/.config/"},
+		map[string]any{"path": "~/.config/other/settings.json"},
+		map[string]any{"path": "~"},
+		map[string]any{"message": "hello"},
 		map[string]any{"path": home + "/src/app"},
 		nil,
 	} {

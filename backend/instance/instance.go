@@ -57,7 +57,7 @@ func Acquire(dir string) (*Lock, error) {
 	if err := os.Chmod(dir, fsutil.DirMode); err != nil {
 		return nil, core.DataDirError(dir, "protect data dir", err)
 	}
-	Tidy(dir, []string{lockFileName})
+	Tidy(dir, []string{lockFileName}, nil)
 	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, fsutil.FileMode)
 	if err != nil {
 		return nil, core.DataDirError(dir, "open data dir lock", err)
@@ -75,28 +75,34 @@ func Acquire(dir string) (*Lock, error) {
 	return &Lock{f: f}, nil
 }
 
-// Tidy undoes what a command an agent ran could leave at names of the data
-// directory dir that Airlock uses (files and folders, relative to dir), to
-// keep Airlock from starting or to open its files to others: shell_exec's
-// sandbox keeps commands from reading or writing these files, but not from
-// changing their modes or from making folders (see backend/sandbox). An
-// empty folder at one of the names goes (one squatting the name of the
-// database's write-ahead log would stop Airlock; Airlock makes the folders
-// it needs again), and what is there is made the user's alone again. It is
-// best effort: what it cannot change, Airlock reports where it uses it.
-// Only the names given are touched: a data directory may be any folder.
-func Tidy(dir string, names []string) {
-	for _, n := range names {
+// Tidy undoes what a command an agent ran could leave at the names of the
+// data directory dir that Airlock uses (relative to dir: files, then
+// folders), to keep Airlock from starting or to open its files to others:
+// shell_exec's sandbox keeps commands from reading or writing these files,
+// but not from changing their modes or from making folders (see
+// backend/sandbox). A folder at a file's name goes, with the folders in it
+// (Airlock never makes one there; one at the database's journal or
+// write-ahead log would stop it; found by reviews), and so does an empty
+// folder at a folder's name (Airlock makes it again); what is there is made
+// the user's alone again. It is best effort: what it cannot change, Airlock
+// reports where it uses it. Only the names given are touched: a data
+// directory may be any folder.
+func Tidy(dir string, files, folders []string) {
+	for _, n := range files {
 		p := filepath.Join(dir, n)
 		fi, err := os.Lstat(p)
 		switch {
 		case err != nil:
 		case fi.IsDir():
-			if os.Remove(p) != nil { // not empty: Airlock's own folder
-				tighten(p, fi, fsutil.DirMode)
-			}
+			os.RemoveAll(p)
 		case fi.Mode().IsRegular():
 			tighten(p, fi, fsutil.FileMode)
+		}
+	}
+	for _, n := range folders {
+		p := filepath.Join(dir, n)
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() && os.Remove(p) != nil { // not empty: in use
+			tighten(p, fi, fsutil.DirMode)
 		}
 	}
 }
