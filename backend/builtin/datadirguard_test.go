@@ -11,11 +11,7 @@ import (
 )
 
 func TestDataDirGuard(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	data := filepath.Join(home, ".config", "airlock")
-	mustWrite(t, filepath.Join(data, "rules.json"), "{}")
-	g := builtin.NewDataDirGuard(data, func(s string) bool { return s == "airlock" })
+	home, data, g := guardInHome(t)
 	check := func(server, name string, args any) core.Verdict {
 		b, _ := json.Marshal(args)
 		return g.Check(context.Background(), &core.Request{Kind: core.KindToolCall, Server: server, Name: name, Args: b})
@@ -62,11 +58,7 @@ func TestDataDirGuard(t *testing.T) {
 // writes rules.json) through a server you added, and the guard lets each
 // through: it looks for the data directory's path spelled one way as text.
 func TestDataDirGuardRefusesEquivalentSpellings(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	data := filepath.Join(home, ".config", "airlock")
-	mustWrite(t, filepath.Join(data, "agent-token"), "secret")
-	g := builtin.NewDataDirGuard(data, func(s string) bool { return s == "airlock" })
+	home, _, g := guardInHome(t)
 	h := filepath.ToSlash(home)
 	for name, args := range map[string]string{
 		"relative to the served home folder": `{"path":".config/airlock/agent-token"}`,
@@ -98,11 +90,7 @@ func TestDataDirGuardRefusesEquivalentSpellings(t *testing.T) {
 // server decodes percent-encoding before it opens the path (server-
 // filesystem serves no resources; other file servers do).
 func TestDataDirGuardRefusesMovingAFolderAboveAndEncodedURIs(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	data := filepath.Join(home, ".config", "airlock")
-	mustWrite(t, filepath.Join(data, "agent-token"), "secret")
-	g := builtin.NewDataDirGuard(data, func(s string) bool { return s == "airlock" })
+	home, _, g := guardInHome(t)
 	if v := g.Check(context.Background(), &core.Request{Kind: core.KindToolCall, Server: "fs", Name: "move_file",
 		Args: json.RawMessage(`{"source":"~/.config","destination":"~/cfg"}`)}); v.Outcome != core.Deny {
 		t.Errorf("move_file of the folder holding the data directory: %+v; want a refusal (then read_file ~/cfg/airlock/agent-token)", v)
@@ -111,4 +99,16 @@ func TestDataDirGuardRefusesMovingAFolderAboveAndEncodedURIs(t *testing.T) {
 	if v := g.Check(context.Background(), &core.Request{Kind: core.KindResourceRead, Server: "fs", Name: uri}); v.Outcome != core.Deny {
 		t.Errorf("a resource read of %s: %+v; want a refusal", uri, v)
 	}
+}
+
+// guardInHome is the guard of a data directory at ~/.config/airlock in a
+// home folder of the test's, holding the agents' token; Airlock's own
+// server is "airlock".
+func guardInHome(t *testing.T) (home, data string, g *builtin.DataDirGuard) {
+	t.Helper()
+	home = t.TempDir()
+	t.Setenv("HOME", home)
+	data = filepath.Join(home, ".config", "airlock")
+	mustWrite(t, filepath.Join(data, "agent-token"), "secret")
+	return home, data, builtin.NewDataDirGuard(data, func(s string) bool { return s == "airlock" })
 }
