@@ -41,7 +41,7 @@ type DataDirGuard struct {
 	dirs     []string // the data directory, as given and links resolved
 	above    []string // folders above it, below the home folder
 	tail     []string // its last two path elements
-	base     []string // its last element, the cheap test
+	needles  [][]byte // its last element and those of the folders above it: the cheap test
 	home     string
 	builtIn  func(server string) bool
 	foldCase bool
@@ -57,7 +57,6 @@ func NewDataDirGuard(dataDir string, builtIn func(server string) bool) *DataDirG
 	for _, d := range protectedDirs(dataDir) {
 		d = filepath.ToSlash(d)
 		g.dirs = append(g.dirs, g.fold(d))
-		g.base = appendNew(g.base, g.fold(path.Base(d)))
 		if g.tail == nil && strings.Count(d, "/") >= 2 {
 			g.tail = strings.Split(g.fold(d), "/")
 			g.tail = g.tail[len(g.tail)-2:]
@@ -73,7 +72,22 @@ func NewDataDirGuard(dataDir string, builtIn func(server string) bool) *DataDirG
 			g.above = appendNew(g.above, g.fold(a))
 		}
 	}
+	for _, n := range g.dirs {
+		g.addNeedle(path.Base(n))
+	}
+	for _, a := range g.above {
+		g.addNeedle(path.Base(a))
+	}
 	return g
+}
+
+func (g *DataDirGuard) addNeedle(n string) {
+	for _, have := range g.needles {
+		if string(have) == n {
+			return
+		}
+	}
+	g.needles = append(g.needles, []byte(n))
 }
 
 func appendNew(l []string, s string) []string {
@@ -99,25 +113,55 @@ func (g *DataDirGuard) Check(_ context.Context, r *core.Request) core.Verdict {
 	}
 	// Most calls cannot name it: neither its last element nor an escape or
 	// a percent sign that could spell it is in them, nor a folder above it.
-	if !g.mayName(string(r.Args)) && !g.mayName(r.Name) {
+	if !g.mayName(r.Args) && !g.mayName([]byte(r.Name)) {
 		return core.Verdict{Outcome: core.Allow}
 	}
 	if w := g.namedIn(r.Name); w != "" {
 		return g.refusal(w)
 	}
-	dec := json.NewDecoder(bytes.NewReader(r.Args))
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			break // the end, or arguments the server will refuse anyway
+	for b := r.Args; ; {
+		s, rest, ok := nextString(b)
+		if !ok {
+			break
 		}
-		if s, ok := tok.(string); ok {
-			if w := g.namedIn(s); w != "" {
-				return g.refusal(w)
-			}
+		if w := g.namedIn(s); w != "" {
+			return g.refusal(w)
 		}
+		b = rest
 	}
 	return core.Verdict{Outcome: core.Allow}
+}
+
+// nextString returns the first JSON string in b (a key or a value), as
+// JSON decodes it, and what follows it. It needs no complete document: a
+// string it cannot decode is skipped.
+func nextString(b []byte) (s string, rest []byte, ok bool) {
+	for {
+		i := bytes.IndexByte(b, '"')
+		if i < 0 {
+			return "", nil, false
+		}
+		escaped := false
+		j := i + 1
+		for ; j < len(b) && b[j] != '"'; j++ {
+			if b[j] == '\\' {
+				escaped = true
+				j++
+			}
+		}
+		if j >= len(b) {
+			return "", nil, false
+		}
+		lit := b[i : j+1]
+		rest = b[j+1:]
+		if !escaped {
+			return string(lit[1 : len(lit)-1]), rest, true
+		}
+		if json.Unmarshal(lit, &s) == nil {
+			return s, rest, true
+		}
+		b = rest
+	}
 }
 
 func (g *DataDirGuard) refusal(word string) core.Verdict {
@@ -126,19 +170,22 @@ func (g *DataDirGuard) refusal(word string) core.Verdict {
 		WithHint("use files outside Airlock's data directory; a person changes Airlock's settings in its UI or on its command line"))
 }
 
-// mayName is the cheap test: whether s could name the data directory.
-func (g *DataDirGuard) mayName(s string) bool {
-	if strings.Contains(s, `\u`) || strings.Contains(s, "%") {
+// mayName is the cheap test: whether b could name the data directory.
+func (g *DataDirGuard) mayName(b []byte) bool {
+	if bytes.Contains(b, []byte(`\u`)) || bytes.IndexByte(b, '%') >= 0 {
 		return true
 	}
-	s = g.fold(s)
-	for _, b := range g.base {
-		if strings.Contains(s, b) {
-			return true
-		}
+	return g.mentions(b)
+}
+
+// mentions reports whether b holds the data directory's last element or
+// that of a folder above it.
+func (g *DataDirGuard) mentions(b []byte) bool {
+	if g.foldCase {
+		b = bytes.ToLower(b)
 	}
-	for _, a := range g.above {
-		if strings.Contains(s, path.Base(a)) {
+	for _, n := range g.needles {
+		if bytes.Contains(b, n) {
 			return true
 		}
 	}
@@ -164,6 +211,9 @@ func (g *DataDirGuard) namedIn(s string) string {
 // names reports whether the word w, read as a path, names the data
 // directory.
 func (g *DataDirGuard) names(w string) bool {
+	if strings.IndexByte(w, '%') < 0 && !g.mentions([]byte(w)) {
+		return false
+	}
 	if u, ok := strings.CutPrefix(w, "file://"); ok {
 		if i := strings.IndexByte(u, '/'); i >= 0 {
 			u = u[i:] // after the host, usually empty

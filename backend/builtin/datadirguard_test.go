@@ -112,3 +112,26 @@ func guardInHome(t *testing.T) (home, data string, g *builtin.DataDirGuard) {
 	mustWrite(t, filepath.Join(data, "agent-token"), "secret")
 	return home, data, builtin.NewDataDirGuard(data, func(s string) bool { return s == "airlock" })
 }
+
+// BenchmarkDataDirGuard is what the guard adds to a proxied call: an echo
+// whose arguments cannot name the data directory (the cheap test), and a
+// read_file whose path might (decoded and read as a path).
+func BenchmarkDataDirGuard(b *testing.B) {
+	home := b.TempDir()
+	b.Setenv("HOME", home)
+	g := builtin.NewDataDirGuard(filepath.Join(home, ".config", "airlock"), func(string) bool { return false })
+	for _, bc := range []struct{ name, args string }{
+		{"echo", `{"message":"hello from the benchmark"}`},
+		{"path", `{"path":"` + filepath.ToSlash(home) + `/src/airlock/README.md"}`},
+	} {
+		r := &core.Request{Kind: core.KindToolCall, Server: "fs", Name: "call", Args: json.RawMessage(bc.args)}
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if v := g.Check(context.Background(), r); v.Outcome != core.Allow {
+					b.Fatal(v)
+				}
+			}
+		})
+	}
+}
