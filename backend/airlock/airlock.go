@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/airlock-dev/airlock/backend/sandbox"
 	"github.com/airlock-dev/airlock/backend/tokenfile"
 
 	"github.com/airlock-dev/airlock/backend/activity"
@@ -215,6 +216,13 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	catOpts.ExposeInstructions = func(cfg core.ServerConfig, given string) string { return toolPins.ExposeInstructions(cfg.ID, given) }
 	if catOpts.Order == nil {
 		catOpts.Order = serverOrder(in.db, in.log, func() bool { return in.cfg.State().Error == "" })
+	}
+	serverSandbox := sandbox.New([]string{o.DataDir})
+	catOpts.Sandbox = func() error {
+		if st := serverSandbox.Status(); !st.Enforced {
+			return fmt.Errorf("it is set to run in a sandbox, and there is none here: %s", st.Reason)
+		}
+		return serverSandbox.Restrict()
 	}
 	catOpts.Reserved = append(catOpts.Reserved, catalog.AirlockServerName, builtin.ServerFileRead, builtin.ServerFileWrite, builtin.ServerShellExec)
 	in.cat = catalog.New(Version, catOpts)

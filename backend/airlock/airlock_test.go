@@ -34,7 +34,11 @@ func writeServers(t testing.TB, dir string, servers ...core.ServerConfig) {
 	t.Helper()
 	m := map[string]any{}
 	for _, s := range servers {
-		m[s.ID] = map[string]any{"command": s.Command, "args": s.Args}
+		e := map[string]any{"command": s.Command, "args": s.Args}
+		if s.Sandbox {
+			e["sandbox"] = true
+		}
+		m[s.ID] = e
 	}
 	b, _ := json.Marshal(map[string]any{"mcpServers": m})
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -724,5 +728,51 @@ func TestFileServerIsNotGivenTheDataDirectoryByAnotherSpelling(t *testing.T) {
 		if got := textOf(res); strings.Contains(got, strings.TrimSpace(string(token))) {
 			t.Errorf("read_text_file %s through Airlock returned the agents' token: %q", args, got)
 		}
+	}
+}
+
+// A server you added with sandbox set runs in the kernel sandbox shell_exec
+// runs in. The guard reads what a call says; a link that already exists in
+// the served folder says nothing of the data directory, and server-
+// filesystem follows it (into a folder it serves, as far as it can tell).
+// Unsandboxed, the agents' token comes back; sandboxed, the kernel refuses.
+func TestSandboxedServerIsKeptOutOfTheDataDirectory(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".config", "airlock")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, filepath.Join(home, "settings")); err != nil {
+		t.Fatal(err)
+	}
+	open := testutil.FilesystemServer(t, "open", home)
+	boxed := testutil.FilesystemServer(t, "boxed", home)
+	boxed.Sandbox = true
+	writeServers(t, dir, open, boxed)
+	in := start(t, dir)
+	ov, _ := in.API.Builtin.Get()
+	if !ov.Sandbox.Enforced {
+		t.Skipf("the kernel enforces no sandbox here: %s", ov.Sandbox.Reason)
+	}
+	allowAll(t, in)
+	sess := connect(t, in)
+	waitTool(t, sess, "open__read_text_file")
+	waitTool(t, sess, "boxed__read_text_file")
+	token, err := os.ReadFile(filepath.Join(dir, "agent-token"))
+	if err != nil || len(strings.TrimSpace(string(token))) == 0 {
+		t.Fatalf("agent-token: %q, %v", token, err)
+	}
+	read := func(server string) string {
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: server + "__read_text_file", Arguments: map[string]any{"path": filepath.Join(home, "settings", "agent-token")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return textOf(res)
+	}
+	if got := read("open"); !strings.Contains(got, strings.TrimSpace(string(token))) {
+		t.Fatalf("the unsandboxed server did not read the token through the link (%q): this test no longer shows what the sandbox adds", got)
+	}
+	if got := read("boxed"); strings.Contains(got, strings.TrimSpace(string(token))) || !strings.Contains(strings.ToLower(got), "permission denied") {
+		t.Errorf("the sandboxed server answered %q; want the kernel's refusal, without the token", got)
 	}
 }

@@ -59,7 +59,11 @@ type Options struct {
 	// one agent's call reached every agent, as the server's own).
 	LogWindow   time.Duration
 	StderrLines int // kept for the UI (50)
-	Logger      *slog.Logger
+	// Sandbox restricts the thread that starts a server whose config sets
+	// Sandbox (proc.Spec's Restrict); it fails when it cannot, and the
+	// server does not start. Nil: such a server does not start.
+	Sandbox func() error
+	Logger  *slog.Logger
 	// Expose turns the tools a downstream server lists into the tools
 	// agents see (tool pinning: a changed tool keeps its accepted
 	// definition). Nil exposes them as listed. In-process servers are

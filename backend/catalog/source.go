@@ -516,10 +516,16 @@ func (d *source) startProcess() (mcp.Transport, func() error, error) {
 	d.mu.Unlock()
 	// proc starts it in its own process group, so that stopping it reaches
 	// the children a launcher such as npx or uvx starts.
-	p, err := proc.Start(context.Background(), proc.Spec{
+	spec := proc.Spec{
 		Path: d.cfg.Command, Args: d.cfg.Args, Env: env,
 		StdinPipe: true, StdoutPipe: true, Stderr: tail,
-	})
+	}
+	if d.cfg.Sandbox {
+		if spec.Restrict = d.cat.opts.Sandbox; spec.Restrict == nil {
+			return nil, nil, errors.New("it is set to run in a sandbox, and Airlock has none to give it")
+		}
+	}
+	p, err := proc.Start(context.Background(), spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("start %s: %w", d.cfg.Command, err)
 	}

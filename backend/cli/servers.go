@@ -246,6 +246,7 @@ func serversAdd(dataDir string, args []string, stdout io.Writer) error {
 	fs.BoolVar(&cfg.Disabled, "disabled", false, "add the server disabled")
 	fs.BoolVar(&cfg.NoPrefix, "no-prefix", false, "expose its tools, prompts and resources under their own names, not <id>__<name> (a name another server already uses stays hidden, and the Servers screen says so)")
 	fs.BoolVar(&cfg.TrustNewTools, "trust-new-tools", false, "accept tools the server adds later without asking (otherwise each new tool asks until you accept it)")
+	fs.BoolVar(&cfg.Sandbox, "sandbox", false, "run the command in the kernel sandbox that keeps it out of Airlock's data directory (Linux with Landlock; it cannot create files directly in ~ or ~/.config)")
 	fs.Var(seconds{&cfg.StartTimeout}, "start-timeout", "how long it may take to start and list its tools, e.g. `2m` (default 30s; a first 'npx -y' downloads its package)")
 	fs.Var(seconds{&cfg.CallTimeout}, "call-timeout", "how long one call may go without an answer, e.g. `30m` (default 10m; each progress notification starts it again)")
 	pos, command, err := addCmd.parse(fs, args, stdout)
@@ -332,6 +333,7 @@ func serversUpdate(dataDir string, args []string, stdout io.Writer) error {
 	disabled := fs.Bool("disabled", false, "keep it but do not run it (--disabled=false: run it)")
 	noPrefix := fs.Bool("no-prefix", false, "expose its tools under their own names (--no-prefix=false: as <id>__<tool>)")
 	trust := fs.Bool("trust-new-tools", false, "accept tools it adds later without asking")
+	sandboxed := fs.Bool("sandbox", false, "run it in the kernel sandbox that keeps it out of Airlock's data directory (--sandbox=false: not)")
 	pos, rest, err := updateCmd.parse(fs, args, stdout)
 	if err != nil {
 		return err
@@ -347,7 +349,7 @@ func serversUpdate(dataDir string, args []string, stdout io.Writer) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if len(set) == 0 {
-		return updateCmd.usageError("nothing to change").WithHint("give --start-timeout, --call-timeout, --disabled, --no-prefix or --trust-new-tools")
+		return updateCmd.usageError("nothing to change").WithHint("give --start-timeout, --call-timeout, --disabled, --no-prefix, --trust-new-tools or --sandbox")
 	}
 	s, err := openServers(dataDir, false)
 	if err != nil {
@@ -363,9 +365,9 @@ func serversUpdate(dataDir string, args []string, stdout io.Writer) error {
 	if set["call-timeout"] {
 		cfg.CallTimeout = call
 	}
-	for name, v := range map[string]*bool{"disabled": disabled, "no-prefix": noPrefix, "trust-new-tools": trust} {
+	for name, v := range map[string]*bool{"disabled": disabled, "no-prefix": noPrefix, "trust-new-tools": trust, "sandbox": sandboxed} {
 		if set[name] {
-			*map[string]*bool{"disabled": &cfg.Disabled, "no-prefix": &cfg.NoPrefix, "trust-new-tools": &cfg.TrustNewTools}[name] = *v
+			*map[string]*bool{"disabled": &cfg.Disabled, "no-prefix": &cfg.NoPrefix, "trust-new-tools": &cfg.TrustNewTools, "sandbox": &cfg.Sandbox}[name] = *v
 		}
 	}
 	if err := s.Update(cfg); err != nil {

@@ -33,7 +33,7 @@ const timeoutWhat = "a whole number of seconds from 1 to 86400"
 // other field is kept in ServerConfig.Extra.
 func isKnownField(name string) bool {
 	switch name {
-	case "command", "args", "env", "url", "type", "headers", "disabled", "noPrefix", "trustNewTools", "startTimeout", "callTimeout":
+	case "command", "args", "env", "url", "type", "headers", "disabled", "noPrefix", "trustNewTools", "sandbox", "startTimeout", "callTimeout":
 		return true
 	}
 	return false
@@ -90,6 +90,9 @@ func Validate(cfg core.ServerConfig) error {
 	}
 	if hasCmd && len(cfg.Headers) > 0 {
 		return core.Errorf(core.EInvalid, "server %q has a command and headers; headers only apply to a url", cfg.ID)
+	}
+	if cfg.Sandbox && cfg.Command == "" {
+		return core.Errorf(core.EInvalid, "server %q is a url with sandbox set; only a server Airlock starts (a command) runs in the sandbox", cfg.ID)
 	}
 	for _, t := range []struct {
 		name  string
@@ -275,6 +278,8 @@ func decodeEntry(id string, raw json.RawMessage) (core.ServerConfig, error) {
 			target, what = &cfg.NoPrefix, "true or false"
 		case "trustNewTools":
 			target, what = &cfg.TrustNewTools, "true or false"
+		case "sandbox":
+			target, what = &cfg.Sandbox, "true or false"
 		case "startTimeout", "callTimeout":
 			// A whole number however it is written (120, 1.2e2, 120.0).
 			var f float64
@@ -318,7 +323,7 @@ func decodeEntry(id string, raw json.RawMessage) (core.ServerConfig, error) {
 }
 
 // entryFields are the fields of an entry Airlock reads (decodeEntry).
-var entryFields = []string{"command", "args", "env", "url", "type", "headers", "disabled", "noPrefix", "trustNewTools", "startTimeout", "callTimeout"}
+var entryFields = []string{"command", "args", "env", "url", "type", "headers", "disabled", "noPrefix", "trustNewTools", "sandbox", "startTimeout", "callTimeout"}
 
 // nearField returns the entry field k is most likely a misspelling of: the
 // same but for case, or one edit away. "" when k is not near any. (A field
@@ -399,6 +404,7 @@ func encodeEntry(buf *bytes.Buffer, cfg core.ServerConfig) error {
 		{"disabled", cfg.Disabled, cfg.Disabled},
 		{"noPrefix", cfg.NoPrefix, cfg.NoPrefix},
 		{"trustNewTools", cfg.TrustNewTools, cfg.TrustNewTools},
+		{"sandbox", cfg.Sandbox, cfg.Sandbox},
 		{"startTimeout", cfg.StartTimeout, cfg.StartTimeout != 0},
 		{"callTimeout", cfg.CallTimeout, cfg.CallTimeout != 0},
 	} {

@@ -96,6 +96,8 @@ func TestValidate(t *testing.T) {
 		{"sse", core.ServerConfig{ID: "web", URL: "http://127.0.0.1:3000/sse", Type: "sse"}, true},
 		{"streamable-http", core.ServerConfig{ID: "web", URL: "http://h/mcp", Type: "streamable-http"}, true},
 		{"explicit stdio", core.ServerConfig{ID: "a", Command: "x", Type: "stdio"}, true},
+		{"sandboxed command", core.ServerConfig{ID: "a", Command: "x", Sandbox: true}, true},
+		{"sandboxed url", core.ServerConfig{ID: "web", URL: "https://example.com/mcp", Sandbox: true}, false},
 		{"id with dots and dashes", stdio("my.server-1_x", "x"), true},
 		{"id 48 chars", stdio(long, "x"), true},
 		{"id 49 chars", stdio(long+"a", "x"), false},
@@ -145,6 +147,7 @@ const claudeDesktop = `{
       "autoApprove": ["read_file"],
       "timeout": 60,
       "cwd": "/home/me",
+      "sandbox": true,
       "x-unknown": {"nested": [1, 2.5, null, true, {"deep": "yes"}]}
     },
     "remote": {

@@ -27,6 +27,10 @@ type ServerConfig struct {
 	// TrustNewTools accepts tools the server adds after its first listing
 	// without asking; otherwise each new tool asks until the user accepts it.
 	TrustNewTools bool `json:"trustNewTools,omitempty"`
+	// Sandbox starts the server's process in the kernel sandbox shell_exec
+	// runs in, which keeps it out of Airlock's data directory (Linux with
+	// Landlock; elsewhere the server does not start). Only for a command.
+	Sandbox bool `json:"sandbox,omitempty"`
 	// StartTimeout is how many seconds the server may take to start and
 	// list its tools (0: Airlock's default, 30 s). A command such as
 	// `npx -y` that downloads its package on the first start may need more.

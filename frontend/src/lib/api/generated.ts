@@ -569,6 +569,7 @@ export interface ServerConfig {
   disabled?: boolean;
   noPrefix?: boolean;
   trustNewTools?: boolean;
+  sandbox?: boolean;
   startTimeout?: number;
   callTimeout?: number;
   extra?: Record<string, unknown>;

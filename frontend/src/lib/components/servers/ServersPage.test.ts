@@ -154,6 +154,14 @@ describe('ServersPage', () => {
     expect(fakeApi.servers.add).toHaveBeenCalledWith({ id: 'memory', command: 'npx', noPrefix: true, trustNewTools: true });
   });
 
+  it('runs a command server in the sandbox when asked', async () => {
+    await openAddForm('files');
+    await userEvent.type(screen.getByLabelText('Command'), 'npx');
+    await userEvent.click(screen.getByLabelText(/Run in the sandbox/));
+    await userEvent.click(screen.getByRole('dialog').querySelector('button[type=submit]')!);
+    expect(fakeApi.servers.add).toHaveBeenCalledWith({ id: 'files', command: 'npx', sandbox: true });
+  });
+
   it('sets a server\'s timeouts in seconds, refuses what is not one, and shows them', async () => {
     await openAddForm('slow');
     await userEvent.type(screen.getByLabelText('Command'), 'npx');
