@@ -32,7 +32,7 @@ describe('servers and activity through a real airlock serve', () => {
     await page.getByRole('button', { name: 'Add server' }).first().click();
     const dialog = page.getByRole('dialog');
     await dialog.getByLabel(/^Server id/).fill('everything');
-    await dialog.getByLabel('Command').fill(process.execPath);
+    await dialog.getByLabel('Command', { exact: true }).fill(process.execPath);
     await dialog.getByLabel(/Arguments/).fill(`${everythingEntry()}\nstdio`);
     await dialog.getByRole('button', { name: 'Add server' }).click();
     await dialog.waitFor({ state: 'detached' });
