@@ -1,0 +1,68 @@
+package airlock_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlock-dev/airlock/backend/teams"
+)
+
+// An interrupt (notify_task_session with priority high) that replaces the
+// answer of a tool with an output schema must still be an answer an MCP
+// client accepts. MCP: "If an output schema is provided: servers MUST
+// provide structured results that conform to this schema"; the TypeScript
+// SDK's Client.callTool (Claude Code's) throws "Tool X has an output schema
+// but did not return structured content" for a result that is neither an
+// error nor structured. The interrupt is marked read as it is sent, so a
+// client that throws loses it for good — and every built-in tool
+// (file_read, file_write, shell_exec) has an output schema.
+func TestInterruptOnAToolWithAnOutputSchemaReachesTheClient(t *testing.T) {
+	c := newCrew(t)
+	mgrChat := c.session(t, "manager-dev", "chat")
+	wChat := c.session(t, "worker-frontend-01", "chat")
+	wTask := c.session(t, "worker-frontend-01", "task")
+	conv := ok(t, mgrChat, "start_conversation", map[string]any{"participant_id": "worker-frontend-01",
+		"initial_message": "今すぐタスクXの仕様を変更してください"}).str("conversation_id")
+	ok(t, wTask, "get_my_tasks", nil) // takes the invitation to the chat out of the way
+
+	// The tool the task session calls next has an output schema.
+	waitTool(t, wTask, "everything__add")
+	lt, err := wTask.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hasSchema := false
+	for _, tl := range lt.Tools {
+		if tl.Name == "everything__add" && tl.OutputSchema != nil {
+			hasSchema = true
+		}
+	}
+	if !hasSchema {
+		t.Fatal("everything__add is listed without an output schema; the test needs one")
+	}
+
+	ok(t, wChat, "notify_task_session", map[string]any{"conversation_id": conv, "message": "緊急", "priority": "high"})
+	res, err := wTask.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything__add", Arguments: map[string]any{"a": 1, "b": 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block teams.NotificationBlock
+	if err := json.Unmarshal([]byte(textOf(res)), &block); err != nil || !block.Interrupted {
+		t.Fatalf("the call was not interrupted: %s", textOf(res))
+	}
+	if !res.IsError && res.StructuredContent == nil {
+		raw, _ := json.Marshal(res)
+		t.Errorf("the interrupt replaced the answer of a tool with an output schema by a result with neither isError nor structuredContent; "+
+			"an MCP client that checks output schemas (the TypeScript SDK) rejects it and the interrupt, already marked read, is lost: %s", raw)
+	}
+	if res.StructuredContent != nil {
+		raw, _ := json.Marshal(res.StructuredContent)
+		if !res.IsError && !strings.Contains(string(raw), `"sum"`) {
+			t.Errorf("structuredContent %s does not match everything__add's output schema (sum is required)", raw)
+		}
+	}
+}
