@@ -66,3 +66,42 @@ func TestInterruptOnAToolWithAnOutputSchemaReachesTheClient(t *testing.T) {
 		}
 	}
 }
+
+// Compact mode (seed 003) gives the agent a module's tool schemas through
+// get_module_schema instead of tools/list; a tool's output schema is part
+// of its definition (seed 004 gives file_read, file_write and shell_exec
+// one each, and SPEC §7 keeps "the seed's input/output schemas"). Without
+// it, an agent in compact mode cannot know the shape of what call returns
+// as structuredContent.
+func TestCompactModuleSchemaKeepsOutputSchemas(t *testing.T) {
+	tm := newTeam(t)
+	if _, err := tm.in.API.Agents.SetCompact(tm.alice.Agent.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, tm.connectWith(t, tm.alice.Token, "", nil), "get_module_schema", map[string]any{"module": "everything"})
+	if res.IsError {
+		t.Fatalf("get_module_schema everything = %s", textOf(res))
+	}
+	var got struct {
+		Tools []struct {
+			Name         string          `json:"name"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(textOf(res)), &got); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tl := range got.Tools {
+		if tl.Name != "add" {
+			continue
+		}
+		found = true
+		if !strings.Contains(string(tl.OutputSchema), `"sum"`) {
+			t.Errorf("get_module_schema lists add without its output schema (the one tools/list gives everything__add): %s", textOf(res))
+		}
+	}
+	if !found {
+		t.Fatalf("get_module_schema everything does not list add: %s", textOf(res))
+	}
+}
