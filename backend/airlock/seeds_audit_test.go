@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/teams"
 )
 
@@ -103,5 +104,37 @@ func TestCompactModuleSchemaKeepsOutputSchemas(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("get_module_schema everything does not list add: %s", textOf(res))
+	}
+}
+
+// A coordinator works in the projects it is assigned to, like every other
+// agent: the team tools refuse a project the caller is not in with
+// agent_not_assigned_to_project (SPEC §6.3's code) everywhere else —
+// send_message, assign_task, create_tasks_batch, request_task, the chat →
+// task bridge. list_managed_agents and get_agent_action let a coordinator
+// of proj-001 read another team's agents, their open work and the ids of
+// its tasks.
+func TestCoordinatorStaysInItsProjects(t *testing.T) {
+	c := newCrew(t)
+	if _, err := c.in.API.Agents.CreateProject("proj-002", "another team"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := c.in.API.Agents.Create(authz.AgentInput{Name: "other-worker", Kind: authz.KindWorker, Parent: "owner", Role: "tools", Projects: []string{"proj-002"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := c.in.API.Board.Create("proj-002", teams.TaskInput{Title: "another team's secret work", AssigneeID: other.Agent.ID, Status: teams.StatusTodo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coord := c.session(t, "coordinator", "task") // assigned to proj-001 only
+
+	r := tool(t, coord, "list_managed_agents", map[string]any{"project_id": "proj-002"})
+	if !r.res.IsError || r.code() != teams.ECodeNotAssigned {
+		t.Errorf("list_managed_agents(project_id: proj-002) by a coordinator of proj-001 = %s; want a refusal with %s", textOf(r.res), teams.ECodeNotAssigned)
+	}
+	r = tool(t, coord, "get_agent_action", map[string]any{"agent_id": "other-worker"})
+	if strings.Contains(textOf(r.res), secret.ID) || !r.res.IsError {
+		t.Errorf("get_agent_action(other-worker of proj-002) by a coordinator of proj-001 = %s; want a refusal, not the other team's task", textOf(r.res))
 	}
 }
