@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlock-dev/airlock/backend/airlock"
+	"github.com/airlock-dev/airlock/backend/authz"
+)
+
+// TestMain lets a test run this program: with AIRLOCK_BRIDGE_TEST_ARGS set
+// (its arguments, one per line) the test binary is airlock-bridge.
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv("AIRLOCK_BRIDGE_TEST_ARGS"); ok {
+		os.Args = append([]string{"airlock-bridge"}, strings.Split(args, "\n")...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// SPEC §1: "airlock bridge --token T [--purpose task|chat] [--url U]". A
+// stdio-only client (Claude Desktop) that runs an agent's chat session
+// starts the bridge with --purpose chat, and its session is a chat
+// session: it lists and may call the chat tools (seed 000's chat_only
+// level).
+func TestBridgePurposeChat(t *testing.T) {
+	in, err := airlock.Start(context.Background(), airlock.Options{DataDir: t.TempDir(), Addr: "127.0.0.1:0",
+		UI: fstest.MapFS{"index.html": {Data: []byte("<title>Airlock</title>")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(in.Close)
+	if _, err := in.API.Agents.CreateProject("proj-001", ""); err != nil {
+		t.Fatal(err)
+	}
+	worker, err := in.API.Agents.Create(authz.AgentInput{Name: "worker-01", Kind: authz.KindWorker, Projects: []string{"proj-001"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "AIRLOCK_BRIDGE_TEST_ARGS="+strings.Join([]string{
+		"--purpose", "chat", "--url", in.Info.MCPURL, "--token", worker.Token, "--data-dir", t.TempDir()}, "\n"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cl := mcp.NewClient(&mcp.Implementation{Name: "stdio-client", Version: "1"}, nil)
+	sess, err := cl.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("airlock-bridge --purpose chat did not start a session: %v; its stderr: %s", err, stderr.String())
+	}
+	defer sess.Close()
+	res, err := sess.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "respond_chat") {
+		t.Errorf("a bridge started with --purpose chat lists no chat tools: %v", names)
+	}
+	r, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "help"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var help authz.HelpListing
+	raw, _ := json.Marshal(r.StructuredContent)
+	if err := json.Unmarshal(raw, &help); err != nil || help.Context.SessionPurpose != "chat" {
+		t.Errorf("help's context through the bridge = %+v, want session_purpose chat", help.Context)
+	}
+}
