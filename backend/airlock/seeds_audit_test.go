@@ -138,3 +138,26 @@ func TestCoordinatorStaysInItsProjects(t *testing.T) {
 		t.Errorf("get_agent_action(other-worker of proj-002) by a coordinator of proj-001 = %s; want a refusal, not the other team's task", textOf(r.res))
 	}
 }
+
+// An agent in no project at all (the shared token's agent "default", as a
+// new user first connects) is told to connect with ?project=NAME, which
+// Airlock then refuses (agent_not_assigned_to_project, HTTP 403). The
+// refusal must say what would work: put the agent on a project.
+func TestAgentInNoProjectIsToldToJoinOne(t *testing.T) {
+	c := newCrew(t)
+	loner, err := c.in.API.Agents.Create(authz.AgentInput{Name: "loner", Kind: authz.KindManager, Parent: "owner", Role: "tools"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := c.connect(t, loner.Token, "", nil)
+	waitTool(t, sess, "get_my_tasks")
+	r := tool(t, sess, "get_my_tasks", nil)
+	if !r.res.IsError {
+		t.Fatalf("get_my_tasks of an agent in no project = %s", textOf(r.res))
+	}
+	hint, _ := r.body["hint"].(string)
+	if strings.Contains(hint, "?project=") || !strings.Contains(hint, "Projects") {
+		t.Errorf("an agent in no project is told %q (%s); connecting with ?project= is refused for it — the hint must say to put it on a project (Agents screen → Projects)",
+			hint, textOf(r.res))
+	}
+}
