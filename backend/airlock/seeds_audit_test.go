@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/teams"
+	"github.com/airlock-dev/airlock/backend/testutil"
 )
 
 // An interrupt (notify_task_session with priority high) that replaces the
@@ -159,5 +161,38 @@ func TestAgentInNoProjectIsToldToJoinOne(t *testing.T) {
 	if strings.Contains(hint, "?project=") || !strings.Contains(hint, "Projects") {
 		t.Errorf("an agent in no project is told %q (%s); connecting with ?project= is refused for it — the hint must say to put it on a project (Agents screen → Projects)",
 			hint, textOf(r.res))
+	}
+}
+
+// A call the client cancels (Esc in Claude Code, a client timeout) gets no
+// answer the agent reads, so nothing may ride on it: SPEC §6.4 "Delivered
+// notifications are marked read; nothing is delivered twice" — and nothing
+// is to be marked read without being delivered. Today the notifications
+// are claimed for the cancelled call's answer, which no one reads, and the
+// task session never hears of them.
+func TestCancelledCallLeavesNotificationsUnread(t *testing.T) {
+	c := newCrew(t)
+	mgrChat := c.session(t, "manager-dev", "chat")
+	wChat := c.session(t, "worker-frontend-01", "chat")
+	wTask := c.session(t, "worker-frontend-01", "task")
+	conv := ok(t, mgrChat, "start_conversation", map[string]any{"participant_id": "worker-frontend-01", "initial_message": "仕様変更"}).str("conversation_id")
+	ok(t, wTask, "get_my_tasks", nil) // takes the invitation to the chat out of the way
+	waitTool(t, wTask, "everything__hang")
+	ok(t, wChat, "notify_task_session", map[string]any{"conversation_id": conv, "message": "read the chat"})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := wTask.CallTool(ctx, &mcp.CallToolParams{Name: "everything__hang"})
+		done <- err
+	}()
+	testutil.Eventually(t, 5*time.Second, func() bool { return len(c.everything.Started()) > 0 }, "everything__hang did not start")
+	cancel()
+	<-done
+	testutil.Eventually(t, 5*time.Second, func() bool { return len(c.everything.Cancelled()) > 0 }, "the server never heard of the cancellation")
+
+	r := ok(t, wTask, "get_my_tasks", nil)
+	if !strings.Contains(textOf(r.res), "read the chat") {
+		t.Errorf("the notification went with the answer to a cancelled call and is lost; the next call carries none: %s", textOf(r.res))
 	}
 }
