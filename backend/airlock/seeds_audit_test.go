@@ -196,3 +196,24 @@ func TestCancelledCallLeavesNotificationsUnread(t *testing.T) {
 		t.Errorf("the notification went with the answer to a cancelled call and is lost; the next call carries none: %s", textOf(r.res))
 	}
 }
+
+// get_module_schema of a module no server is refused not_subscribed, with
+// the hint to grant the non-existent server to the agent's role: seed
+// 003's deny reasons are about what exists and is withheld, and the hint
+// sends the person to a setting that cannot help. (call of an unknown
+// tool, by contrast, says unknown_tool.)
+func TestModuleSchemaOfAnUnknownModuleSaysItIsUnknown(t *testing.T) {
+	tm := newTeam(t)
+	if _, err := tm.in.API.Agents.SetCompact(tm.alice.Agent.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	alice := tm.connectWith(t, tm.alice.Token, "", nil)
+	waitTool(t, alice, "get_module_schema")
+	res := call(t, alice, "get_module_schema", map[string]any{"module": "no-such-server"})
+	if !res.IsError {
+		t.Fatalf("get_module_schema of a module no server is = %s", textOf(res))
+	}
+	if code(res) == "not_subscribed" || strings.Contains(textOf(res), "grant server 'no-such-server'") {
+		t.Errorf("get_module_schema of a module that does not exist says the role lacks a grant for it: %s", textOf(res))
+	}
+}
