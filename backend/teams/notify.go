@@ -323,9 +323,24 @@ func (rp responder) Respond(_ context.Context, r *core.Request, res *mcp.CallToo
 		}
 		b.Instruction = fmt.Sprintf("INTERRUPT: act on _chat_notification before anything else. Your call to %s was carried out (%s); "+
 			"its answer is withheld by this interrupt.", r.Exposed, b.CallStatus)
+		schema := r.Tool != nil && len(r.Tool.OutputSchema) > 0
+		if schema {
+			b.Instruction += " This answer is marked as an error only because the tool's answers have a fixed shape; call_status says how the call went."
+		}
 		text := mustJSON(b)
 		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, Meta: mcp.Meta{MetaNotifications: json.RawMessage(text)}}
-		if own {
+		switch {
+		case schema:
+			// A tool with an output schema must answer with structured
+			// content matching it, or with an error: clients that check
+			// (the TypeScript SDK's, Claude Code's) throw at anything
+			// else, and the interrupt, read as it is sent, would be lost
+			// (found by a seed audit). The block is no answer of that
+			// shape, so the interrupt comes as an error result, whose
+			// content every client hands to the model; call_status says
+			// the call itself was carried out.
+			out.IsError = true
+		case own:
 			out.StructuredContent = json.RawMessage(text)
 		}
 		return out
