@@ -93,7 +93,11 @@ func (g *Gateway) runMeta(ctx context.Context, s *session, req mcp.Request, c co
 			Title       string          `json:"title,omitempty"`
 			Description string          `json:"description,omitempty"`
 			InputSchema json.RawMessage `json:"inputSchema"`
-			Annotations any             `json:"annotations,omitempty"`
+			// OutputSchema is the shape of the structuredContent call
+			// returns, as tools/list gives it (found by a seed audit: it
+			// was missing).
+			OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+			Annotations  any             `json:"annotations,omitempty"`
 		}
 		out := struct {
 			Module string   `json:"module"`
@@ -104,8 +108,9 @@ func (g *Gateway) runMeta(ctx context.Context, s *session, req mcp.Request, c co
 			if !ok {
 				continue
 			}
+			mt := mcpTool(ti)
 			out.Tools = append(out.Tools, schema{Name: ti.Name, Title: ti.Title, Description: ti.Description,
-				InputSchema: objectSchema(ti.InputSchema), Annotations: mcpTool(ti).Annotations})
+				InputSchema: objectSchema(ti.InputSchema), OutputSchema: ti.OutputSchema, Annotations: mt.Annotations})
 		}
 		g.recordAnswered(self, "the module's schema")
 		return jsonResult(out), nil
