@@ -2,6 +2,7 @@ package teams
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/authz"
@@ -65,20 +66,30 @@ type AgentSummary struct {
 }
 
 // ManagedAgents lists the agents Airlock manages for a coordinator: every
-// agent but the caller and the owner (the person), in projectID when
-// given. A coordinator starts and stops agent processes, whatever branch
-// of the hierarchy they sit in.
+// agent but the caller and the owner (the person) in projectID when given,
+// else in the caller's projects. A coordinator starts and stops agent
+// processes, whatever branch of the hierarchy they sit in, but only in the
+// projects it works in, like every agent (found by a seed audit: a
+// coordinator of one project read another's agents and tasks).
 func (s *Service) ManagedAgents(callerID, projectID string) ([]AgentSummary, error) {
 	agents, err := s.dir.Agents()
 	if err != nil {
 		return nil, err
+	}
+	i := slices.IndexFunc(agents, func(a authz.Agent) bool { return a.ID == callerID })
+	if i < 0 {
+		return nil, errAgentNotFound(callerID)
+	}
+	caller := agents[i]
+	if projectID != "" && !inProject(caller, projectID) {
+		return nil, errNotAssigned(caller, projectID)
 	}
 	out := []AgentSummary{}
 	for _, a := range agents {
 		if a.ID == callerID || a.Kind == authz.KindOwner {
 			continue
 		}
-		if projectID != "" && !inProject(a, projectID) {
+		if projectID != "" && !inProject(a, projectID) || projectID == "" && !shareProject(caller, a) {
 			continue
 		}
 		sum, err := s.summarize(a, projectID)
@@ -126,6 +137,20 @@ func (s *Service) summarize(a authz.Agent, projectID string) (AgentSummary, erro
 	return sum, nil
 }
 
+// shareProject reports whether a coordinator (or the owner, in every
+// project) works in a project of agent a.
+func shareProject(caller, a authz.Agent) bool {
+	if caller.Kind == authz.KindOwner {
+		return true
+	}
+	for _, p := range a.Projects {
+		if slices.Contains(caller.Projects, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // Agent actions get_agent_action gives a coordinator.
 const (
 	AgentStart       = "start"
@@ -161,8 +186,16 @@ func (s *Service) AgentActionFor(callerID, agentRef, projectID string) (AgentAct
 	if err != nil {
 		return AgentAction{}, err
 	}
-	if a.ID == callerID || a.Kind == authz.KindOwner {
-		return AgentAction{}, core.Errorf(ECodeUnauthorized, "Agent '%s' is not managed by '%s'", a.Name, r.name(callerID))
+	caller, ok := r.byID[callerID]
+	if !ok {
+		return AgentAction{}, errAgentNotFound(callerID)
+	}
+	if a.ID == callerID || a.Kind == authz.KindOwner || !shareProject(caller, a) {
+		return AgentAction{}, core.Errorf(ECodeUnauthorized, "Agent '%s' is not managed by '%s'", a.Name, caller.Name).
+			WithHint("a coordinator manages the agents of the projects it is assigned to; list_managed_agents lists them")
+	}
+	if projectID != "" && !inProject(caller, projectID) {
+		return AgentAction{}, errNotAssigned(caller, projectID)
 	}
 	if projectID != "" && !inProject(a, projectID) {
 		return AgentAction{}, errNotAssigned(a, projectID)
