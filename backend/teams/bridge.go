@@ -3,6 +3,7 @@ package teams
 import (
 	"fmt"
 
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
 )
 
@@ -15,7 +16,9 @@ import (
 //  3. the requester is a strict ancestor        unauthorized
 //     of the caller (never itself, a sibling, another branch or a
 //     descendant; the owner is above everyone and belongs to every project)
-//  4. the task exists in the project and the    task_not_found, unauthorized
+//  4. the requester is active (not suspended    unauthorized
+//     or disabled)
+//  5. the task exists in the project and the    task_not_found, unauthorized
 //     caller may act on it (start: its assignee; update: its assignee or
 //     creator)
 //
@@ -115,6 +118,14 @@ func (s *Service) bridge(op, callerID, sessionProject, taskID, requesterRef, con
 	// 3. The requester is above the caller.
 	if !r.isStrictAncestor(requester.ID, callerID) {
 		return BridgeResult{}, core.Errorf(ECodeUnauthorized, msgNotAncestor, requester.Name, caller.Name, requester.Name, caller.Name)
+	}
+	// 4. The requester may act now: a suspended or disabled agent is cut
+	// off from everything, and its name authorizes nothing either (found
+	// by a seed audit: a worker named its suspended manager and the task
+	// changed at that manager's request).
+	if requester.Kind != authz.KindOwner && requester.Status != authz.StatusActive {
+		return BridgeResult{}, core.Errorf(ECodeUnauthorized, "Requester '%s' is %s: its requests are not carried out", requester.Name, requester.Status).
+			WithHint(fmt.Sprintf("ask an active agent above '%s'; the person can make '%s' active again on the Agents screen", caller.Name, requester.Name))
 	}
 	// Whether the requester ever wrote to the caller: read before the
 	// transaction (the database has one connection).
