@@ -248,6 +248,13 @@ func (s *Service) project(r roster, agentID, sessionProject string) (string, err
 	if len(a.Projects) == 1 {
 		return a.Projects[0], nil
 	}
+	if len(a.Projects) == 0 {
+		// Naming a project would not help: Airlock refuses a session in a
+		// project the agent is not on (found by a seed audit: the hint
+		// sent a new user's shared-token agent round in a circle).
+		return "", core.Errorf(ECodeProjectRequired, "Agent '%s' is assigned to no project, and tasks and chat belong to one", a.Name).
+			WithHint(fmt.Sprintf("the person puts agent '%s' on a project: Agents screen, Projects tab (or 'airlock agents update %s --project P'); an agent on one project works in it without naming it", a.Name, a.Name))
+	}
 	return "", core.Errorf(ECodeProjectRequired, "This session names no project and agent '%s' is assigned to %d projects", a.Name, len(a.Projects)).
 		WithHint("authenticate with project_id, or connect with ?project=NAME")
 }
