@@ -57,6 +57,9 @@ func (g *Gateway) visibleTools(c *core.Caller, v *view) (tools []*mcp.Tool, defs
 	return tools, defs
 }
 
+// EUnknownModule: get_module_schema names a module no server is.
+const EUnknownModule = "unknown_module"
+
 // metaCall is one call of call or batch.
 type metaCallArgs struct {
 	Module   string          `json:"module"`
@@ -82,6 +85,16 @@ func (g *Gateway) runMeta(ctx context.Context, s *session, req mcp.Request, c co
 		for _, t := range snap.Tools {
 			if t.ServerID == a.Module {
 				targets = append(targets, core.Target{Kind: core.KindToolCall, Server: t.ServerID, Name: t.Name})
+			}
+		}
+		if len(targets) == 0 {
+			if _, ok := g.cat.ServerStatus(a.Module); !ok {
+				// Nothing to grant or switch on: the deny reasons of seed
+				// 003 are for what exists and is withheld (found by a
+				// seed audit: this said not_subscribed, with a hint to
+				// grant a server that does not exist).
+				return g.refuse(self, core.Errorf(EUnknownModule, "Module not found: %s", a.Module).
+					WithHint("a module is the id of a server, as in call(module, tool_name, params); help lists the tools you may use"))
 			}
 		}
 		allowed, err := g.opts.Compact.ModuleTools(&c, a.Module, targets)
