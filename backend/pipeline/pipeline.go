@@ -586,6 +586,12 @@ func (p *Pipeline) respond(ctx context.Context, f *flow) {
 	if f.req.Kind != core.KindToolCall || len(p.s.Respond) == 0 || !f.dispatched {
 		return
 	}
+	// Nor on the answer to a call the client cancelled: nobody reads it,
+	// and what a responder claims for it is marked delivered (found by a
+	// seed audit: a notification went with a cancelled call and was lost).
+	if ctx.Err() != nil {
+		return
+	}
 	tr, _ := f.res.(*mcp.CallToolResult)
 	if tr == nil {
 		return
