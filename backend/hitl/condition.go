@@ -290,31 +290,47 @@ func quoteShort(s string) string {
 	return strconv.Quote(s)
 }
 
-// pathInside reports whether path p lies inside directory dir (or is dir),
-// both resolved as the operating system would: ".." applies to the real
-// parent after symlinks, symlinks are followed as far as the path exists,
-// and the part that does not exist yet is taken literally.
-// pathInside reports whether p is inside dir after cleaning and resolving
-// symlinks; decided is false when that cannot be known (p is relative or
-// cannot be resolved).
+// pathInside reports whether path p lies inside directory dir (or is dir).
+// It must be inside read both ways a program may read it:
+//   - as the operating system does: ".." applies to the real parent after
+//     symlinks, symlinks are followed as far as the path exists, and the
+//     part that does not exist yet is taken literally;
+//   - cleaned as text first, as many servers do before they open it
+//     (server-filesystem's path.resolve()): dir/link/../../x is beside
+//     dir then, whatever the link points to (found by a red-team review:
+//     with a link pointing deeper into dir, such a path was judged inside
+//     and a write beside it auto-approved).
+//
+// decided is false when that cannot be known (p is relative or cannot be
+// resolved).
 func pathInside(p, dir string) (inside, decided bool, why string) {
 	if !filepath.IsAbs(p) {
 		return false, false, fmt.Sprintf("%s is not an absolute path", quoteShort(p))
-	}
-	rp, err := resolvePath(p)
-	if err != nil {
-		return false, false, fmt.Sprintf("cannot resolve %s: %v", quoteShort(p), err)
 	}
 	rd, err := resolvePath(dir)
 	if err != nil {
 		return false, false, fmt.Sprintf("cannot resolve %s: %v", quoteShort(dir), err)
 	}
-	rel, err := filepath.Rel(rd, rp)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		if rp != filepath.Clean(p) {
-			return false, true, fmt.Sprintf("%s resolves to %s, outside %s", quoteShort(p), rp, rd)
+	clean := filepath.Clean(p)
+	ways := []string{p}
+	if clean != p {
+		ways = append(ways, clean)
+	}
+	for _, q := range ways {
+		rp, err := resolvePath(q)
+		if err != nil {
+			return false, false, fmt.Sprintf("cannot resolve %s: %v", quoteShort(q), err)
 		}
-		return false, true, fmt.Sprintf("%s is outside %s", quoteShort(p), rd)
+		rel, err := filepath.Rel(rd, rp)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			switch {
+			case q == clean && clean != p && rp == clean:
+				return false, true, fmt.Sprintf("%s is %s as text, outside %s", quoteShort(p), clean, rd)
+			case rp != clean:
+				return false, true, fmt.Sprintf("%s resolves to %s, outside %s", quoteShort(p), rp, rd)
+			}
+			return false, true, fmt.Sprintf("%s is outside %s", quoteShort(p), rd)
+		}
 	}
 	return true, true, ""
 }
