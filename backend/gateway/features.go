@@ -3,6 +3,7 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/pipeline"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -110,8 +112,16 @@ func peerOf(ctx context.Context, req mcp.Request) any {
 	return nil
 }
 
+// KindComplete is the audit kind of completion/complete.
+const KindComplete = "completion/complete"
+
 // complete answers completion/complete for session s: the prompt or
 // resource template the reference names must be one the caller may use.
+// The request is recorded like any other (refused or answered; found by a
+// red-team review: neither left a trace, so an agent could probe servers
+// it is not granted unseen), made durable before it reaches the server
+// (refused when it cannot be), and the policies that refuse outright (the
+// data-directory guard) see the values it sends.
 func (g *Gateway) complete(s *session) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	return func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 		c, err := g.caller(s, nil)
@@ -120,31 +130,59 @@ func (g *Gateway) complete(s *session) func(context.Context, *mcp.CompleteReques
 		}
 		p := *req.Params
 		ref := *p.Ref
+		args, _ := json.Marshal(&p)
+		r := &core.Request{Kind: KindComplete, Caller: c, Name: cmp.Or(ref.Name, ref.URI), Exposed: cmp.Or(ref.Name, ref.URI), Args: args}
+		refuse := func(err error) (*mcp.CompleteResult, error) {
+			_, err = g.refuse(r, err)
+			return nil, err
+		}
 		snap := g.cat.Snapshot()
-		var server string
 		switch ref.Type {
 		case "ref/prompt":
 			pr, ok := snap.Prompt(ref.Name)
 			if !ok {
-				return nil, rpcErr(core.Errorf(catalog.EUnknownPrompt, "no server offers a prompt named %q", ref.Name))
+				return refuse(core.Errorf(catalog.EUnknownPrompt, "no server offers a prompt named %q", ref.Name))
 			}
+			r.Server = pr.Server
 			if err := g.lister.Check(&c, core.Target{Kind: core.KindPromptGet, Server: pr.Server, Name: pr.Name}); err != nil {
-				return nil, rpcErr(err)
+				return refuse(err)
 			}
-			server, ref.Name = pr.Server, pr.Name
+			r.Name, ref.Name = pr.Name, pr.Name
 		case "ref/resource":
-			server = templateServer(snap, ref.URI)
-			if server == "" {
-				return nil, rpcErr(core.Errorf(catalog.EUnknownResource, "no server offers the resource or template %q", ref.URI))
+			r.Server = templateServer(snap, ref.URI)
+			if r.Server == "" {
+				return refuse(core.Errorf(catalog.EUnknownResource, "no server offers the resource or template %q", ref.URI))
 			}
-			if err := g.lister.Check(&c, core.Target{Kind: core.KindResourceRead, Server: server, Name: ref.URI}); err != nil {
-				return nil, rpcErr(err)
+			if err := g.lister.Check(&c, core.Target{Kind: core.KindResourceRead, Server: r.Server, Name: ref.URI}); err != nil {
+				return refuse(err)
 			}
 		default:
-			return nil, rpcErr(core.Errorf(core.EInvalid, "unknown completion reference type %q", ref.Type))
+			return refuse(core.Errorf(core.EInvalid, "unknown completion reference type %q", ref.Type))
+		}
+		if g.opts.Precheck != nil {
+			if v := g.opts.Precheck.Check(ctx, r); v.Outcome == core.Deny {
+				return refuse((&core.Error{Code: cmp.Or(v.Code, core.EDenied), Message: v.Reason}).WithHint(v.Hint))
+			}
+		}
+		start := time.Now()
+		rec := &core.AuditRecord{Time: start.UTC(), Kind: r.Kind, Agent: c.Label(), AgentID: c.AgentID,
+			Client: c.Client.Name, ClientVersion: c.Client.Version, Session: c.Session, Purpose: c.Purpose,
+			Server: r.Server, Tool: r.Name, Arguments: pipeline.RedactArguments(args), Decision: core.DecisionAllow,
+			Reason: "a completion of a prompt or resource the agent may use", Status: core.StatusRunning}
+		if g.opts.Audit == nil {
+			return nil, rpcErr(core.Errorf(pipeline.EAuditUnavailable, "Airlock cannot record this request (no audit log), so it refuses it"))
+		}
+		pipeline.ClipRecord(rec)
+		if err := g.opts.Audit.Begin(rec); err != nil {
+			return nil, rpcErr(core.Errorf(pipeline.EAuditUnavailable, "Airlock cannot record this request, so it refuses it: %s", core.ErrorMessage(err)))
 		}
 		p.Ref = &ref
-		res, err := g.cat.Complete(ctx, server, &p)
+		res, err := g.cat.Complete(ctx, r.Server, &p)
+		rec.LatencyUs, rec.Status = time.Since(start).Microseconds(), core.StatusOK
+		if err != nil {
+			rec.Status, rec.ErrorCode, rec.Error = core.StatusError, core.ErrorCode(err), core.ErrorMessage(err)
+		}
+		g.opts.Audit.Finish(rec)
 		if err != nil {
 			return nil, rpcErr(err)
 		}

@@ -24,8 +24,8 @@ export type CallStatus = 'running' | 'ok' | 'tool_error' | 'error';
  */
 export type RequestKind = 'tools/call' | 'prompts/get' | 'resources/read' | 'sampling/createMessage' | 'elicitation/create';
 export const REQUEST_KINDS: RequestKind[] = ['tools/call', 'prompts/get', 'resources/read', 'sampling/createMessage', 'elicitation/create'];
-/** Audit records also log refused foreign-session requests. */
-export type AuditKind = RequestKind | 'session' | 'resources/subscribe';
+/** Audit records also log refused foreign-session requests, subscriptions and completions. */
+export type AuditKind = RequestKind | 'session' | 'resources/subscribe' | 'completion/complete';
 
 /** What a rule applies to (hitl.Kind*), in the order the backend lists them. */
 export type RuleKind = 'tool' | 'prompt' | 'resource' | 'sampling' | 'elicitation';

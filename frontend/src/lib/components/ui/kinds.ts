@@ -85,11 +85,13 @@ export function requestWords(kind: string | undefined): KindWords {
 
 /**
  * Audit kinds that are not request kinds rules decide: a request refused at
- * the door, and a resource subscription (refused ones are recorded).
+ * the door, a resource subscription (refused ones are recorded), and a
+ * completion (argument suggestions for a prompt or resource template).
  */
 const AUDIT_ONLY: Record<string, { short: string; noun: string }> = {
   session: { short: 'session', noun: 'Refused session request' },
   'resources/subscribe': { short: 'subscribe', noun: 'Resource subscription' },
+  'completion/complete': { short: 'completion', noun: 'Completion' },
 };
 
 /** Short label of a request kind (tools/call → "tool"); "session" for a refused session request. */
