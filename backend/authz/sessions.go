@@ -321,15 +321,24 @@ func (s *Service) Authenticate(agentRef, passkey, projectRef, purpose string) (S
 		return Session{}, core.Errorf(core.EInvalid, "Invalid purpose: %s. Valid values: task, chat", purpose)
 	}
 	// Failures count per agent (by id, however it was named) and overall;
-	// while a delay runs, even the right passkey is refused unchecked.
+	// while a delay runs, a wrong passkey is refused as too many attempts.
+	// The right one is always let in: passkeys are 256 random bits, which
+	// no rate of guessing finds, while a delay that held it back too let
+	// anyone who can reach Airlock keep an agent, or every agent, from
+	// logging in by failing on purpose (found by a red-team review).
 	a, err := s.findAgent(agentRef)
 	key := agentRef
 	if err == nil {
 		key = a.ID
 	}
-	if w := s.limiter.wait(key, now); w > 0 {
-		return Session{}, core.Errorf(ETooManyAttempts, "Too many failed authentication attempts; try again in %s", (w + time.Second - 1).Truncate(time.Second)).
-			WithHint("check agent_id and passkey before trying again")
+	w := s.limiter.wait(key, now)
+	refuse := func() (Session, error) {
+		if w > 0 {
+			return Session{}, core.Errorf(ETooManyAttempts, "Too many failed authentication attempts; try again in %s", (w + time.Second - 1).Truncate(time.Second)).
+				WithHint("check agent_id and passkey before trying again")
+		}
+		s.limiter.fail(key, now)
+		return Session{}, core.Errorf(core.EUnauthorized, errCredentials).WithHint(errCredentialsHintPasskey)
 	}
 	if err != nil {
 		if core.ErrorCode(err) == core.ENotFound {
@@ -337,8 +346,7 @@ func (s *Service) Authenticate(agentRef, passkey, projectRef, purpose string) (S
 			// authenticate must not tell who exists (found in a security
 			// review: agent names could be listed without a credential).
 			SecretMatches(HashSecret(agentRef), passkey)
-			s.limiter.fail(key, now)
-			return Session{}, core.Errorf(core.EUnauthorized, errCredentials).WithHint(errCredentialsHintPasskey)
+			return refuse()
 		}
 		return Session{}, err
 	}
@@ -347,8 +355,7 @@ func (s *Service) Authenticate(agentRef, passkey, projectRef, purpose string) (S
 		return Session{}, err
 	}
 	if hash == ([32]byte{}) || !SecretMatches(hash, passkey) {
-		s.limiter.fail(key, now)
-		return Session{}, core.Errorf(core.EUnauthorized, errCredentials).WithHint(errCredentialsHintPasskey)
+		return refuse()
 	}
 	s.limiter.succeed(key)
 	return s.openSession(a, projectRef, purpose, now, s.opts.SessionTTL)

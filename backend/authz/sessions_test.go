@@ -334,12 +334,12 @@ func TestAuthenticateSlowsDownGuessing(t *testing.T) {
 	}
 	delays := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second}
 	for i, d := range delays {
-		// Even the right passkey waits.
-		if got := try("wrk", tm.wrk.Passkey); got != authz.ETooManyAttempts {
-			t.Fatalf("right passkey during the delay: %s", got)
+		// A wrong passkey waits...
+		if got := try("wrk", "alp_wrong"); got != authz.ETooManyAttempts {
+			t.Fatalf("wrong passkey during the delay: %s", got)
 		}
 		tm.clock.Advance(d - time.Nanosecond)
-		if got := try("wrk", tm.wrk.Passkey); got != authz.ETooManyAttempts {
+		if got := try("wrk", "alp_wrong"); got != authz.ETooManyAttempts {
 			t.Fatalf("just before %v: %s", d, got)
 		}
 		tm.clock.Advance(time.Nanosecond)
@@ -349,8 +349,13 @@ func TestAuthenticateSlowsDownGuessing(t *testing.T) {
 			}
 		}
 	}
+	// ...the right one never does: failing on purpose (anyone who reaches
+	// Airlock can) does not keep the agent out.
+	if got := try("wrk", "alp_wrong"); got != core.EUnauthorized && got != authz.ETooManyAttempts {
+		t.Fatalf("wrong passkey: %s", got)
+	}
 	if got := try("wrk", tm.wrk.Passkey); got != "" {
-		t.Fatalf("after the delay: %s", got)
+		t.Fatalf("right passkey during the delay: %s", got)
 	}
 	// Success reset the counter for wrk: two free failures again.
 	for i := 0; i < 2; i++ {
@@ -367,11 +372,14 @@ func TestAuthenticateSlowsDownGuessing(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		try("ghost"+string(rune('a'+i)), "alp_x")
 	}
-	if got := try("mgr", tm.mgr.Passkey); got != authz.ETooManyAttempts {
+	if got := try("mgr", "alp_wrong"); got != authz.ETooManyAttempts {
 		t.Errorf("global slowdown: %s", got)
 	}
-	tm.clock.Advance(4 * time.Second)
 	if got := try("mgr", tm.mgr.Passkey); got != "" {
+		t.Errorf("right passkey during the global slowdown: %s", got)
+	}
+	tm.clock.Advance(4 * time.Second)
+	if got := try("mgr", "alp_wrong"); got != core.EUnauthorized {
 		t.Errorf("after the global delay: %s", got)
 	}
 }
