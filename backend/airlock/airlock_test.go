@@ -198,7 +198,28 @@ func TestHTTPSecurity(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
+	ui := "Bearer " + in.UIToken
+	// The UI token as a cookie, as earlier versions set it: no credential
+	// now (browsers send a host's cookies to every port of it).
 	cookie := api.UICookie(in.Addr) + "=" + in.UIToken
+	ticket := func() string {
+		req, _ := http.NewRequest("POST", base+"/api/events/ticket", nil)
+		req.Header.Set("Authorization", ui)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var got struct{ Ticket string }
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || got.Ticket == "" {
+			t.Fatalf("ticket: status %d, %v", resp.StatusCode, err)
+		}
+		return got.Ticket
+	}
+	spent := ticket()
+	if got := do("GET", "/api/events?topics=x&ticket="+spent, nil); got != 200 {
+		t.Errorf("events with a ticket: status %d, want 200", got)
+	}
 	worker, err := in.API.Agents.Create(authz.AgentInput{Name: "plain-worker", Kind: authz.KindWorker})
 	if err != nil {
 		t.Fatal(err)
@@ -211,23 +232,31 @@ func TestHTTPSecurity(t *testing.T) {
 		want   int
 	}{
 		{"rpc without token", "POST", "/api/rpc/Servers.List", nil, 401},
-		{"rpc with UI token", "POST", "/api/rpc/Servers.List", map[string]string{"Cookie": cookie}, 200},
+		{"rpc with UI token", "POST", "/api/rpc/Servers.List", map[string]string{"Authorization": ui}, 200},
+		{"rpc with the UI token as a cookie", "POST", "/api/rpc/Servers.List", map[string]string{"Cookie": cookie}, 401},
+		{"ticket without token", "POST", "/api/events/ticket", nil, 401},
+		{"ticket with the UI token as a cookie", "POST", "/api/events/ticket", map[string]string{"Cookie": cookie}, 401},
+		{"events with the UI token as a cookie", "GET", "/api/events", map[string]string{"Cookie": cookie}, 401},
+		{"events with a spent ticket", "GET", "/api/events?ticket=" + spent, nil, 401},
+		{"events with a made-up ticket", "GET", "/api/events?ticket=nope", nil, 401},
 		{"rpc with agent token", "POST", "/api/rpc/Servers.List", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}, 401},
-		{"rpc from another site", "POST", "/api/rpc/Servers.List", map[string]string{"Cookie": cookie, "Origin": "http://evil.example"}, 403},
-		{"rebinding host", "POST", "/api/rpc/Servers.List", map[string]string{"Cookie": cookie, "Host": "evil.example"}, 403},
-		{"unknown method", "POST", "/api/rpc/NoSuch", map[string]string{"Cookie": cookie}, 404},
-		{"rpc body not JSON", "POST", "/api/rpc/Servers.Remove", map[string]string{"Cookie": cookie, "Body": "{nope"}, 400},
-		{"rpc argument of the wrong type", "POST", "/api/rpc/Servers.Remove", map[string]string{"Cookie": cookie, "Body": "[42]"}, 400},
-		{"rpc too many arguments", "POST", "/api/rpc/Servers.List", map[string]string{"Cookie": cookie, "Body": "[1]"}, 400},
-		{"rpc unknown server", "POST", "/api/rpc/Servers.Remove", map[string]string{"Cookie": cookie, "Body": `["ghost"]`}, 404},
-		{"rpc non-integer priority", "POST", "/api/rpc/Rules.Create", map[string]string{"Cookie": cookie, "Body": `[{"priority":"high"}]`}, 400},
+		{"rpc from another site", "POST", "/api/rpc/Servers.List", map[string]string{"Authorization": ui, "Origin": "http://evil.example"}, 403},
+		{"rebinding host", "POST", "/api/rpc/Servers.List", map[string]string{"Authorization": ui, "Host": "evil.example"}, 403},
+		{"unknown method", "POST", "/api/rpc/NoSuch", map[string]string{"Authorization": ui}, 404},
+		{"rpc body not JSON", "POST", "/api/rpc/Servers.Remove", map[string]string{"Authorization": ui, "Body": "{nope"}, 400},
+		{"rpc argument of the wrong type", "POST", "/api/rpc/Servers.Remove", map[string]string{"Authorization": ui, "Body": "[42]"}, 400},
+		{"rpc too many arguments", "POST", "/api/rpc/Servers.List", map[string]string{"Authorization": ui, "Body": "[1]"}, 400},
+		{"rpc unknown server", "POST", "/api/rpc/Servers.Remove", map[string]string{"Authorization": ui, "Body": `["ghost"]`}, 404},
+		{"rpc non-integer priority", "POST", "/api/rpc/Rules.Create", map[string]string{"Authorization": ui, "Body": `[{"priority":"high"}]`}, 400},
 		{"mcp with UI token", "POST", "/mcp", map[string]string{"Authorization": "Bearer " + in.UIToken}, 401},
 		{"events without token", "GET", "/api/events", nil, 401},
-		{"ui without token", "GET", "/", nil, 401},
+		// The page is the UI's code, no secret; it asks the API with the
+		// token the link gave it.
+		{"ui without token", "GET", "/", nil, 200},
 		{"ui with wrong token", "GET", "/?token=nope", nil, 401},
-		{"ui with UI cookie", "GET", "/", map[string]string{"Cookie": cookie}, 200},
+		{"ui with the link's token", "GET", "/?token=" + in.UIToken, nil, 200},
 		{"profiles without token", "GET", "/debug/pprof/", nil, 401},
-		{"profiles with UI cookie", "GET", "/debug/pprof/", map[string]string{"Cookie": cookie}, 401},
+		{"profiles with UI token", "GET", "/debug/pprof/", map[string]string{"Authorization": ui}, 401},
 		{"profiles with agent token", "GET", "/debug/pprof/", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}, 200},
 		{"heap profile with agent token", "GET", "/debug/pprof/heap", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}, 200},
 		{"runtime counters with agent token", "GET", "/debug/vars", map[string]string{"Authorization": "Bearer " + in.Info.AgentToken}, 200},
@@ -245,7 +274,6 @@ func TestHTTPSecurity(t *testing.T) {
 	// No other page may frame the signed-in UI, which approves calls
 	// (found in a security review).
 	req, _ := http.NewRequest("GET", base+"/", nil)
-	req.Header.Set("Cookie", cookie)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -453,7 +481,7 @@ func TestAllowedHostsReachTheUI(t *testing.T) {
 	status := func(host string) int {
 		req, _ := http.NewRequest("POST", "http://"+in.Addr+"/api/rpc/Servers.List", strings.NewReader("[]"))
 		req.Host = host
-		req.Header.Set("Cookie", api.UICookie(in.Addr)+"="+in.UIToken)
+		req.Header.Set("Authorization", "Bearer "+in.UIToken)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -511,7 +539,7 @@ func TestTestRuleOverRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequest("POST", "http://"+in.Addr+"/api/rpc/Rules.Test", strings.NewReader(`[{"serverId":"everything","toolName":"echo","arguments":"{\"message\":\"x\"}"}]`))
-	req.Header.Set("Cookie", api.UICookie(in.Addr)+"="+in.UIToken)
+	req.Header.Set("Authorization", "Bearer "+in.UIToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/backend/airlock"
-	"github.com/airlock-dev/airlock/backend/api"
 	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,7 +105,7 @@ func (c child) rpc(t *testing.T, method string, out any, args ...any) {
 		body = []byte("[]")
 	}
 	req, _ := http.NewRequest("POST", "http://"+u.Host+"/api/rpc/"+method, bytes.NewReader(body))
-	req.Header.Set("Cookie", api.UICookie(u.Host)+"="+u.Query().Get("token"))
+	req.Header.Set("Authorization", "Bearer "+u.Query().Get("token"))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

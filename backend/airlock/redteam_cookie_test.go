@@ -49,7 +49,7 @@ func TestRedTeamUICookieLeaksToOtherPortsOfTheHost(t *testing.T) {
 	resp.Body.Close()
 	stolen := <-got
 	if stolen == "" {
-		t.Skip("the browser sent no cookie to the other port: nothing leaked")
+		return // the browser sent the other port no cookie: nothing leaked
 	}
 
 	// The agent's process replays it without a browser (no Origin).

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/core"
@@ -21,25 +23,84 @@ import (
 
 // Security is the guard on every HTTP endpoint: loopback Host names only
 // (DNS-rebinding protection), no cross-site Origin, and a token.
+//
+// The UI's credential is never a cookie. Browsers send a host's cookies to
+// every port of it (RFC 6265 §8.5), so a cookie of the signed-in UI would
+// also go to a dev server an agent started on 127.0.0.1 and asked the user
+// to preview, whose process could then approve its own agent's calls with
+// curl (found by a red-team review: the cookie was the UI token itself).
+// The page keeps the token in its origin's localStorage, which browsers do
+// keep apart by port, and sends it as a bearer header; its event stream,
+// which cannot send headers, opens with a ticket the page gets that way.
 type Security struct {
 	uiHash [32]byte
-	cookie string
+	cookie string // the name of the cookie older versions set, to remove it
 	// AllowedHosts are extra Host names accepted (for a non-loopback --addr).
 	AllowedHosts []string
+
+	ticketMu sync.Mutex
+	tickets  map[[32]byte]time.Time // hashes of unused event-stream tickets, with their expiry
 }
 
 // NewSecurity returns a guard accepting uiToken for the UI of the Airlock
 // listening on addr.
 func NewSecurity(uiToken, addr string) *Security {
-	return &Security{uiHash: sha256.Sum256([]byte(uiToken)), cookie: UICookie(addr)}
+	return &Security{uiHash: sha256.Sum256([]byte(uiToken)), cookie: UICookie(addr), tickets: map[[32]byte]time.Time{}}
 }
 
-// UICookie is the name of the cookie that carries the UI token after the
-// first visit. Browsers share cookies across the ports of one host, so the
-// name carries the port: two Airlocks on one machine keep their own.
+// UICookie is the name of the cookie that carried the UI token in earlier
+// versions (one per port). It is no credential any more: a visit that still
+// sends it gets it removed.
 func UICookie(addr string) string {
 	_, port, _ := net.SplitHostPort(addr)
 	return "airlock_ui_" + port
+}
+
+// Event-stream tickets: single use, short-lived, and few at a time (a page
+// asks for one each time it opens its stream).
+const (
+	ticketTTL        = time.Minute
+	maxUnusedTickets = 256
+)
+
+// newTicket makes a ticket that opens the event stream once.
+func (s *Security) newTicket() string {
+	t := rand.Text()
+	now := time.Now()
+	s.ticketMu.Lock()
+	defer s.ticketMu.Unlock()
+	for h, exp := range s.tickets {
+		if now.After(exp) {
+			delete(s.tickets, h)
+		}
+	}
+	if len(s.tickets) >= maxUnusedTickets {
+		// A page that keeps asking without opening: the oldest go first.
+		var oldest [32]byte
+		first := true
+		for h, exp := range s.tickets {
+			if first || exp.Before(s.tickets[oldest]) {
+				oldest, first = h, false
+			}
+		}
+		delete(s.tickets, oldest)
+	}
+	s.tickets[sha256.Sum256([]byte(t))] = now.Add(ticketTTL)
+	return t
+}
+
+// useTicket reports whether t is an unused, unexpired ticket, and uses it.
+// The map is keyed by the hash, so the lookup reveals nothing by timing.
+func (s *Security) useTicket(t string) bool {
+	if t == "" {
+		return false
+	}
+	h := sha256.Sum256([]byte(t))
+	s.ticketMu.Lock()
+	defer s.ticketMu.Unlock()
+	exp, ok := s.tickets[h]
+	delete(s.tickets, h)
+	return ok && time.Now().Before(exp)
 }
 
 func (s *Security) uiTokenOK(tok string) bool {
@@ -109,19 +170,46 @@ func (s *Security) Guard(next http.Handler) http.Handler {
 	})
 }
 
-// requireUI lets through requests carrying the UI token as a cookie or a
-// bearer header.
+// requireUI lets through requests carrying the UI token as a bearer
+// header (never a cookie: see Security).
 func (s *Security) requireUI(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok := ""
-		if c, err := r.Cookie(s.cookie); err == nil {
-			tok = c.Value
-		} else if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-			tok = b
-		}
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !s.uiTokenOK(tok) {
-			writeError(w, core.Errorf(core.EUnauthorized, "missing or invalid UI token").
-				WithHint("open the URL printed by `airlock serve`"))
+			writeError(w, errNoUIToken())
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func errNoUIToken() *core.Error {
+	return core.Errorf(core.EUnauthorized, "missing or invalid UI token").
+		WithHint("open the URL printed by `airlock serve`")
+}
+
+// ticketHandler answers POST /api/events/ticket (behind requireUI) with a
+// ticket that opens the event stream once.
+func (s *Security) ticketHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeErrorStatus(w, http.StatusMethodNotAllowed, core.Errorf(core.EInvalid, "use POST"))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		json.NewEncoder(w).Encode(map[string]string{"ticket": s.newTicket()})
+	})
+}
+
+// requireTicket lets through an event stream opened with a ticket (an
+// EventSource cannot send headers), or with the bearer header (programs).
+func (s *Security) requireTicket(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !s.uiTokenOK(tok) && !s.useTicket(r.URL.Query().Get("ticket")) {
+			writeError(w, errNoUIToken())
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -321,8 +409,8 @@ const loginPage = `<!doctype html><meta charset="utf-8"><title>Airlock</title>
 <h1>Airlock</h1><p>This page needs the link that <code>airlock serve</code> printed when it started
 (it carries the UI token of this run; a link from an earlier run no longer works). Open that link instead.</p></body>`
 
-// UIHandler serves the Svelte UI from dist. A visit to /?token=T with the
-// right token sets the UI cookie and redirects to a clean URL.
+// UIHandler serves the Svelte UI from dist. The page of a visit to
+// /?token=T keeps T and asks the API with it (see Security).
 func (s *Security) UIHandler(dist fs.FS) http.Handler {
 	files := http.FileServerFS(dist)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -332,18 +420,16 @@ func (s *Security) UIHandler(dist fs.FS) http.Handler {
 		w.Header().Set("Content-Security-Policy", "frame-ancestors 'none'")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
-		if tok := r.URL.Query().Get("token"); tok != "" {
-			if !s.uiTokenOK(tok) {
-				w.Header().Set("Content-Type", "text/html; charset=utf-8")
-				w.WriteHeader(http.StatusUnauthorized)
-				io.WriteString(w, loginPage)
-				return
-			}
-			http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			http.Redirect(w, r, "/", http.StatusSeeOther)
-			return
+		if _, err := r.Cookie(s.cookie); err == nil {
+			// An earlier version's credential: no longer read, and gone.
+			http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		}
-		if c, err := r.Cookie(s.cookie); err != nil || !s.uiTokenOK(c.Value) {
+		// The files are the UI's code, no secret: they are served to
+		// anyone, and the page asks the API with the token it keeps
+		// (Security). A link with a wrong token (an earlier run's) says so
+		// at once; a right one is kept by the page, which takes it out of
+		// the address bar.
+		if tok := r.URL.Query().Get("token"); tok != "" && !s.uiTokenOK(tok) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.WriteHeader(http.StatusUnauthorized)
 			io.WriteString(w, loginPage)
@@ -371,7 +457,8 @@ func (rt Routes) Handler() http.Handler {
 	mux.Handle("/mcp", rt.MCP)
 	mux.Handle("/sse", rt.SSE)
 	mux.Handle("/api/rpc/", rt.Security.requireUI(RPCHandler(rt.API.Areas())))
-	mux.Handle("/api/events", rt.Security.requireUI(EventsHandler(rt.Hub)))
+	mux.Handle("/api/events", rt.Security.requireTicket(EventsHandler(rt.Hub)))
+	mux.Handle("/api/events/ticket", rt.Security.requireUI(rt.Security.ticketHandler()))
 	if rt.Instance != nil {
 		mux.Handle("/instance/", rt.Instance)
 	}

@@ -95,7 +95,7 @@ export interface Browser {
   close: () => Promise<void>;
 }
 
-/** Debian's Chromium with a fresh profile, opened on the UI link (which sets the UI cookie). */
+/** Debian's Chromium with a fresh profile, opened on the UI link (whose token the page keeps in its localStorage). */
 export async function openUi(airlock: Airlock): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'airlock-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -172,11 +172,16 @@ export async function callJson<T = Record<string, unknown>>(client: Client, name
   return JSON.parse(first?.text ?? 'null') as T;
 }
 
-/** Calls the facade over HTTP from inside the page, with its cookie: setup steps that are not under test. */
+/** Calls the facade over HTTP from inside the page, with its token: setup steps that are not under test. */
 export async function rpc<T>(page: Page, method: string, ...args: unknown[]): Promise<T> {
   return page.evaluate(
     async ({ method, args }) => {
-      const res = await fetch(`/api/rpc/${method}`, { method: 'POST', credentials: 'same-origin', body: JSON.stringify(args) });
+      const res = await fetch(`/api/rpc/${method}`, {
+        method: 'POST',
+        credentials: 'omit',
+        headers: { Authorization: `Bearer ${localStorage.getItem('airlock.uiToken')}` },
+        body: JSON.stringify(args),
+      });
       const text = await res.text();
       if (!res.ok) throw new Error(`${method}: ${res.status} ${text}`);
       return text ? JSON.parse(text) : null;

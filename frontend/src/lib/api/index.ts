@@ -21,6 +21,32 @@ function mockRequested(): boolean {
   return typeof location !== 'undefined' && new URLSearchParams(location.search).get('mock') === '1';
 }
 
+/** Where the page keeps the UI token: this origin's own (port included). */
+const TOKEN_KEY = 'airlock.uiToken';
+
+/**
+ * The UI token: the one of the link `airlock serve` printed, kept for this
+ * origin and taken out of the address bar, or the one kept before. It goes
+ * as a header, never as a cookie (browsers send cookies to every port of a
+ * host, a page an agent serves included).
+ */
+function uiToken(): string | null {
+  try {
+    if (typeof location !== 'undefined') {
+      const url = new URL(location.href);
+      const fromLink = url.searchParams.get('token');
+      if (fromLink) {
+        localStorage.setItem(TOKEN_KEY, fromLink);
+        url.searchParams.delete('token');
+        history.replaceState(history.state, '', url.pathname + url.search + url.hash);
+      }
+    }
+    return localStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null; // storage turned off: the API says 401 and the app says why
+  }
+}
+
 let transport: Promise<Transport> | null = null;
 
 function getTransport(): Promise<Transport> {
@@ -29,7 +55,8 @@ function getTransport(): Promise<Transport> {
     // Demo data only in development and only when asked for: never a silent
     // fallback, and production builds do not contain it at all.
     if (import.meta.env.DEV && mockRequested()) return (await import('./mock')).mockTransport();
-    return httpTransport({ onUnauthorized: () => unauthorizedListeners.forEach((fn) => fn()) });
+    uiToken(); // keeps the link's token before anything asks
+    return httpTransport({ token: uiToken, onUnauthorized: () => unauthorizedListeners.forEach((fn) => fn()) });
   })();
   return transport;
 }

@@ -38,9 +38,18 @@ class FakeEventSource {
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
+/**
+ * A fetch that hands out event-stream tickets t1, t2, … and answers other
+ * calls with rpc (200 {} by default).
+ */
+function apiFetch(rpc: (url: string) => Response = () => response(200, '{}')) {
+  let n = 0;
+  return vi.fn(async (url: string) => (url.endsWith('/api/events/ticket') ? response(200, JSON.stringify({ ticket: `t${++n}` })) : rpc(url)));
+}
+
 function streaming() {
   FakeEventSource.all = [];
-  return httpTransport({ fetch: vi.fn(), EventSource: FakeEventSource as unknown as typeof EventSource });
+  return httpTransport({ fetch: apiFetch(), token: () => 'T', EventSource: FakeEventSource as unknown as typeof EventSource });
 }
 
 describe('http transport', () => {
@@ -50,8 +59,16 @@ describe('http transport', () => {
     expect(await api.rules.update('r1', { kind: 'tool', serverId: null, toolName: 'echo', toolPattern: null, autoApprove: true, priority: 2, conditions: [], agentId: null, sessionId: null, expiresAt: null })).toEqual({ id: 'a' });
     const [url, init] = fetch.mock.calls[0];
     expect(url).toBe('/api/rpc/Rules.Update');
-    expect(init).toMatchObject({ method: 'POST', credentials: 'same-origin' });
+    expect(init).toMatchObject({ method: 'POST', credentials: 'omit' });
     expect(JSON.parse(init.body)).toEqual(['r1', { kind: 'tool', serverId: null, toolName: 'echo', toolPattern: null, autoApprove: true, priority: 2, conditions: [], agentId: null, sessionId: null, expiresAt: null }]);
+  });
+
+  it('sends the UI token as a bearer header, never with cookies (they reach every port of the host)', async () => {
+    const fetch = vi.fn().mockResolvedValue(response(200, '[]'));
+    await httpTransport({ fetch, token: () => 'secret' }).call('Servers.List', []);
+    const init = fetch.mock.calls[0][1];
+    expect(init.headers).toMatchObject({ Authorization: 'Bearer secret' });
+    expect(init.credentials).toBe('omit');
   });
 
   it('returns null for an empty 200 body', async () => {
@@ -88,6 +105,8 @@ describe('http event stream', () => {
     const s = FakeEventSource.all[0];
     expect(s.url.startsWith('/api/events?topics=')).toBe(true);
     expect(s.topics).toBe('approval,server');
+    // Opened with a ticket got with the token (an EventSource sends no headers), not with cookies.
+    expect(new URL(s.url, 'http://x').searchParams.get('ticket')).toBe('t1');
     s.fire('approval:requested', { id: 'a1' });
     s.fire('server:status', { id: 'fs' });
     expect(requested).toHaveBeenCalledWith({ id: 'a1' });
@@ -129,31 +148,45 @@ describe('http event stream', () => {
     expect(FakeEventSource.open().map((s) => s.topics)).toEqual(['approval,rules']);
   });
 
-  it('tells the app at once when the stream is refused for want of a valid token (after a restart)', async () => {
+  it('tells the app at once when the token gets no ticket (a link of an earlier run)', async () => {
     FakeEventSource.all = [];
     const fetch = vi.fn().mockResolvedValue(response(401, '{"code":"unauthorized","message":"no"}'));
     const onUnauthorized = vi.fn();
-    const t = httpTransport({ fetch, onUnauthorized, EventSource: FakeEventSource as unknown as typeof EventSource });
+    const t = httpTransport({ fetch, token: () => 'old', onUnauthorized, EventSource: FakeEventSource as unknown as typeof EventSource });
     t.subscribe('approvals:changed', () => {});
-    await tick();
+    await vi.waitFor(() => expect(onUnauthorized).toHaveBeenCalledOnce());
+    expect(fetch.mock.calls[0][0]).toBe('/api/events/ticket');
+    expect(FakeEventSource.all).toHaveLength(0);
+  });
+
+  it('tells the app at once when the stream is refused for want of a valid token (after a restart)', async () => {
+    FakeEventSource.all = [];
+    let restarted = false;
+    const fetch = apiFetch(() => (restarted ? response(401, '{"code":"unauthorized","message":"no"}') : response(200, '{}')));
+    const onUnauthorized = vi.fn();
+    const t = httpTransport({ fetch, token: () => 'T', onUnauthorized, EventSource: FakeEventSource as unknown as typeof EventSource });
+    t.subscribe('approvals:changed', () => {});
+    await vi.waitFor(() => expect(FakeEventSource.all).toHaveLength(1));
     const s = FakeEventSource.all[0];
-    s.readyState = 0; // a dropped connection the browser retries: nothing to do
+    const calls = fetch.mock.calls.length;
+    s.readyState = 0; // a dropped connection the browser retries: nothing to do yet
     s.fire('error');
     await tick();
-    expect(fetch).not.toHaveBeenCalled();
+    expect(fetch.mock.calls).toHaveLength(calls);
+    restarted = true;
     s.readyState = 2; // refused: the browser gave up
     s.fire('error');
     await vi.waitFor(() => expect(onUnauthorized).toHaveBeenCalledOnce());
-    expect(fetch.mock.calls[0][0]).toBe('/api/rpc/System.Settings');
+    expect(fetch.mock.calls[calls][0]).toBe('/api/rpc/System.Settings');
   });
 
   it('opens a refused stream again later when the token is still good', async () => {
     vi.useFakeTimers();
     try {
       FakeEventSource.all = [];
-      const fetch = vi.fn().mockResolvedValue(response(200, '{}'));
+      const fetch = apiFetch();
       const onUnauthorized = vi.fn();
-      const t = httpTransport({ fetch, onUnauthorized, EventSource: FakeEventSource as unknown as typeof EventSource });
+      const t = httpTransport({ fetch, token: () => 'T', onUnauthorized, EventSource: FakeEventSource as unknown as typeof EventSource });
       t.subscribe('approvals:changed', () => {});
       await vi.advanceTimersByTimeAsync(0);
       const s = FakeEventSource.all[0];
@@ -164,6 +197,8 @@ describe('http event stream', () => {
       expect(FakeEventSource.open()).toHaveLength(1);
       expect(FakeEventSource.open()[0]).not.toBe(s);
       expect(FakeEventSource.open()[0].topics).toBe('approvals');
+      // With a new ticket: the first one is spent.
+      expect(new URL(FakeEventSource.open()[0].url, 'http://x').searchParams.get('ticket')).toBe('t2');
     } finally {
       vi.useRealTimers();
     }

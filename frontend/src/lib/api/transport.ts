@@ -116,6 +116,11 @@ export function wailsTransport(w: WailsWindow = globalThis as WailsWindow): Tran
 export interface HttpOptions {
   base?: string;
   fetch?: typeof fetch;
+  /**
+   * The UI token, sent as a bearer header. Never a cookie: browsers send a
+   * host's cookies to every port of it, including a page an agent serves.
+   */
+  token?: () => string | null;
   onUnauthorized?: () => void;
   /** The EventSource constructor (tests pass a fake). */
   EventSource?: typeof EventSource;
@@ -147,6 +152,32 @@ export function httpTransport(opts: HttpOptions = {}): Transport {
 
   const resync = () => reconnectListeners.forEach((fn) => fn());
 
+  function headers(): Record<string, string> {
+    const tok = opts.token?.();
+    return { 'Content-Type': 'application/json', ...(tok ? { Authorization: `Bearer ${tok}` } : {}) };
+  }
+
+  /** A plain call to the API, with the token. */
+  function post(path: string, body: string): Promise<Response> {
+    return doFetch(`${base}${path}`, { method: 'POST', credentials: 'omit', headers: headers(), body });
+  }
+
+  /**
+   * A ticket that opens the event stream once (an EventSource cannot send
+   * the token). null when the token is refused: the app is told.
+   */
+  async function ticket(): Promise<string | null> {
+    const res = await post('/api/events/ticket', '');
+    if (res.status === 401) {
+      opts.onUnauthorized?.();
+      return null;
+    }
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    return ((await res.json()) as { ticket: string }).ticket;
+  }
+  /** Counts opens: an open whose ticket comes after a newer one gives up. */
+  let opens = 0;
+
   function wantedTopics(): Set<string> {
     const t = new Set<string>();
     for (const [name, set] of listeners) if (set.size > 0 && name !== LAGGED) t.add(topicOf(name));
@@ -167,11 +198,24 @@ export function httpTransport(opts: HttpOptions = {}): Transport {
     s.addEventListener(name, (e) => dispatch(name, e));
   }
 
-  function open(topics: Set<string>) {
+  async function open(topics: Set<string>) {
     source?.close();
+    source = null;
     openTopics = topics;
+    const mine = ++opens;
+    let t: string | null;
+    try {
+      t = await ticket();
+    } catch {
+      // Airlock unreachable or failing: try again later.
+      setTimeout(() => {
+        if (mine === opens) void open(openTopics);
+      }, STREAM_RETRY_MS);
+      return;
+    }
+    if (t === null || mine !== opens) return;
     const q = [...topics].sort().join(',');
-    const s = new ES!(`${base}/api/events?topics=${encodeURIComponent(q)}`, { withCredentials: true });
+    const s = new ES!(`${base}/api/events?topics=${encodeURIComponent(q)}&ticket=${encodeURIComponent(t)}`);
     source = s;
     // Every open, the first included, resyncs: what a store loaded before
     // the stream was listening (or while it was down) may be stale.
@@ -186,9 +230,11 @@ export function httpTransport(opts: HttpOptions = {}): Transport {
     // `airlock serve` the page's token is no longer valid: ask with a plain
     // call, whose 401 tells the app (the sign-in screen shows at once, not
     // at the next click). Anything else: open the stream again later.
+    // (A dropped connection the browser retries comes back with the spent
+    // ticket, is refused, and so ends here too: opened anew with a new one.)
     s.addEventListener('error', () => {
       if (source !== s || s.readyState !== CLOSED) return;
-      void doFetch(`${base}/api/rpc/System.Settings`, { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' }, body: '[]' })
+      void post('/api/rpc/System.Settings', '[]')
         .then((res) => res.status === 401)
         .catch(() => false)
         .then((unauthorized) => {
@@ -198,7 +244,7 @@ export function httpTransport(opts: HttpOptions = {}): Transport {
             return;
           }
           setTimeout(() => {
-            if (source === s) open(openTopics);
+            if (source === s) void open(openTopics);
           }, STREAM_RETRY_MS);
         });
     });
@@ -219,8 +265,8 @@ export function httpTransport(opts: HttpOptions = {}): Transport {
       pending = false;
       const want = wantedTopics();
       if (want.size === 0) return;
-      if (source && [...want].every((t) => openTopics.has(t))) return;
-      open(want);
+      if ([...want].every((t) => openTopics.has(t))) return;
+      void open(want);
     });
   }
 
@@ -229,12 +275,7 @@ export function httpTransport(opts: HttpOptions = {}): Transport {
     async call(method, args) {
       let res: Response;
       try {
-        res = await doFetch(`${base}/api/rpc/${method}`, {
-          method: 'POST',
-          credentials: 'same-origin',
-          headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify(args),
-        });
+        res = await post(`/api/rpc/${method}`, JSON.stringify(args));
       } catch (err) {
         throw new ApiError('unavailable', `Airlock is not reachable (${String(err)}).`, 'Is `airlock serve` still running?');
       }
