@@ -10,6 +10,7 @@ import (
 
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/hitl"
+	"github.com/airlock-dev/airlock/backend/pipeline"
 )
 
 var _ hitl.ApprovalStore = (*Approvals)(nil)
@@ -62,6 +63,13 @@ func toApprovalRow(a hitl.Approval) (approvalRow, error) {
 	args := string(a.Arguments)
 	if args == "" {
 		args = "{}"
+	}
+	if a.Status != hitl.StatusPending {
+		// Once decided, the arguments are kept as the audit keeps them,
+		// secrets redacted (found by a red-team review: decided approvals
+		// kept an agent's keys and passwords at rest for good). A waiting
+		// one keeps them whole: the person decides on what will be sent.
+		args = pipeline.RedactArguments(json.RawMessage(args))
 	}
 	var task hitl.TaskRef
 	if a.Task != nil {
@@ -141,8 +149,13 @@ func (s *Approvals) ExpirePendingApprovals(at time.Time) ([]hitl.Approval, error
 		if err := tx.Where("status = ?", hitl.StatusPending).Order("created_at, id").Find(&rows).Error; err != nil {
 			return err
 		}
-		return tx.Model(&approvalRow{}).Where("status = ?", hitl.StatusPending).
-			Updates(map[string]any{"status": hitl.StatusExpired, "decided_at": at}).Error
+		for _, row := range rows {
+			if err := tx.Model(&approvalRow{}).Where("id = ?", row.ID).Updates(map[string]any{"status": hitl.StatusExpired, "decided_at": at,
+				"arguments": pipeline.RedactArguments(json.RawMessage(row.Arguments))}).Error; err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("expire pending approvals: %w", err)

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,5 +89,79 @@ func TestApprovalTask(t *testing.T) {
 	}
 	if diff := cmp.Diff(a.Task, got.Task); diff != "" {
 		t.Errorf("task (-want +got):\n%s", diff)
+	}
+}
+
+// A decided approval keeps its arguments as the audit does, secrets
+// redacted; a waiting one keeps them whole, for the person deciding (found
+// by a red-team review: decided approvals kept keys at rest for good).
+func TestDecidedApprovalsKeepNoSecrets(t *testing.T) {
+	db := mustOpen(t)
+	s := store.NewApprovals(db)
+	now := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+	const secret = "sk-live-0123456789abcdef0123456789"
+	args := json.RawMessage(`{"path":"/tmp/x","api_key":"` + secret + `"}`)
+	for _, id := range []string{"waiting", "decided", "left-over"} {
+		a := hitl.Approval{ID: id, Server: "fs", Tool: "write_file", Arguments: args, CreatedAt: now, Deadline: now.Add(time.Minute), Status: hitl.StatusPending}
+		if id == "decided" {
+			a.Status, a.DecidedBy, a.DecidedAt = hitl.StatusApproved, "owner", &now
+		}
+		if err := s.SaveApproval(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := func(id string) string {
+		a, ok, err := s.LoadApproval(id)
+		if err != nil || !ok {
+			t.Fatalf("LoadApproval(%s) = %v, %v", id, ok, err)
+		}
+		return string(a.Arguments)
+	}
+	if got := stored("waiting"); got != string(args) {
+		t.Errorf("a waiting approval's arguments = %s, want them whole", got)
+	}
+	if got := stored("decided"); strings.Contains(got, secret) || !strings.Contains(got, `"path":"/tmp/x"`) {
+		t.Errorf("a decided approval's arguments = %s, want the key redacted and the rest kept", got)
+	}
+	// A restart expires what was waiting: redacted then.
+	s.SaveApproval(hitl.Approval{ID: "waiting", Server: "fs", Tool: "write_file", Arguments: args, CreatedAt: now, Deadline: now.Add(time.Minute), Status: hitl.StatusApproved, DecidedAt: &now})
+	if _, err := s.ExpirePendingApprovals(now); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored("left-over"); strings.Contains(got, secret) {
+		t.Errorf("an approval expired at a restart kept the key: %s", got)
+	}
+	var raw []string
+	if err := db.Raw("SELECT arguments FROM approvals").Scan(&raw).Error; err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range raw {
+		if strings.Contains(a, secret) {
+			t.Errorf("the approvals table holds the key: %s", a)
+		}
+	}
+}
+
+// An upgrade redacts what earlier versions kept of decided approvals.
+func TestUpgradeRedactsDecidedApprovals(t *testing.T) {
+	gdb, _ := migratedTo(t, "0015_instruction_pins")
+	const secret = "sk-live-0123456789abcdef0123456789"
+	for _, st := range []string{hitl.StatusApproved, hitl.StatusPending} {
+		if err := gdb.Exec(`INSERT INTO approvals (id, server, tool, arguments, created_at, deadline, status) VALUES (?, 'fs', 'w', ?, ?, ?, ?)`,
+			st, `{"token":"`+secret+`"}`, time.Now().UTC(), time.Now().UTC(), st).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.Migrate(gdb); err != nil {
+		t.Fatal(err)
+	}
+	var got []struct{ ID, Arguments string }
+	if err := gdb.Raw("SELECT id, arguments FROM approvals ORDER BY id").Scan(&got).Error; err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range got {
+		if kept := strings.Contains(r.Arguments, secret); kept != (r.ID == hitl.StatusPending) {
+			t.Errorf("approval %s after the upgrade: %s", r.ID, r.Arguments)
+		}
 	}
 }
