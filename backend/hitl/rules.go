@@ -273,6 +273,16 @@ func (r *Rules) Lint(in RuleInput) (RuleInput, []string, error) {
 				*p, tool, prefix, *norm.ServerID))
 		}
 	}
+	// A path compared as text lets "..": /home/me/project/../.bashrc has
+	// the prefix /home/me/project (found by a red-team review). On a rule
+	// that runs calls without asking, say so and name the operator that
+	// checks paths.
+	for _, c := range norm.Conditions {
+		if norm.AutoApprove && (c.Op == OpPrefix || c.Op == OpGlob) && strings.HasPrefix(c.Value, "/") {
+			warnings = append(warnings, fmt.Sprintf("condition %s %s %q compares text: a path with \"..\" in it (%s/../x) meets it while it points outside; for a folder use %s %s %s",
+				c.Path, c.Op, c.Value, strings.TrimSuffix(strings.TrimRight(c.Value, "*"), "/"), c.Path, OpInside, strings.TrimSuffix(strings.TrimRight(c.Value, "*"), "/")))
+		}
+	}
 	if norm.ServerID == nil && norm.ToolName == nil && norm.ToolPattern == nil && len(norm.Conditions) == 0 && norm.AgentID == nil && norm.SessionID == nil {
 		verb := "asks about"
 		if norm.AutoApprove {

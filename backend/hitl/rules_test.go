@@ -530,11 +530,25 @@ func TestLintAndExposedNames(t *testing.T) {
 		{hitl.RuleInput{ToolName: sp("x__y")}, `looks like a name agents see`},
 		{hitl.RuleInput{ServerID: sp("fs"), ToolName: sp("everything__echo")}, `"everything__echo" looks like the name agents see for tool "echo" of server "everything"; this rule is for server "fs"`},
 		{hitl.RuleInput{AutoApprove: true}, `this global rule auto-approves every tool request`},
+		// A path compared as text lets ".." out (found by a red-team review).
+		{hitl.RuleInput{ServerID: sp("fs"), AutoApprove: true, Conditions: []hitl.Condition{{Path: "$.path", Op: hitl.OpPrefix, Value: "/home/me/project/"}}},
+			`condition $.path prefix "/home/me/project/" compares text: a path with ".." in it (/home/me/project/../x) meets it while it points outside; for a folder use $.path inside /home/me/project`},
+		{hitl.RuleInput{ServerID: sp("fs"), AutoApprove: true, Conditions: []hitl.Condition{{Path: "$.path", Op: hitl.OpGlob, Value: "/srv/**"}}},
+			`for a folder use $.path inside /srv`},
 	}
 	for _, tt := range tests {
 		_, warnings, err := r.Lint(tt.in)
 		if err != nil || !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, tt.want) }) {
 			t.Errorf("Lint(%+v) = %q, %v; want a warning containing %q", tt.in, warnings, err, tt.want)
+		}
+	}
+	// Not on a rule that asks, nor on a value that is no path.
+	for _, in := range []hitl.RuleInput{
+		{ServerID: sp("fs"), Conditions: []hitl.Condition{{Path: "$.path", Op: hitl.OpPrefix, Value: "/home/me/project/"}}},
+		{ServerID: sp("fs"), AutoApprove: true, Conditions: []hitl.Condition{{Path: "$.message", Op: hitl.OpPrefix, Value: "hello"}}},
+	} {
+		if _, warnings, _ := r.Lint(in); slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "compares text") }) {
+			t.Errorf("Lint(%+v) = %q; want no warning about text comparison", in, warnings)
 		}
 	}
 	if _, _, err := r.Lint(hitl.RuleInput{ToolPattern: sp("a?")}); core.ErrorCode(err) != core.EInvalid {
