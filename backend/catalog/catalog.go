@@ -955,11 +955,15 @@ func (c *Catalog) callError(ctx context.Context, r *core.Request, err error) err
 		return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q sent an invalid answer to %s: it %v", r.Server, r.Name, bad)}).
 			WithHint(badOutputHint + "; Airlock restarts the server by itself")
 	}
+	// The transport's error quotes the server's URL: its secrets are taken
+	// out.
+	var secrets redactor // of a server removed meanwhile: its URLs are still cut
 	tail := ""
 	if d := c.get(r.Server); d != nil {
+		secrets = d.secrets
 		tail = d.lastStderr() // a crash usually says why there
 	}
-	return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q cannot be reached: %v%s", r.Server, err, tail)}).
+	return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q cannot be reached: %s", r.Server, secrets.redact(err.Error()+tail))}).
 		WithHint("Airlock restarts or reconnects it by itself; see the Servers screen")
 }
 

@@ -309,7 +309,7 @@ func (c *Catalog) Unsubscribe(ctx context.Context, server, uri string) error {
 func (d *source) resubscribe(ctx context.Context, sess *mcp.ClientSession) {
 	for _, u := range d.cat.subs.of(d.cfg.ID) {
 		if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: u}); err != nil {
-			d.cat.opts.Logger.Warn("renew a resource subscription", "server", d.cfg.ID, "uri", u, "err", err)
+			d.cat.opts.Logger.Warn("renew a resource subscription", "server", d.cfg.ID, "uri", u, "err", d.secrets.redact(err.Error()))
 		}
 	}
 }

@@ -27,6 +27,8 @@ type source struct {
 	added uint64
 	// inproc is the server of an in-process source.
 	inproc *mcp.Server
+	// secrets takes the secrets of its URL out of the text of its errors.
+	secrets redactor
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -63,7 +65,7 @@ type source struct {
 
 func newSource(c *Catalog, cfg core.ServerConfig, inproc *mcp.Server) *source {
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &source{cat: c, cfg: cfg, inproc: inproc, ctx: ctx, cancel: cancel, done: make(chan struct{}), up: make(chan struct{}),
+	d := &source{cat: c, cfg: cfg, inproc: inproc, secrets: newRedactor(cfg.URL), ctx: ctx, cancel: cancel, done: make(chan struct{}), up: make(chan struct{}),
 		state: core.StateStarting, since: time.Now(), inflight: map[*core.Request]context.CancelCauseFunc{}, ended: map[string]time.Time{}}
 	d.setTimeouts(cfg)
 	return d
@@ -202,7 +204,9 @@ func (d *source) run() {
 		d.mu.Unlock()
 		msg := "connection ended"
 		if err != nil {
-			msg = err.Error()
+			// Shown to the person, and told to agents that call the server
+			// while it is down: without the secrets of its URL.
+			msg = d.secrets.redact(err.Error())
 		}
 		// A server Airlock reaches by URL is not Airlock's to run: one that
 		// is down (not up yet at login, restarting) is tried again at the
@@ -344,7 +348,7 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 	if caps := sess.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
 		// Take every message; each agent session filters by its own level.
 		if err := sess.SetLoggingLevel(connectCtx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-			d.cat.opts.Logger.Warn("set the logging level of a source", "server", d.cfg.ID, "err", err)
+			d.cat.opts.Logger.Warn("set the logging level of a source", "server", d.cfg.ID, "err", d.secrets.redact(err.Error()))
 		}
 	}
 	d.resubscribe(connectCtx, sess)
@@ -430,7 +434,7 @@ func (d *source) refresh() {
 	defer cancel()
 	tools, ls, err := d.list(ctx, sess)
 	if err != nil {
-		d.cat.opts.Logger.Warn("refresh lists", "server", d.cfg.ID, "err", err)
+		d.cat.opts.Logger.Warn("refresh lists", "server", d.cfg.ID, "err", d.secrets.redact(err.Error()))
 		return
 	}
 	d.mu.Lock()
