@@ -834,10 +834,9 @@ func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, er
 	}
 	sess := d.session()
 	if sess == nil {
-		st := d.status()
-		msg := fmt.Sprintf("server %q is %s", r.Server, st.State)
-		if st.LastError != "" {
-			msg += ": " + st.LastError
+		msg := fmt.Sprintf("server %q is %s", r.Server, d.status().State)
+		if why := d.agentError(); why != "" {
+			msg += ": " + why
 		}
 		return nil, (&core.Error{Code: core.EUnavailable, Message: msg}).WithHint("see the Servers screen; a failed server restarts from there")
 	}
@@ -956,14 +955,13 @@ func (c *Catalog) callError(ctx context.Context, r *core.Request, err error) err
 			WithHint(badOutputHint + "; Airlock restarts the server by itself")
 	}
 	// The transport's error quotes the server's URL: its secrets are taken
-	// out.
-	var secrets redactor // of a server removed meanwhile: its URLs are still cut
-	tail := ""
+	// out. What the process last wrote to stderr is not added: it is the
+	// server's own log, for the person (see source.describe).
+	var secrets redactor // a server removed meanwhile: its URLs are still cut
 	if d := c.get(r.Server); d != nil {
 		secrets = d.secrets
-		tail = d.lastStderr() // a crash usually says why there
 	}
-	return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q cannot be reached: %s", r.Server, secrets.redact(err.Error()+tail))}).
+	return (&core.Error{Code: core.EUnavailable, Message: fmt.Sprintf("server %q cannot be reached: %s", r.Server, secrets.redact(err.Error()))}).
 		WithHint("Airlock restarts or reconnects it by itself; see the Servers screen")
 }
 

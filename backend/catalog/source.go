@@ -43,11 +43,14 @@ type source struct {
 	since    time.Time
 	pid      int
 	restarts int
-	lastErr  string
+	lastErr  string          // why it last stopped or failed to start
 	stderr   *proc.Tail      // what a process source last wrote to stderr
 	tools    []core.ToolInfo // as the server lists them
 	lists    lists           // prompts and resources
 	sess     *mcp.ClientSession
+	// agentErr is lastErr as agents are told it: without the last line the
+	// process wrote to stderr (see describe).
+	agentErr string
 	// startSecs and callSecs are its own timeouts (0: the catalog's).
 	startSecs, callSecs atomic.Int64
 	// inflight are the requests forwarded to the source and not answered
@@ -167,15 +170,51 @@ func (d *source) session() *mcp.ClientSession {
 	return d.sess
 }
 
-func (d *source) setState(state, lastErr string, listsChanged bool) {
+// agentError is why the source last stopped or failed to start, as agents
+// are told it.
+func (d *source) agentError() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.agentErr
+}
+
+// setState moves the source to state; why, when it is not zero, is why.
+func (d *source) setState(state string, why failure, listsChanged bool) {
 	d.mu.Lock()
 	d.state = state
 	d.since = time.Now()
-	if lastErr != "" {
-		d.lastErr = lastErr
+	if why.status != "" {
+		d.lastErr, d.agentErr = why.status, why.agents
 	}
 	d.mu.Unlock()
 	d.cat.changed(d, listsChanged)
+}
+
+// failure is why a source stopped or could not start: as its status shows
+// it to the person, and as agents are told it.
+type failure struct{ status, agents string }
+
+// describe is err as a failure of the source. Both texts are without the
+// secrets of the source's URL, which every agent would learn (and could
+// then call the server around Airlock's rules and audit). What agents are
+// told also leaves out the last line the process wrote to stderr: that is
+// the server's own log, which may hold anything (a key it was given, a
+// path, another agent's data), and every agent may call the server; the
+// person sees it on the Servers screen, in the status and in the stderr
+// tail.
+func (d *source) describe(err error) failure {
+	status := err.Error()
+	agents := status
+	if n := (*stderrNoted)(nil); errors.As(err, &n) {
+		agents = strings.Replace(status, n.suffix(), "", 1)
+	}
+	return failure{d.secrets.redact(status), d.secrets.redact(agents)}
+}
+
+// with is f with the same note added to both texts.
+func (f failure) with(format string, args ...any) failure {
+	note := fmt.Sprintf(format, args...)
+	return failure{f.status + note, f.agents + note}
 }
 
 // run keeps the source alive until stop: connect, wait for the connection
@@ -202,11 +241,9 @@ func (d *source) run() {
 		d.mu.Lock()
 		d.restarts++
 		d.mu.Unlock()
-		msg := "connection ended"
+		why := failure{"connection ended", "connection ended"}
 		if err != nil {
-			// Shown to the person, and told to agents that call the server
-			// while it is down: without the secrets of its URL.
-			msg = d.secrets.redact(err.Error())
+			why = d.describe(err)
 		}
 		// A server Airlock reaches by URL is not Airlock's to run: one that
 		// is down (not up yet at login, restarting) is tried again at the
@@ -218,10 +255,10 @@ func (d *source) run() {
 			if ready.IsZero() {
 				what = "failed starts"
 			}
-			d.setState(core.StateFailed, fmt.Sprintf("%s (gave up after %d %s in a row)", msg, crashes, what), hadLists)
+			d.setState(core.StateFailed, why.with(" (gave up after %d %s in a row)", crashes, what), hadLists)
 			return
 		}
-		d.setState(core.StateRestarting, fmt.Sprintf("%s (retrying in %s)", msg, backoff.Round(time.Millisecond)), hadLists)
+		d.setState(core.StateRestarting, why.with(" (retrying in %s)", backoff.Round(time.Millisecond)), hadLists)
 		select {
 		case <-d.ctx.Done():
 			return
@@ -243,7 +280,7 @@ func (d *source) clearSession() (hadLists bool) {
 // tools, prompts and resources, and blocks until the connection ends. ready
 // is when it became ready (zero when it never did).
 func (d *source) connectAndServe() (ready time.Time, err error) {
-	d.setState(core.StateStarting, "", false)
+	d.setState(core.StateStarting, failure{}, false)
 	transport, wait, err := d.transport()
 	if err != nil {
 		return time.Time{}, err
@@ -325,14 +362,14 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 		if bad != nil {
 			// Airlock stopped the process after it broke the handshake:
 			// its exit status would only say so.
-			return time.Time{}, fmt.Errorf("%w before it answered initialize; %s%s", bad, badOutputHint, d.lastStderr())
+			return time.Time{}, d.withStderr(fmt.Errorf("%w before it answered initialize; %s", bad, badOutputHint))
 		}
 		if werr != nil {
 			// Its exit status and last words say more than the EOF the
 			// handshake saw.
-			return time.Time{}, fmt.Errorf("%w before it answered initialize%s", werr, d.lastStderr())
+			return time.Time{}, d.withStderr(fmt.Errorf("%w before it answered initialize", werr))
 		}
-		return time.Time{}, fmt.Errorf("connect: %w%s", err, d.lastStderr())
+		return time.Time{}, d.withStderr(fmt.Errorf("connect: %w", err))
 	}
 	if info := sess.InitializeResult().ServerInfo; info != nil && info.Name == AirlockServerName && d.cfg.Transport() != core.TransportInProcess {
 		// Airlock itself (its URL, or a bridge to it) would list its own
@@ -361,7 +398,7 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 	d.mu.Lock()
 	d.state = core.StateRunning
 	d.since = time.Now()
-	d.lastErr = ""
+	d.lastErr, d.agentErr = "", ""
 	ready = d.since
 	d.mu.Unlock()
 	d.cat.changed(d, true)
@@ -590,18 +627,29 @@ func (d *source) stderrTail() *proc.Tail {
 	return d.stderr
 }
 
-// lastStderr is "; stderr: LINE" with the last line the process wrote to
-// stderr, or "" when it wrote none.
-func (d *source) lastStderr() string {
+// withStderr is err with the last informative line the process wrote to
+// stderr (a crash usually says why there), or err when it wrote none.
+func (d *source) withStderr(err error) error {
 	tail := d.stderrTail()
 	if tail == nil {
-		return ""
+		return err
 	}
 	if l := lastInformative(tail.Lines()); l != "" {
-		return "; stderr: " + l
+		return &stderrNoted{err: err, line: l}
 	}
-	return ""
+	return err
 }
+
+// stderrNoted is an error of a process source followed by the last line
+// the process wrote to stderr, which is for the person only (describe).
+type stderrNoted struct {
+	err  error
+	line string
+}
+
+func (e *stderrNoted) Error() string  { return e.err.Error() + e.suffix() }
+func (e *stderrNoted) Unwrap() error  { return e.err }
+func (e *stderrNoted) suffix() string { return "; stderr: " + e.line }
 
 // lastInformative is the last line of stderr that may say why a process
 // ended, "" when none does.

@@ -85,3 +85,48 @@ func TestURLSecretsStayOutOfErrorsStatusAndAudit(t *testing.T) {
 		leaks("the audit record", r.Error)
 	}
 }
+
+// What a server's process last wrote to stderr is its own log, which may
+// hold anything (here, the key it was given); every agent may call the
+// server. It is shown to the person (the status, the stderr tail), and no
+// agent is told it.
+func TestServerStderrIsForThePersonOnly(t *testing.T) {
+	const secret = "sk-live-from-stderr"
+	opts := catalog.Options{BackoffMin: 20 * time.Millisecond, BackoffMax: 50 * time.Millisecond, MaxCrashes: 2, StableAfter: time.Hour}
+	// One never starts; the other crashes on a call.
+	crasher := core.ServerConfig{ID: "crasher", Command: writeScript(t, "echo 'Error: key "+secret+" refused' >&2\nexit 3\n")}
+	dier := core.ServerConfig{ID: "dier", Command: writeScript(t,
+		reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"dier","version":"1"}}`)+
+			"read initialized\n"+
+			reply(`{"tools":[{"name":"die","inputSchema":{"type":"object"}}]}`)+
+			"read req\necho 'Error: key "+secret+" refused' >&2\nexit 1\n")}
+	e := newEnv(t, opts, dier)
+	e.cat.Apply([]core.ServerConfig{dier, crasher})
+	sess := e.connect(t, nil)
+	ctx := context.Background()
+
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		st, _ := e.cat.ServerStatus("crasher")
+		return st.State == core.StateFailed
+	}, "crasher never marked failed: %+v", e.cat.Status())
+	st, _ := e.cat.ServerStatus("crasher")
+	if !strings.Contains(st.LastError, "stderr: Error: key "+secret) {
+		t.Errorf("the person is not shown what the server wrote: status %q", st.LastError)
+	}
+	_, err := e.cat.Dispatch(ctx, &core.Request{Kind: core.KindToolCall, Server: "crasher", Name: "x"})
+	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("a call to the failed server = %v, want how it ended without what it wrote on stderr", err)
+	}
+
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "dier__die", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, res); !res.IsError || strings.Contains(got, secret) {
+		t.Errorf("a call that the server crashed on = %q (isError %v), want an error without what it wrote on stderr", got, res.IsError)
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		st, _ := e.cat.ServerStatus("dier")
+		return strings.Contains(strings.Join(st.StderrTail, "\n"), secret)
+	}, "the person is not shown what the crashed server wrote: %+v", e.cat.Status())
+}
