@@ -158,7 +158,7 @@ type ToolChange struct {
 	// New is set for a tool the server added after its first listing; it
 	// asks until the user accepts it. Fields is then empty.
 	New      bool     `json:"new,omitempty"`
-	Fields   []string `json:"fields"`   // title, description, inputSchema, outputSchema, annotations
+	Fields   []string `json:"fields"`   // title, description, inputSchema, outputSchema, annotations, _meta, icons, execution
 	Accepted string   `json:"accepted"` // the accepted definition, as JSON
 	// Shown names the definition the server lists now, as the Servers
 	// screen shows it: accepting takes that one only.

@@ -28,7 +28,21 @@ type Pin struct {
 	ToolName   string
 	Definition string // JSON of the fields that make up the definition
 	AcceptedAt time.Time
+	// Format says which fields Definition holds: FormatWhole, or
+	// FormatBeforeMeta for a pin an earlier Airlock stored.
+	Format int
 }
+
+// Formats of a pin's Definition.
+const (
+	// FormatBeforeMeta is a definition stored before a tool's _meta,
+	// icons, execution and annotations.title were pinned: it holds its
+	// title, description, schemas and annotation hints only.
+	FormatBeforeMeta = 0
+	// FormatWhole is a definition that holds every field of the tool a
+	// server lists, but its name.
+	FormatWhole = 1
+)
 
 // InstructionsPin is a server's accepted instructions (MCP's
 // InitializeResult.instructions; "" for none).
@@ -95,22 +109,38 @@ func New(st Store) (*Pins, error) {
 // first listing was seen (and accepted).
 const serverMarker = ""
 
-// definition is what a change is judged on: everything the model reads.
+// definition is what a change is judged on: every field of the tool the
+// server lists, but its name. Not only what the model reads: a client
+// renders the UI resource _meta names (MCP Apps' "ui/resourceUri"), shows
+// the icons and the annotations' title as the tool's face, and runs the
+// tool as its execution properties say; a server that changes any of them
+// after the user accepted the tool is flagged like one that rewrites its
+// description.
 type definition struct {
 	Title        string                `json:"title,omitempty"`
 	Description  string                `json:"description,omitempty"`
 	InputSchema  json.RawMessage       `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage       `json:"outputSchema,omitempty"`
 	Annotations  *core.ToolAnnotations `json:"annotations,omitempty"`
+	Meta         map[string]any        `json:"_meta,omitempty"` // encoded with sorted keys
+	Icons        json.RawMessage       `json:"icons,omitempty"`
+	Execution    json.RawMessage       `json:"execution,omitempty"`
 }
 
 func defOf(t core.ToolInfo) definition {
+	return definition{Title: t.Title, Description: t.Description, InputSchema: canonical(t.InputSchema),
+		OutputSchema: canonical(t.OutputSchema), Annotations: t.Annotations, Meta: t.Meta, Icons: canonical(t.Icons),
+		Execution: canonical(t.Execution)}
+}
+
+// defBeforeMeta is t's definition as a FormatBeforeMeta pin holds it, to
+// compare t with such a pin: without _meta, icons and execution, and with
+// the annotations' hints only (an annotations object that had a title
+// alone is an empty one).
+func defBeforeMeta(t core.ToolInfo) definition {
 	d := definition{Title: t.Title, Description: t.Description, InputSchema: canonical(t.InputSchema),
 		OutputSchema: canonical(t.OutputSchema), Annotations: t.Annotations}
 	if a := t.Annotations; a != nil && a.Title != "" {
-		// The hints, as accepted definitions have always held them: a
-		// display title is no change to judge (tools accepted before it
-		// passed through would all read as changed).
 		hints := *a
 		hints.Title = ""
 		d.Annotations = &hints
@@ -152,7 +182,7 @@ func (p *Pins) Observe(server string, tools []core.ToolInfo, trustNew bool) (fla
 	first := !p.known[server]
 	if first {
 		p.known[server] = true
-		save(Pin{ServerID: server, ToolName: serverMarker, AcceptedAt: p.now().UTC()})
+		save(Pin{ServerID: server, ToolName: serverMarker, AcceptedAt: p.now().UTC(), Format: FormatWhole})
 	}
 	for _, t := range tools {
 		k := key{server, t.Name}
@@ -161,7 +191,7 @@ func (p *Pins) Observe(server string, tools []core.ToolInfo, trustNew bool) (fla
 		pin, known := p.accepted[k]
 		if !known {
 			if first || trustNew {
-				pin = Pin{ServerID: server, ToolName: t.Name, Definition: def, AcceptedAt: p.now().UTC()}
+				pin = Pin{ServerID: server, ToolName: t.Name, Definition: def, AcceptedAt: p.now().UTC(), Format: FormatWhole}
 				save(pin)
 				p.accepted[k] = pin
 				if p.changed[k] != nil {
@@ -175,6 +205,18 @@ func (p *Pins) Observe(server string, tools []core.ToolInfo, trustNew bool) (fla
 				flagsChanged = true
 			}
 			continue
+		}
+		if pin.Format == FormatBeforeMeta && pin.Definition == encode(defBeforeMeta(t)) {
+			// A pin an earlier Airlock stored, whose fields are unchanged,
+			// is completed with the others as the server lists them now,
+			// as a server's first listing is accepted: they reached agents
+			// unpinned until then, and every tool that has one would
+			// otherwise read as changed after an upgrade, asking at each
+			// call for a change nobody made. One whose fields changed is
+			// flagged with all it lacks, which accepting takes.
+			pin = Pin{ServerID: server, ToolName: t.Name, Definition: def, AcceptedAt: pin.AcceptedAt, Format: FormatWhole}
+			save(pin)
+			p.accepted[k] = pin
 		}
 		if pin.Definition == def {
 			if p.changed[k] != nil {
@@ -197,9 +239,11 @@ func (p *Pins) Observe(server string, tools []core.ToolInfo, trustNew bool) (fla
 }
 
 // Expose observes the tools a server lists and returns them as agents are
-// to see them: a changed tool keeps its accepted definition (title,
-// description, schemas, annotations) until the user accepts the change, so
-// a rewritten description never reaches a model unreviewed. Each tool
+// to see them: a changed tool keeps its accepted definition (every field
+// but its name) until the user accepts the change, so a rewritten
+// description, or a _meta that names another UI, never reaches an agent
+// unreviewed. Of a changed tool whose pin an earlier Airlock stored,
+// agents get the fields that pin holds, and none of the others. Each tool
 // carries its flag (Changed) for the Servers screen.
 func (p *Pins) Expose(cfg core.ServerConfig, observed []core.ToolInfo) []core.ToolInfo {
 	p.Observe(cfg.ID, observed, cfg.TrustNewTools) // a store error leaves the flags in memory; they still apply
@@ -215,6 +259,7 @@ func (p *Pins) Expose(cfg core.ServerConfig, observed []core.ToolInfo) []core.To
 				if json.Unmarshal([]byte(pin.Definition), &d) == nil {
 					t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations =
 						d.Title, d.Description, d.InputSchema, d.OutputSchema, d.Annotations
+					t.Meta, t.Icons, t.Execution = d.Meta, d.Icons, d.Execution
 				}
 			}
 		}
@@ -228,7 +273,7 @@ func diff(a, b string) []string {
 	json.Unmarshal([]byte(a), &da)
 	json.Unmarshal([]byte(b), &db)
 	var out []string
-	for _, f := range []string{"title", "description", "inputSchema", "outputSchema", "annotations"} {
+	for _, f := range []string{"title", "description", "inputSchema", "outputSchema", "annotations", "_meta", "icons", "execution"} {
 		if string(da[f]) != string(db[f]) {
 			out = append(out, f)
 		}
@@ -365,8 +410,8 @@ func (p *Pins) AcceptInstructions(server, shown string) error {
 }
 
 // Definition is the definition of t that pins compare and accept, as JSON:
-// its title, description, schemas and annotations. Digest of it is
-// ToolChange.Shown while t is what the server lists.
+// every field of it but its name. Digest of it is ToolChange.Shown while t
+// is what the server lists.
 func Definition(t core.ToolInfo) string { return encode(defOf(t)) }
 
 // Digest names a definition (or instructions) as the user was shown it
@@ -394,7 +439,7 @@ func (p *Pins) Accept(server, tool, shown string) error {
 	if shown != Digest(def) {
 		return core.Errorf(core.EConflict, "the definition of %s on %s changed again since it was shown: nothing was accepted; look at it again and accept that", tool, server)
 	}
-	pin := Pin{ServerID: server, ToolName: tool, Definition: def, AcceptedAt: p.now().UTC()}
+	pin := Pin{ServerID: server, ToolName: tool, Definition: def, AcceptedAt: p.now().UTC(), Format: FormatWhole}
 	if err := p.store.Save(pin); err != nil {
 		return err
 	}

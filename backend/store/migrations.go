@@ -29,6 +29,7 @@ func migrations() []*gormigrate.Migration {
 		m0013SessionSubs(),
 		m0014ExecutionsOutliveAgents(),
 		m0015InstructionPins(),
+		m0016ToolPinFormat(),
 		m0017RedactDecidedApprovals(),
 	}
 }

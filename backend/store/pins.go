@@ -13,6 +13,7 @@ type pinRow struct {
 	ToolName   string `gorm:"primaryKey"`
 	Definition string
 	AcceptedAt time.Time
+	Format     int
 }
 
 func (pinRow) TableName() string { return "tool_pins" }
