@@ -65,7 +65,8 @@ const usage = `Airlock stands between AI agents and the MCP servers they call.
 Usage:
   airlock [--data-dir DIR] [--addr HOST:PORT] [--allow-path DIR]        the desktop app
   airlock serve [--data-dir DIR] [--addr HOST:PORT] [--allow-path DIR]  headless; the UI in a browser
-  airlock bridge [--token T] [--url U]               stdio ⇄ Streamable HTTP for stdio-only MCP clients
+  airlock bridge [--token T] [--purpose task|chat] [--project NAME] [--url U]
+                                                     stdio ⇄ Streamable HTTP for stdio-only MCP clients
   airlock token [--rotate]                           print the agent connection token
   airlock servers list|add|update|restart|rm|changes|accept|import|export
                                                      manage downstream MCP servers
@@ -174,6 +175,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		dataDirFlag = fs.String("data-dir", "", "data directory `DIR` (default $AIRLOCK_DATA_DIR or the user config dir)")
 		token := fs.String("token", getenv("AIRLOCK_TOKEN"), "agent token (default $AIRLOCK_TOKEN, else the data dir's token)")
 		url := fs.String("url", getenv("AIRLOCK_URL"), "Airlock MCP endpoint (default: the Airlock running on the data dir, else http://$AIRLOCK_ADDR/mcp)")
+		purpose := fs.String("purpose", "", bridge.PurposeUsage)
+		project := fs.String("project", "", bridge.ProjectUsage)
 		if err := parse(); err != nil {
 			return done(err)
 		}
@@ -185,7 +188,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if addr == "" {
 			addr = airlock.DefaultAddr
 		}
-		return bridge.Main(ctx, bridge.Options{DataDir: dataDir, URL: *url, Token: *token, DefaultAddr: addr}, stdin, stdout)
+		return bridge.Main(ctx, bridge.Options{DataDir: dataDir, URL: *url, Token: *token, DefaultAddr: addr,
+			Purpose: *purpose, Project: *project}, stdin, stdout)
 	case "token", "servers", "rules", "agents", "roles", "builtin", "projects", "tasks", "chat":
 		// These take --data-dir anywhere among their own arguments.
 		dataDirArg, rest := extractDataDir(args)

@@ -247,17 +247,20 @@ func (a *Agents) Snippets(token, purpose string) ([]Snippet, error) {
 		return nil, core.Errorf(core.EInvalid, "that is not an agent token (they start with %s)", authz.TokenPrefix)
 	}
 	url := a.d.Info.MCPURL
+	bridgeArgs := []string{"--url", url}
 	switch purpose {
 	case "", core.PurposeTask:
 	case core.PurposeChat:
 		url += "?purpose=chat"
+		// The bridge's own flag: the entry reads as what it is for.
+		bridgeArgs = append(bridgeArgs, "--purpose", core.PurposeChat)
 	default:
 		return nil, core.Errorf(core.EInvalid, "purpose is task or chat, not %q", purpose)
 	}
 	// The small airlock-bridge when it is there; else `airlock bridge`. The
 	// token goes in the environment: on the command line other users of
 	// the machine could read it in the process list.
-	bin, args := a.d.Info.Bridge, []string{"--url", url}
+	bin, args := a.d.Info.Bridge, bridgeArgs
 	if bin == "" {
 		bin = a.d.Info.Binary
 		if bin == "" {

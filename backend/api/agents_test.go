@@ -234,6 +234,18 @@ func TestChatSnippetsPasteAsTheyAre(t *testing.T) {
 			if err := json.Unmarshal([]byte(s.Text), &cfg); err != nil || cfg.MCPServers["airlock-chat"] == nil {
 				t.Errorf("%s snippet = %s (%v), want an airlock-chat entry", s.Client, s.Text, err)
 			}
+			if s.Client != "Claude Desktop" {
+				break
+			}
+			// The bridge is told the purpose by its flag (SPEC §1), with
+			// the plain URL.
+			var entry struct {
+				Args []string `json:"args"`
+			}
+			json.Unmarshal(cfg.MCPServers["airlock-chat"], &entry)
+			if want := []string{"--url", in.Info.MCPURL, "--purpose", "chat"}; len(entry.Args) < len(want) || !slices.Equal(entry.Args[len(entry.Args)-len(want):], want) {
+				t.Errorf("Claude Desktop's bridge arguments = %q, want them to end %q", entry.Args, want)
+			}
 		case "Codex CLI":
 			if !strings.HasPrefix(s.Text, "[mcp_servers.airlock-chat]") {
 				t.Errorf("Codex snippet = %q", s.Text)

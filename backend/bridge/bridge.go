@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -26,16 +27,26 @@ import (
 )
 
 // Synopsis is the bridge's help text, before its flags.
-const Synopsis = `Usage: airlock bridge [--token T] [--url U] [--data-dir DIR]
+const Synopsis = `Usage: airlock bridge [--token T] [--purpose task|chat] [--project NAME] [--url U] [--data-dir DIR]
        (or airlock-bridge, the same without the desktop libraries)
 
 Relays an MCP client's stdio to a running Airlock over Streamable HTTP, for
 clients that start only stdio servers. Configure it in the client as the
 server's command; it connects with the token given (or the data
 directory's shared agent token) and ends when the client closes stdin.
-When Airlock restarts, it waits for it (two minutes at most) and carries on
-with the same session.
+--purpose chat opens an agent's chat session rather than a task session,
+and --project the session in one of the agent's projects: they are the
+?purpose= and ?project= of the URL, which they replace in a --url that
+has them. When Airlock restarts, it waits for it (two minutes at most) and
+carries on with the same session.
 `
+
+// PurposeUsage and ProjectUsage are the help of the --purpose and --project
+// flags, which both commands that run a bridge take.
+const (
+	PurposeUsage = "the session's purpose, `task|chat`: task (the default), or chat for an agent's chat session (?purpose= on the URL)"
+	ProjectUsage = "the project `NAME` (or id) the session works in, one of the agent's (?project= on the URL)"
+)
 
 // DefaultPatience is how long a bridge waits for an Airlock that went away
 // (a restart, an update) to answer again before it gives up and ends.
@@ -706,10 +717,22 @@ type Options struct {
 	// DefaultAddr is the address used when no Airlock published one and no
 	// URL was given.
 	DefaultAddr string
+	// Purpose ("task" or "chat") and Project (a project's name or id), when
+	// set, are the session's ?purpose= and ?project= on the URL, given or
+	// found: a stdio client's config can name them without knowing the URL.
+	Purpose, Project string
 }
 
 // Main relays stdio to the Airlock o names, until stdin ends or ctx does.
 func Main(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) error {
+	switch o.Purpose {
+	case "", core.PurposeTask, core.PurposeChat:
+	default:
+		// Said here, before anything else: Airlock would refuse it too, but
+		// only once one is running.
+		return core.Errorf(core.EInvalid, "--purpose is task or chat, not %q", o.Purpose).
+			WithHint("task (the default) for a session that works on tasks; chat for an agent's chat session")
+	}
 	if o.URL == "" {
 		// The Airlock running on this data directory says where it is;
 		// otherwise the configured or default address.
@@ -719,6 +742,11 @@ func Main(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) err
 			o.URL = "http://" + o.DefaultAddr + "/mcp"
 		}
 	}
+	u, err := sessionURL(o.URL, o.Purpose, o.Project)
+	if err != nil {
+		return err
+	}
+	o.URL = u
 	if o.Token == "" {
 		tok, err := tokenfile.AgentToken(o.DataDir, false)
 		if err != nil {
@@ -728,4 +756,25 @@ func Main(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) err
 	}
 	b := &Bridge{URL: o.URL, Token: o.Token}
 	return b.Run(ctx, stdin, stdout)
+}
+
+// sessionURL is endpoint with ?purpose= and ?project= set to purpose and
+// project, those that are not empty; the URL's other parameters stay.
+func sessionURL(endpoint, purpose, project string) (string, error) {
+	if purpose == "" && project == "" {
+		return endpoint, nil
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "", core.Errorf(core.EInvalid, "bad Airlock URL %q: %v", endpoint, err)
+	}
+	q := u.Query()
+	if purpose != "" {
+		q.Set("purpose", purpose)
+	}
+	if project != "" {
+		q.Set("project", project)
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }

@@ -29,6 +29,8 @@ func main() {
 	dataDir := fs.String("data-dir", "", "data directory (default $AIRLOCK_DATA_DIR or the user config dir)")
 	token := fs.String("token", os.Getenv("AIRLOCK_TOKEN"), "agent token (default $AIRLOCK_TOKEN, else the data dir's token)")
 	url := fs.String("url", os.Getenv("AIRLOCK_URL"), "Airlock MCP endpoint (default: the Airlock running on the data dir, else http://$AIRLOCK_ADDR/mcp)")
+	purpose := fs.String("purpose", "", bridge.PurposeUsage)
+	project := fs.String("project", "", bridge.ProjectUsage)
 	version := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), bridge.Synopsis, "\nFlags:\n")
@@ -61,7 +63,8 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := bridge.Main(ctx, bridge.Options{DataDir: dir, URL: *url, Token: *token, DefaultAddr: addr}, os.Stdin, os.Stdout); err != nil {
+	if err := bridge.Main(ctx, bridge.Options{DataDir: dir, URL: *url, Token: *token, DefaultAddr: addr,
+		Purpose: *purpose, Project: *project}, os.Stdin, os.Stdout); err != nil {
 		fail(err)
 	}
 }

@@ -186,10 +186,12 @@ export function agentMethods(emit: (name: string, payload: unknown) => void, emp
       }));
     },
     'Agents.Snippets': (token: string, purpose: string) => {
-      const url = `http://127.0.0.1:7801/mcp${purpose === 'chat' ? '?purpose=chat' : ''}`;
+      const base = 'http://127.0.0.1:7801/mcp';
+      const url = `${base}${purpose === 'chat' ? '?purpose=chat' : ''}`;
+      const bridgeArgs = purpose === 'chat' ? ['--url', base, '--purpose', 'chat'] : ['--url', base];
       return [
         { client: 'Claude Code', where: 'run in a terminal', text: `claude mcp add --transport http airlock ${url} \\\n  --header "Authorization: Bearer ${token}"` },
-        { client: 'Claude Desktop', where: 'claude_desktop_config.json (it starts only stdio servers: the bridge relays)', text: JSON.stringify({ mcpServers: { airlock: { command: '/usr/local/bin/airlock-bridge', args: ['--url', url], env: { AIRLOCK_TOKEN: token } } } }, null, 2) },
+        { client: 'Claude Desktop', where: 'claude_desktop_config.json (it starts only stdio servers: the bridge relays)', text: JSON.stringify({ mcpServers: { airlock: { command: '/usr/local/bin/airlock-bridge', args: bridgeArgs, env: { AIRLOCK_TOKEN: token } } } }, null, 2) },
         { client: 'Cursor', where: '~/.cursor/mcp.json', text: JSON.stringify({ mcpServers: { airlock: { url, headers: { Authorization: `Bearer ${token}` } } } }, null, 2) },
         { client: 'Codex CLI', where: '~/.codex/config.toml', text: `[mcp_servers.airlock]\nurl = "${url}"\nhttp_headers = { "Authorization" = "Bearer ${token}" }` },
         { client: 'Gemini CLI', where: '~/.gemini/settings.json', text: JSON.stringify({ mcpServers: { airlock: { httpUrl: url, headers: { Authorization: `Bearer ${token}` } } } }, null, 2) },
