@@ -217,3 +217,30 @@ func TestModuleSchemaOfAnUnknownModuleSaysItIsUnknown(t *testing.T) {
 		t.Errorf("get_module_schema of a module that does not exist says the role lacks a grant for it: %s", textOf(res))
 	}
 }
+
+// get_agent_action without project_id reads the agent's work in every
+// project it is in. A coordinator of proj-001 asking about an agent it
+// shares proj-001 with is given the id of a task of proj-002 (a project
+// the coordinator is not assigned to) as the task to start it on: the
+// leak 21b7f55 closed for an agent in proj-002 only stays open for one in
+// both.
+func TestCoordinatorGetAgentActionStaysInItsProjectsForAnAgentInTwo(t *testing.T) {
+	c := newCrew(t)
+	if _, err := c.in.API.Agents.CreateProject("proj-002", "another team"); err != nil {
+		t.Fatal(err)
+	}
+	both, err := c.in.API.Agents.Create(authz.AgentInput{Name: "shared-worker", Kind: authz.KindWorker, Parent: "owner", Role: "tools", Projects: []string{crewProject, "proj-002"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := c.in.API.Board.Create("proj-002", teams.TaskInput{Title: "another team's secret work", AssigneeID: both.Agent.ID, Status: teams.StatusTodo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coord := c.session(t, "coordinator", "task") // assigned to proj-001 only
+
+	r := tool(t, coord, "get_agent_action", map[string]any{"agent_id": "shared-worker"})
+	if strings.Contains(textOf(r.res), secret.ID) {
+		t.Errorf("get_agent_action(shared-worker) by a coordinator of proj-001 = %s; it names %s, a task of proj-002, which the coordinator is not assigned to", textOf(r.res), secret.ID)
+	}
+}
