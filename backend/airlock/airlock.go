@@ -255,10 +255,11 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	}
 	in.rules, in.broker = hitlDeps.rules, hitlDeps.broker
 	var _ pipeline.BuiltInDispatcher = in.cat // tool errors of Airlock's own servers keep their codes in the audit
+	guard := builtin.NewDataDirGuard(o.DataDir, in.cat.BuiltIn)
 	pipe, err := pipeline.New(pipeline.Stages{
 		Route:    in.cat,
 		Gate:     in.authz,
-		Policies: []pipeline.Policy{pinPolicy{toolPins}, builtin.NewDataDirGuard(o.DataDir, in.cat.BuiltIn), in.builtin},
+		Policies: []pipeline.Policy{pinPolicy{toolPins}, guard, in.builtin},
 		Decider:  hitlDeps.rules,
 		Approver: hitlDeps.broker,
 		Dispatch: in.cat,
@@ -279,7 +280,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		o.Logger.Warn("forget old sessions", "err", err)
 	}
 	in.gw = gateway.New(in.cat, pipe, identifier{in.authz}, in.authz,
-		gateway.Options{Version: Version, Logger: o.Logger, Audit: recorder, Compact: in.authz, Precheck: in.builtin, Drain: o.Drain, Sessions: sessions})
+		gateway.Options{Version: Version, Logger: o.Logger, Audit: recorder, Compact: in.authz, Precheck: denyFirst{guard, in.builtin}, Drain: o.Drain, Sessions: sessions})
 	// A change of an agent, its role, grants or toggles changes what its
 	// sessions may see: they get list_changed at once (a suspended agent's
 	// list empties).
@@ -552,6 +553,22 @@ func (p pinPolicy) Check(_ context.Context, r *core.Request) core.Verdict {
 		reason = fmt.Sprintf("%s is a tool %s added after you first connected it — accept it on the Servers screen to stop this", r.Exposed, r.Server)
 	}
 	return core.Verdict{Outcome: core.Ask, By: "pins", Reason: reason}
+}
+
+// denyFirst is the policies that refuse outright, checked where the
+// gateway answers outside the pipeline (a batch's calls before any runs, a
+// completion): the data-directory guard and the built-in tools' policy
+// (found by a review: a completion reached a server with a path in the
+// data directory, which a tool call could not).
+type denyFirst []pipeline.Policy
+
+func (d denyFirst) Check(ctx context.Context, r *core.Request) core.Verdict {
+	for _, p := range d {
+		if v := p.Check(ctx, r); v.Outcome == core.Deny {
+			return v
+		}
+	}
+	return core.Verdict{Outcome: core.Allow}
 }
 
 // bridgeBeside is the airlock-bridge next to the airlock binary bin, or "".
