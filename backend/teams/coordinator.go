@@ -81,17 +81,15 @@ func (s *Service) ManagedAgents(callerID, projectID string) ([]AgentSummary, err
 		return nil, errAgentNotFound(callerID)
 	}
 	caller := agents[i]
-	if projectID != "" && !inProject(caller, projectID) {
-		return nil, errNotAssigned(caller, projectID)
+	if projectID, err = s.coordinatorProject(caller, projectID); err != nil {
+		return nil, err
 	}
 	out := []AgentSummary{}
 	for _, a := range agents {
-		if a.ID == callerID || a.Kind == authz.KindOwner {
+		if a.ID == callerID || a.Kind == authz.KindOwner || !inProject(a, projectID) {
 			continue
 		}
-		if projectID != "" && !inProject(a, projectID) || projectID == "" && !shareProject(caller, a) {
-			continue
-		}
+		a.Projects = sharedProjects(caller, a)
 		sum, err := s.summarize(a, projectID)
 		if err != nil {
 			return nil, err
@@ -135,6 +133,48 @@ func (s *Service) summarize(a authz.Agent, projectID string) (AgentSummary, erro
 		sum.RunningExecutionID = runs[0].ID
 	}
 	return sum, nil
+}
+
+// coordinatorProject is the project a coordinator's tool works in: the
+// one asked for, which the caller must be in, else the caller's only one.
+// A coordinator of several projects names one: an agent's work in a
+// project the caller is not in (its tasks, messages, runs) is not the
+// caller's to see (found by a review: an agent in two projects showed its
+// work in both). The owner, in every project, may ask across them all ("").
+func (s *Service) coordinatorProject(caller authz.Agent, projectID string) (string, error) {
+	if projectID != "" {
+		if !inProject(caller, projectID) {
+			return "", errNotAssigned(caller, projectID)
+		}
+		return projectID, nil
+	}
+	if caller.Kind == authz.KindOwner {
+		return "", nil
+	}
+	switch len(caller.Projects) {
+	case 1:
+		return caller.Projects[0], nil
+	case 0:
+		return "", core.Errorf(ECodeNotAssigned, "Agent '%s' (%s) is assigned to no project", caller.Name, caller.ID).
+			WithHint(fmt.Sprintf("put agent '%s' on a project: Agents screen, Projects tab", caller.Name))
+	}
+	return "", core.Errorf(ECodeProjectRequired, "Agent '%s' is assigned to %d projects; name one with project_id", caller.Name, len(caller.Projects)).
+		WithHint("give project_id, or connect with ?project=NAME")
+}
+
+// sharedProjects are the projects of a that the caller is in (all of them
+// for the owner).
+func sharedProjects(caller, a authz.Agent) []string {
+	if caller.Kind == authz.KindOwner {
+		return a.Projects
+	}
+	var out []string
+	for _, p := range a.Projects {
+		if slices.Contains(caller.Projects, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // shareProject reports whether a coordinator (or the owner, in every
@@ -194,12 +234,13 @@ func (s *Service) AgentActionFor(callerID, agentRef, projectID string) (AgentAct
 		return AgentAction{}, core.Errorf(ECodeUnauthorized, "Agent '%s' is not managed by '%s'", a.Name, caller.Name).
 			WithHint("a coordinator manages the agents of the projects it is assigned to; list_managed_agents lists them")
 	}
-	if projectID != "" && !inProject(caller, projectID) {
-		return AgentAction{}, errNotAssigned(caller, projectID)
+	if projectID, err = s.coordinatorProject(caller, projectID); err != nil {
+		return AgentAction{}, err
 	}
-	if projectID != "" && !inProject(a, projectID) {
+	if !inProject(a, projectID) {
 		return AgentAction{}, errNotAssigned(a, projectID)
 	}
+	a.Projects = sharedProjects(caller, a)
 	sum, err := s.summarize(a, projectID)
 	if err != nil {
 		return AgentAction{}, err

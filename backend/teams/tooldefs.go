@@ -47,17 +47,17 @@ func definitions() []authz.ToolDef {
 		},
 		{
 			Name: "list_managed_agents",
-			Description: "Coordinator: lists the agents Airlock manages (every agent but you and the owner) with their status and what is open for them: " +
+			Description: "Coordinator: lists the agents Airlock manages in your project (every agent but you and the owner) with their status and what is open for them: " +
 				"tasks in progress, todo, blocked, backlog, chat messages waiting, unread notifications, a running execution. " +
 				"Call get_agent_action(agent_id) to decide what to do about one.",
-			InputSchema: authz.Schema(tok, str("project_id", "Only agents of this project (id or name); default: this session's project, if it names one.", false)),
+			InputSchema: authz.Schema(tok, str("project_id", "Only agents of this project (id or name), one you are assigned to; default: this session's project, else your only one.", false)),
 			Example:     ex(`{"session_token":"als_xxx","project_id":"proj-001"}`),
 		},
 		{
 			Name: "get_agent_action",
 			Description: "Coordinator: says what to do about one agent: start (with the session purpose, task or chat, and the task), " +
 				"keep_running, stop (running with nothing open, or suspended), or none (nothing open, or a person).",
-			InputSchema: authz.Schema(tok, str("agent_id", "The agent (id or name).", true), str("project_id", "The project to look at (id or name); default: all.", false)),
+			InputSchema: authz.Schema(tok, str("agent_id", "The agent (id or name).", true), str("project_id", "The project to look at (id or name), one you are assigned to; default: this session's project, else your only one.", false)),
 			Example:     ex(`{"session_token":"als_xxx","agent_id":"worker-frontend-01"}`),
 		},
 		{

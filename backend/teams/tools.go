@@ -328,9 +328,9 @@ func (h *tools) getAgentAction(_ context.Context, c core.Caller, raw json.RawMes
 	if err := decode(raw, &in); err != nil {
 		return nil, err
 	}
-	project := in.ProjectID
-	if project != "" {
-		p, err := h.svc.checkProject(project)
+	project := c.ProjectID
+	if in.ProjectID != "" {
+		p, err := h.svc.checkProject(in.ProjectID)
 		if err != nil {
 			return nil, err
 		}
