@@ -409,6 +409,29 @@ const loginPage = `<!doctype html><meta charset="utf-8"><title>Airlock</title>
 <h1>Airlock</h1><p>This page needs the link that <code>airlock serve</code> printed when it started
 (it carries the UI token of this run; a link from an earlier run no longer works). Open that link instead.</p></body>`
 
+// linkTokensOK reports whether every token a page could read from the
+// query rawQuery is this run's: the page keeps the one its link carries in
+// place of the one it had. The query is read as browsers read it (pairs
+// split at & and ;, names and values unescaped, one that cannot be kept
+// as it is), not as Go's parser, which drops a pair it cannot decode
+// (found by a review: /?token=%ZZ served the page, which kept "%ZZ", so
+// any web page could sign the user out).
+func (s *Security) linkTokensOK(rawQuery string) bool {
+	for _, pair := range strings.FieldsFunc(rawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
+		k, v, _ := strings.Cut(pair, "=")
+		if name, err := url.QueryUnescape(k); err != nil || name != "token" {
+			if err == nil || !strings.Contains(strings.ToLower(k), "token") {
+				continue
+			}
+		}
+		tok, err := url.QueryUnescape(v)
+		if err != nil || !s.uiTokenOK(tok) {
+			return false
+		}
+	}
+	return true
+}
+
 // UIHandler serves the Svelte UI from dist. The page of a visit to
 // /?token=T keeps T and asks the API with it (see Security).
 func (s *Security) UIHandler(dist fs.FS) http.Handler {
@@ -429,7 +452,7 @@ func (s *Security) UIHandler(dist fs.FS) http.Handler {
 		// (Security). A link with a wrong token (an earlier run's) says so
 		// at once; a right one is kept by the page, which takes it out of
 		// the address bar.
-		if tok := r.URL.Query().Get("token"); tok != "" && !s.uiTokenOK(tok) {
+		if !s.linkTokensOK(r.URL.RawQuery) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.WriteHeader(http.StatusUnauthorized)
 			io.WriteString(w, loginPage)
