@@ -55,6 +55,14 @@ func newRedactor(rawURL string) redactor {
 		}
 	}
 	add(u.Fragment)
+	// Path segments that look like keys (Zapier's /mcp/sk-…/sse, a UUID),
+	// not words: "messages" or "server" cut out of every error would leave
+	// nothing readable (found by a review: only the URL's own path was cut).
+	for _, seg := range strings.Split(u.Path, "/") {
+		if looksLikeKey(seg) {
+			add(seg)
+		}
+	}
 	// The longest first: a value that holds another is taken out whole.
 	slices.SortFunc(r.literals, func(a, b string) int { return len(b) - len(a) })
 	return r
@@ -88,4 +96,22 @@ func hostOnly(s string) string {
 		return s
 	}
 	return short + "/…" + end
+}
+
+// looksLikeKey reports whether a URL path segment may be a secret: long,
+// and not a plain word (it mixes letters with digits, or is very long).
+func looksLikeKey(seg string) bool {
+	if len(seg) < 12 {
+		return false
+	}
+	letters, digits := false, false
+	for _, c := range seg {
+		switch {
+		case c >= '0' && c <= '9':
+			digits = true
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			letters = true
+		}
+	}
+	return letters && digits || len(seg) >= 24
 }
