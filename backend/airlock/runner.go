@@ -29,6 +29,13 @@ func (in *Instance) startRunner(ctx context.Context, o Options) error {
 	if board == nil {
 		board = teamBoard{in.teams}
 	}
+	// No run is alive yet: a run session still open is one a killed
+	// Airlock could not end (runner.New ends those runs' processes).
+	if n, err := in.authz.EndRunSessions(); err != nil {
+		return fmt.Errorf("end the sessions of runs Airlock was killed during: %w", err)
+	} else if n > 0 {
+		o.Logger.Info("ended the sessions of runs Airlock stopped during", "sessions", n)
+	}
 	r, err := runner.New(runner.Options{
 		Store:      store.NewRuns(in.db),
 		Executions: board,

@@ -25,5 +25,27 @@ func (s *Service) OpenRunSession(agentRef, projectRef, purpose string, ttl time.
 	if err != nil {
 		return Session{}, err
 	}
-	return s.openSession(a, projectRef, purpose, s.now(), ttl)
+	return s.openSessionAs(runSessionIDPrefix, a, projectRef, purpose, s.now(), ttl)
+}
+
+// EndRunSessions ends every run session still open. Airlock calls it as it
+// starts, before any run does: a run session open then belongs to a run of
+// a process that was killed (or crashed) before it could end it, and whoever
+// holds a copy of the run's config (a process the run detached, a file it
+// wrote) would go on acting as the agent until the session expired (found by
+// a new-user test: up to 24 hours after a kill -9). It returns how many
+// ended.
+func (s *Service) EndRunSessions() (int, error) {
+	ended, err := s.store.RevokeSessionsWithPrefix(runSessionIDPrefix, s.now())
+	if err != nil {
+		return 0, err
+	}
+	s.sessMu.Lock()
+	for _, sid := range ended {
+		if ls := s.sessions[sid]; ls != nil {
+			ls.revoked.Store(true)
+		}
+	}
+	s.sessMu.Unlock()
+	return len(ended), nil
 }

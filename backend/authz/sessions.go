@@ -364,6 +364,16 @@ func (s *Service) Authenticate(agentRef, passkey, projectRef, purpose string) (S
 // openSession opens a session of agent a, which must be active and, when
 // projectRef is given, assigned to that project.
 func (s *Service) openSession(a Agent, projectRef, purpose string, now time.Time, ttl time.Duration) (Session, error) {
+	return s.openSessionAs(sessionIDPrefix, a, projectRef, purpose, now, ttl)
+}
+
+// Session record ids: an agent's own (authenticate) and a run's.
+const (
+	sessionIDPrefix    = "ses_"
+	runSessionIDPrefix = "run_"
+)
+
+func (s *Service) openSessionAs(idPrefix string, a Agent, projectRef, purpose string, now time.Time, ttl time.Duration) (Session, error) {
 	if a.Status != StatusActive {
 		return Session{}, accountErr(a)
 	}
@@ -385,7 +395,7 @@ func (s *Service) openSession(a Agent, projectRef, purpose string, now time.Time
 	if err != nil {
 		return Session{}, err
 	}
-	rec := SessionRecord{ID: newID("ses_"), Hash: HashSecret(tok), AgentID: a.ID, ProjectID: projectID, Purpose: purpose,
+	rec := SessionRecord{ID: newID(idPrefix), Hash: HashSecret(tok), AgentID: a.ID, ProjectID: projectID, Purpose: purpose,
 		CreatedAt: now.UTC(), ExpiresAt: now.Add(ttl).UTC()}
 	if err := s.store.CreateSession(rec); err != nil {
 		return Session{}, err

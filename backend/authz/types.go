@@ -183,6 +183,9 @@ type Store interface {
 	// RevokeAgentSessions revokes every live session of an agent and
 	// returns their ids.
 	RevokeAgentSessions(agentID string, at time.Time) ([]string, error)
+	// RevokeSessionsWithPrefix revokes every live session whose id starts
+	// with prefix and returns their ids.
+	RevokeSessionsWithPrefix(prefix string, at time.Time) ([]string, error)
 	// PurgeSessions deletes sessions that expired or were revoked before t.
 	PurgeSessions(before time.Time) (int64, error)
 

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"strconv"
 	"time"
 
@@ -722,6 +723,26 @@ func (s *Agents) RevokeAgentSessions(agentID string, at time.Time) ([]string, er
 	})
 	if err != nil {
 		return nil, fmt.Errorf("revoke the sessions of agent %s: %w", agentID, err)
+	}
+	return ids, nil
+}
+
+// RevokeSessionsWithPrefix revokes every live session whose id starts
+// with prefix and returns their ids.
+func (s *Agents) RevokeSessionsWithPrefix(prefix string, at time.Time) ([]string, error) {
+	var ids []string
+	like := strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(prefix) + "%"
+	err := s.db.Transaction(func(tx *gorm.DB) error {
+		q := func() *gorm.DB {
+			return tx.Model(&sessionRow{}).Where(`id LIKE ? ESCAPE '\' AND revoked_at IS NULL`, like)
+		}
+		if err := q().Pluck("id", &ids).Error; err != nil {
+			return err
+		}
+		return q().Update("revoked_at", at.UTC()).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("revoke sessions %s*: %w", prefix, err)
 	}
 	return ids, nil
 }
