@@ -43,6 +43,7 @@ func (in *Instance) startRunner(ctx context.Context, o Options) error {
 		Agents:     in.authz,
 		Tokens:     runTokens{in.authz},
 		Roots:      in.runRoots,
+		Protected:  []string{in.Info.DataDir},
 		MCPURL:     in.Info.MCPURL,
 		Airlock:    in.Info.Binary,
 		RunsDir:    filepath.Join(o.DataDir, "runs"),

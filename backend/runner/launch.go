@@ -125,7 +125,7 @@ func sortedKeys(m map[string]string) []string {
 
 // workDir checks dir against the allowed folders and returns it resolved
 // (symbolic links followed): an empty dir is the first allowed folder.
-func workDir(dir string, roots []string) (string, error) {
+func workDir(dir string, roots, protected []string) (string, error) {
 	var real []string
 	for _, r := range roots {
 		if rr, err := filepath.EvalSymlinks(r); err == nil {
@@ -137,7 +137,7 @@ func workDir(dir string, roots []string) (string, error) {
 			WithHint("allow one on the Built-in tools screen or with 'airlock builtin allow-path DIR'; an agent's working directory must be inside one")
 	}
 	if dir == "" {
-		return real[0], nil
+		dir = real[0]
 	}
 	if !filepath.IsAbs(dir) {
 		return "", core.Errorf(core.EInvalid, "the working directory %q is not an absolute path", dir)
@@ -151,6 +151,19 @@ func workDir(dir string, roots []string) (string, error) {
 	}
 	if fi, err := os.Stat(rd); err != nil || !fi.IsDir() {
 		return "", core.Errorf(core.EInvalid, "the working directory %s is not a folder", dir)
+	}
+	for _, p := range protected {
+		rp, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			rp = filepath.Clean(p)
+		}
+		if inside(rd, rp) {
+			// A run's agent reads its working directory unasked (Claude
+			// Code's Read): the shared token is there (found by a new-user
+			// test: the built-in tools refused the folder, runs did not).
+			return "", core.Errorf(EWorkDirProtected, "the working directory %s is in Airlock's data directory (%s), where its tokens and rules are", dir, p).
+				WithHint("choose a folder of your project")
+		}
 	}
 	for _, r := range real {
 		if inside(rd, r) {

@@ -29,6 +29,9 @@ type Options struct {
 	// Roots returns the folders agents may work in (the built-in tools'
 	// folders), read at every launch.
 	Roots func() []string
+	// Protected are folders no run may work in, even inside a root:
+	// Airlock's data directory (its tokens, its rules).
+	Protected []string
 	// MCPURL is Airlock's MCP endpoint.
 	MCPURL string
 	// Airlock is the path of the airlock program ({{airlock}}).
@@ -200,7 +203,7 @@ func (r *Runner) SetProfile(agentID string, p Profile) (Profile, error) {
 		return Profile{}, err
 	}
 	if p.WorkDir != "" {
-		if _, err := workDir(p.WorkDir, r.o.Roots()); err != nil {
+		if _, err := workDir(p.WorkDir, r.o.Roots(), r.o.Protected); err != nil {
 			return Profile{}, err
 		}
 	}
@@ -418,7 +421,7 @@ func (r *Runner) check(t Task, a authz.Agent) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
-	dir, err := workDir(p.WorkDir, r.o.Roots())
+	dir, err := workDir(p.WorkDir, r.o.Roots(), r.o.Protected)
 	if err != nil {
 		return plan{}, err
 	}

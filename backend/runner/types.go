@@ -27,6 +27,7 @@ const (
 	EUnknownTemplate     = "unknown_template"      // the profile names no known template
 	EUnknownPlaceholder  = "unknown_placeholder"   // a {{name}} the runner does not know
 	EWorkDirOutsideRoots = "workdir_outside_roots" // the working directory is not in an allowed folder
+	EWorkDirProtected    = "workdir_protected"     // the working directory is in Airlock's data directory
 	ENoToken             = "agent_has_no_token"    // the agent has no connection token
 	ECommandNotFound     = "command_not_found"     // the launcher's program does not exist
 	ERunFailed           = "run_failed"            // the process could not be started
