@@ -44,7 +44,10 @@ const tick = () => new Promise((r) => setTimeout(r, 0));
  */
 function apiFetch(rpc: (url: string) => Response = () => response(200, '{}')) {
   let n = 0;
-  return vi.fn(async (url: string) => (url.endsWith('/api/events/ticket') ? response(200, JSON.stringify({ ticket: `t${++n}` })) : rpc(url)));
+  return vi.fn(async (input: RequestInfo | URL) => {
+    const url = String(input);
+    return url.endsWith('/api/events/ticket') ? response(200, JSON.stringify({ ticket: `t${++n}` })) : rpc(url);
+  });
 }
 
 function streaming() {
