@@ -755,22 +755,29 @@ func (r *Runner) Revalidate() {
 	}
 }
 
-// StopCancelled stops the live runs whose task was cancelled (found by a
-// new-user test: a run went on working on a task cancelled on the board,
-// and failed when it reported). It returns at once; the runs end as a stop
-// ends them.
+// StopCancelled stops the live runs whose task is no longer theirs to work
+// on: cancelled (found by a new-user test: a run went on working on a task
+// cancelled on the board, and failed when it reported), or given to another
+// agent (found by a later one: the run worked on, refused at every change,
+// and the new assignee could not be run, "running already"). It returns at
+// once; the runs end as a stop ends them.
 func (r *Runner) StopCancelled() {
 	r.mu.Lock()
-	runs := map[string]string{} // run → task
+	runs := map[string]Record{}
 	for id, l := range r.live {
 		if l.rec.TaskID != "" {
-			runs[id] = l.rec.TaskID
+			runs[id] = l.rec
 		}
 	}
 	r.mu.Unlock()
-	for runID, taskID := range runs {
-		if t, err := r.o.Tasks.Task(taskID); err == nil && t.Status == "cancelled" {
+	for runID, rec := range runs {
+		t, err := r.o.Tasks.Task(rec.TaskID)
+		switch {
+		case err != nil:
+		case t.Status == "cancelled":
 			go r.stop(runID, "Airlock, as its task was cancelled")
+		case t.AssigneeID != rec.AgentID:
+			go r.stop(runID, "Airlock, as its task was given to another agent")
 		}
 	}
 }
