@@ -41,15 +41,16 @@ func killRunProcesses(runID string) {
 // behind, but only when pid is still that run's process: its environment
 // names the run (AIRLOCK_RUN_ID), so a reused pid is never signalled.
 func stopLeftover(pid int, runID string) {
-	if pid <= 0 || runID == "" {
+	if runID == "" {
 		return
 	}
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return // gone, or not ours to read
+	if pid > 0 {
+		env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ") // nil when gone, or not ours to read
+		if bytes.Contains(append([]byte{0}, env...), []byte("\x00AIRLOCK_RUN_ID="+runID+"\x00")) {
+			syscall.Kill(-pid, syscall.SIGKILL)
+		}
 	}
-	if !bytes.Contains(append([]byte{0}, env...), []byte("\x00AIRLOCK_RUN_ID="+runID+"\x00")) {
-		return
-	}
-	syscall.Kill(-pid, syscall.SIGKILL)
+	// And what it detached from its group, which the group signal misses
+	// (found by a new-user test: it ran on after the restart).
+	killRunProcesses(runID)
 }

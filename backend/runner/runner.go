@@ -616,6 +616,10 @@ func (r *Runner) failStart(l *liveRun, rec Record, exec Execution, releaseToken 
 func (r *Runner) supervise(l *liveRun, releaseToken func(), runDir string) {
 	defer r.wg.Done()
 	ex := l.proc.Wait()
+	// What the run left behind goes with it, as a Stop ends it: what it
+	// detached from its process group (setsid) too (found by a new-user
+	// test: a detached child ran on after the run completed by itself).
+	killRunProcesses(l.rec.ID)
 	r.mu.Lock()
 	stopper := l.stopping
 	s := r.settings
