@@ -170,6 +170,16 @@ func (t runTokens) RunToken(agentID, projectID string) (string, func(), error) {
 	return s.Token, func() { t.svc.Logout(s.Record.ID, "") }, nil
 }
 
+// TokenAlive reports whether a run's credential still identifies its
+// agent: false once its session ended (a new passkey, a logout) or
+// expired; true when that cannot be told (a store error stops no run).
+func (t runTokens) TokenAlive(tok string) bool {
+	_, err := t.svc.IdentifyToken(tok)
+	return core.ErrorCode(err) != core.EUnauthorized
+}
+
+var _ runner.TokenChecker = runTokens{}
+
 // teamBoard is the task board of package teams as the runner needs it:
 // runs are teams' execution records, their logs what get_execution_log
 // reads.

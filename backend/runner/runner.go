@@ -77,6 +77,7 @@ type liveRun struct {
 	proc     *proc.Process
 	out      *output
 	stopping string // who asked it to stop ("" while nobody did)
+	token    string // the run's credential
 	lastTool *ToolCall
 	ended    chan struct{}
 	final    Run
@@ -505,6 +506,7 @@ func (r *Runner) launch(pl plan, trigger string, attempt int) (Run, error) {
 	if err != nil {
 		return r.failStart(l, rec, exec, nil, runDir, fmt.Errorf("get a token for agent %s: %w", pl.agent.Name, err))
 	}
+	l.token = token
 	mcpURL := runURL(r.o.MCPURL, pl.task.ProjectID)
 	cfgPath := filepath.Join(runDir, configFile(pl.template.ConfigFormat))
 	if err := writeConfig(cfgPath, pl.template.ConfigFormat, mcpURL, token); err != nil {
@@ -733,11 +735,12 @@ func (r *Runner) stop(runID, who string) (Run, error) {
 // a stop ends them.
 func (r *Runner) Revalidate() {
 	r.mu.Lock()
-	runs := map[string][2]string{} // run → agent, project
+	runs := map[string][3]string{} // run → agent, project, token
 	for id, l := range r.live {
-		runs[id] = [2]string{l.rec.AgentID, l.exec.ProjectID}
+		runs[id] = [3]string{l.rec.AgentID, l.exec.ProjectID, l.token}
 	}
 	r.mu.Unlock()
+	alive, _ := r.o.Tokens.(TokenChecker)
 	for runID, run := range runs {
 		a, err := r.o.Agents.Agent(run[0])
 		var who string
@@ -752,6 +755,11 @@ func (r *Runner) Revalidate() {
 			// Its task is nobody's now (teams.ReleaseTasksOutside), and
 			// its session for the project has ended.
 			who = "Airlock, as its agent was taken off the project"
+		case alive != nil && run[2] != "" && !alive.TokenAlive(run[2]):
+			// Nothing it asks can be done any more (found by a new-user
+			// test: a new passkey ended the credential, and the run went
+			// on, refused at every call).
+			who = "Airlock, as its credential was ended (a new passkey for its agent, or its session ended)"
 		default:
 			continue
 		}

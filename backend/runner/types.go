@@ -336,6 +336,12 @@ type Agents interface {
 
 var _ Agents = (*authz.Service)(nil)
 
+// TokenChecker, when a TokenIssuer is one too, says whether a run's
+// credential still works: a run whose credential ended is stopped.
+type TokenChecker interface {
+	TokenAlive(token string) bool
+}
+
 // TokenIssuer gives a run a credential of its agent: the agent's own
 // identity, never the owner's. The wiring uses an agent session per run
 // (authz.Service.OpenRunSession, ended by release), so the agent's
