@@ -93,7 +93,7 @@ func (o *output) write(i int, p []byte) {
 			room := MaxLogLine - len(o.partial[i])
 			if len(chunk) > room {
 				o.partial[i] = append(o.partial[i], chunk[:room]...)
-				o.lineLocked(fsutil.CutUTF8(o.partial[i]) + fsutil.LineCutMarker)
+				o.lineLocked(runLine(fsutil.CutUTF8(o.partial[i]) + fsutil.LineCutMarker))
 				o.partial[i] = o.partial[i][:0]
 				o.cut[i] = true
 			} else {
@@ -104,12 +104,26 @@ func (o *output) write(i int, p []byte) {
 			return
 		}
 		if !o.cut[i] {
-			o.lineLocked(string(o.partial[i]))
+			o.lineLocked(runLine(string(o.partial[i])))
 		}
 		o.partial[i] = o.partial[i][:0]
 		o.cut[i] = false
 		p = p[nl+1:]
 	}
+}
+
+// airlockMark starts Airlock's own lines in a run's log (note).
+const airlockMark = "[airlock]"
+
+// runLine is a line of the run's output as the log keeps it: one that
+// would read as Airlock's own is marked as the run's (found by a new-user
+// test: a run printing "[airlock] ended: completed" spoke in Airlock's
+// voice, in the UI and in get_execution_log).
+func runLine(s string) string {
+	if strings.HasPrefix(strings.TrimLeft(s, " \t"), airlockMark) {
+		return "(run) " + s
+	}
+	return s
 }
 
 // note writes a line of Airlock's own into the run's log.
@@ -119,7 +133,7 @@ func (o *output) note(format string, args ...any) {
 	if !o.closed {
 		// One line, as in the file: a line's index is its place there.
 		text := strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(fmt.Sprintf(format, args...))
-		o.lineLocked("[airlock] " + text)
+		o.lineLocked(airlockMark + " " + text)
 	}
 }
 
