@@ -139,6 +139,15 @@ func (r *Runner) recover() error {
 	for _, rec := range recs {
 		stopLeftover(rec.PID, rec.ID)
 		reason := "Airlock stopped while the run was alive"
+		// Its log ends as every run's does, with how it ended (found by a
+		// new-user test: it stopped at the run's last output, as if the
+		// run went on).
+		if e, err := r.o.Executions.Execution(rec.ID); err == nil && e.LogPath != "" {
+			if f, err := os.OpenFile(e.LogPath, os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+				fmt.Fprintf(f, "[%s] %s ended: %s (%s)\n", r.o.Now().UTC().Format(time.RFC3339), airlockMark, StatusFailed, reason)
+				f.Close()
+			}
+		}
 		if err := r.o.Executions.FinishExecution(rec.ID, StatusFailed, nil); err != nil && !isCode(err, core.EConflict, core.ENotFound) {
 			r.log.Warn("finish a run left alive", "run", rec.ID, "err", err)
 		}
