@@ -219,7 +219,7 @@ describe('ToolApprovalDialog', () => {
     expect(fakeApi.approvals.approve).toHaveBeenCalledWith('ap-1');
   });
 
-  it('keeps the focus on a button it used (the keyboard stays in the dialog)', async () => {
+  it('keeps the focus in the dialog after a decision (the keyboard stays in it)', async () => {
     setup([approval(), approval({ id: 'ap-2', tool: 'move_file' })]);
     await armed();
     const decline = screen.getByRole('button', { name: 'Decline' });
@@ -227,7 +227,9 @@ describe('ToolApprovalDialog', () => {
     await userEvent.keyboard('{Enter}');
     expect(fakeApi.approvals.decline).toHaveBeenCalledWith('ap-1', '');
     await waitFor(() => expect(screen.getByTestId('approval-tool').textContent).toBe('move_file'));
-    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Decline' }));
+    // In the dialog, on the dialog itself: not on the button used for the
+    // previous call, which Enter would press again.
+    expect(document.activeElement).toBe(screen.getByRole('dialog'));
   });
 
   it('Enter on the next call approves it once, even when the focus is still on the "Approve and add rule" used for the previous one (found by a new-user test: it added a permanent rule for a destructive tool)', async () => {
@@ -235,7 +237,7 @@ describe('ToolApprovalDialog', () => {
     await armed();
     await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
     expect(fakeApi.approvals.approveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool', 'none', 'agent');
-    await waitFor(() => expect(screen.getByTestId('queue-position').textContent).toBe('1 of 1'));
+    await waitFor(() => expect(screen.getByTestId('approval-tool').textContent).toBe('write_file'));
     await armed();
     // The footer promises "Enter approves"; the person presses Enter for the write_file call.
     expect(screen.getByText(/Enter approves/)).toBeTruthy();
