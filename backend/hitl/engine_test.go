@@ -423,3 +423,32 @@ func TestAskRuleConditionsFailClosed(t *testing.T) {
 		})
 	}
 }
+
+// A person confining an auto-approve rule to a folder writes what Claude
+// Code's own path rules look like, `$.path glob /work/proj/**` or
+// `$.path prefix /work/proj/`: both auto-approved
+// /work/proj/../../etc/shadow, read as text (found by a new-user test;
+// `inside` resolves it, but nothing steers the person there, and the form
+// offers glob and prefix beside it). A path that climbs out with ".." must
+// not pass a glob or prefix of a rule that auto-approves: when in doubt,
+// ask.
+func TestGlobAndPrefixDoNotAutoApproveDotDotEscapes(t *testing.T) {
+	for _, cond := range []Condition{
+		{"$.path", OpGlob, "/work/proj/**"},
+		{"$.path", OpPrefix, "/work/proj/"},
+	} {
+		t.Run(string(cond.Op), func(t *testing.T) {
+			r := mkRule("r", 1, true, "", "", "", 0)
+			r.Conditions = []Condition{cond}
+			e := mustEngine(t, r)
+			inside := Call{Server: "s", Tool: "t", Args: json.RawMessage(`{"path":"/work/proj/src/main.go"}`)}
+			if e.DecideAt(inside.Request(), inside.At()).Outcome != core.Allow {
+				t.Fatalf("setup: %s does not auto-approve a file inside", cond)
+			}
+			escape := Call{Server: "s", Tool: "t", Args: json.RawMessage(`{"path":"/work/proj/../../etc/shadow"}`)}
+			if d := e.DecideAt(escape.Request(), escape.At()); d.Outcome == core.Allow {
+				t.Errorf("%s auto-approves /work/proj/../../etc/shadow (%s); want it to ask", cond, d.Reason)
+			}
+		})
+	}
+}
