@@ -248,9 +248,20 @@ func (cc *compiledCond) eval(a *args, explain bool) (ok, undecided bool, why str
 	switch cc.c.Op {
 	case OpEquals:
 		ok = text == cc.c.Value
-	case OpPrefix:
-		ok = strings.HasPrefix(text, cc.c.Value)
-	case OpGlob, OpRegex:
+	case OpPrefix, OpGlob:
+		if cc.c.Op == OpPrefix {
+			ok = strings.HasPrefix(text, cc.c.Value)
+		} else {
+			ok = cc.glob.MatchString(text)
+		}
+		// A path that climbs with ".." may match as text and point
+		// elsewhere: /dir/../../etc/shadow has the prefix /dir/ (found by
+		// a new-user test). It decides nothing: a rule that auto-approves
+		// does not, a rule that asks does (when in doubt, ask).
+		if ok && climbs(text) {
+			return false, true, explainf(explain, "condition %s failed: %s has a \"..\" in it, which a text test cannot follow (for a folder use %s)", cc.c, quoteShort(text), OpInside)
+		}
+	case OpRegex:
 		ok = cc.glob.MatchString(text)
 	case OpInside:
 		s, isStr := v.(string)
@@ -272,6 +283,19 @@ func (cc *compiledCond) eval(a *args, explain bool) (ok, undecided bool, why str
 		return false, false, fmt.Sprintf("condition %s failed: %s is %s", cc.c, cc.c.Path, quoteShort(text))
 	}
 	return true, false, ""
+}
+
+// climbs reports whether a path-like text has a ".." element.
+func climbs(s string) bool {
+	if !strings.Contains(s, "..") {
+		return false
+	}
+	for _, el := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if el == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // explainf formats only when explaining. Callers on the hot path guard the

@@ -273,14 +273,15 @@ func (r *Rules) Lint(in RuleInput) (RuleInput, []string, error) {
 				*p, tool, prefix, *norm.ServerID))
 		}
 	}
-	// A path compared as text lets "..": /home/me/project/../.bashrc has
-	// the prefix /home/me/project (found by a red-team review). On a rule
-	// that runs calls without asking, say so and name the operator that
-	// checks paths.
+	// A path compared as text does not follow links, and one with ".."
+	// asks (found by a red-team review: /home/me/project/../.bashrc had the
+	// prefix /home/me/project). On a rule that runs calls without asking,
+	// say so and name the operator that checks folders.
 	for _, c := range norm.Conditions {
 		if norm.AutoApprove && (c.Op == OpPrefix || c.Op == OpGlob) && strings.HasPrefix(c.Value, "/") {
-			warnings = append(warnings, fmt.Sprintf("condition %s %s %q compares text: a path with \"..\" in it (%s/../x) meets it while it points outside; for a folder use %s %s %s",
-				c.Path, c.Op, c.Value, strings.TrimSuffix(strings.TrimRight(c.Value, "*"), "/"), c.Path, OpInside, strings.TrimSuffix(strings.TrimRight(c.Value, "*"), "/")))
+			dir := strings.TrimSuffix(strings.TrimRight(c.Value, "*"), "/")
+			warnings = append(warnings, fmt.Sprintf("condition %s %s %q compares text, not folders (links are not followed, and a path with \"..\" in it asks); for a folder use %s %s %s",
+				c.Path, c.Op, c.Value, c.Path, OpInside, dir))
 		}
 	}
 	if norm.ServerID == nil && norm.ToolName == nil && norm.ToolPattern == nil && len(norm.Conditions) == 0 && norm.AgentID == nil && norm.SessionID == nil {

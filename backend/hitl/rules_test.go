@@ -532,7 +532,7 @@ func TestLintAndExposedNames(t *testing.T) {
 		{hitl.RuleInput{AutoApprove: true}, `this global rule auto-approves every tool request`},
 		// A path compared as text lets ".." out (found by a red-team review).
 		{hitl.RuleInput{ServerID: sp("fs"), AutoApprove: true, Conditions: []hitl.Condition{{Path: "$.path", Op: hitl.OpPrefix, Value: "/home/me/project/"}}},
-			`condition $.path prefix "/home/me/project/" compares text: a path with ".." in it (/home/me/project/../x) meets it while it points outside; for a folder use $.path inside /home/me/project`},
+			`condition $.path prefix "/home/me/project/" compares text, not folders (links are not followed, and a path with ".." in it asks); for a folder use $.path inside /home/me/project`},
 		{hitl.RuleInput{ServerID: sp("fs"), AutoApprove: true, Conditions: []hitl.Condition{{Path: "$.path", Op: hitl.OpGlob, Value: "/srv/**"}}},
 			`for a folder use $.path inside /srv`},
 	}
