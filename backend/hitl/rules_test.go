@@ -464,6 +464,18 @@ func TestImportBareList(t *testing.T) {
 	}
 }
 
+// The Rules screen's import box shows `{ "rules": [ … ] }` as the file to
+// paste; pasting exactly that was refused with `rules file must have
+// "version": 1` (found by a new-user test). A file without "version" is
+// taken as version 1, as a bare list is; another version is still refused.
+func TestImportWithoutVersionAsTheImportBoxShows(t *testing.T) {
+	r := newRules(t, withoutDefaults(t, openDB(t, filepath.Join(t.TempDir(), store.FileName))), hitl.RulesOptions{})
+	n, err := r.Import([]byte(`{"rules": [{"serverId": "everything", "toolName": "echo", "autoApprove": true}]}`), false)
+	if err != nil || n != 1 {
+		t.Fatalf(`import of {"rules": [...]} (the import box's example) = %d, %v; want 1 rule imported`, n, err)
+	}
+}
+
 // A new database starts with two visible rules that let prompts and
 // resource reads run unasked (they were never gated before), while a tool
 // call still asks when no rule matches.
