@@ -476,6 +476,22 @@ func TestImportWithoutVersionAsTheImportBoxShows(t *testing.T) {
 	}
 }
 
+// A rules file edited by hand that is not valid JSON says where: the
+// servers file's error gives "line 2, column 27", the rules file's only
+// "invalid character ',' looking for beginning of object key string" in a
+// file of hundreds of lines (found by a new-user test).
+func TestImportSyntaxErrorSaysWhere(t *testing.T) {
+	r := newRules(t, withoutDefaults(t, openDB(t, filepath.Join(t.TempDir(), store.FileName))), hitl.RulesOptions{})
+	file := "{\n  \"version\": 1,\n  \"rules\": [\n    {\n      \"serverId\": \"fs\",,\n      \"autoApprove\": true\n    }\n  ]\n}\n"
+	_, err := r.Import([]byte(file), false)
+	if core.ErrorCode(err) != core.EInvalid {
+		t.Fatalf("Import of a file with a syntax error: %v, want %s", err, core.EInvalid)
+	}
+	if !strings.Contains(err.Error(), "line 5") {
+		t.Errorf("syntax error = %q; want it to name line 5, where the stray comma is", err)
+	}
+}
+
 // A new database starts with two visible rules that let prompts and
 // resource reads run unasked (they were never gated before), while a tool
 // call still asks when no rule matches.
