@@ -584,6 +584,26 @@ func TestLintAndExposedNames(t *testing.T) {
 	}
 }
 
+// An exact tool name with a "*" (get-*, read_*) never matches a tool: tool
+// names have no "*". A user used to wildcards (Claude Code's mcp__srv__*)
+// writes it in the exact-name field, and the rule was saved without a word
+// and never fired (found by a new-user test). Lint must say to use the
+// pattern field.
+func TestLintWarnsOfWildcardInExactToolName(t *testing.T) {
+	r, err := hitl.NewRules(store.NewRules(withoutDefaults(t, openDB(t, filepath.Join(t.TempDir(), store.FileName)))),
+		hitl.RulesOptions{KnownServers: func() []string { return []string{"everything"} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, warnings, err := r.Lint(hitl.RuleInput{ServerID: sp("everything"), ToolName: sp("get-*"), AutoApprove: true})
+	if err != nil {
+		t.Fatalf("Lint: %v", err)
+	}
+	if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "get-*") && strings.Contains(strings.ToLower(w), "pattern") }) {
+		t.Errorf("Lint(server everything, tool name get-*) warnings = %q; want one naming \"get-*\" and pointing at the pattern field", warnings)
+	}
+}
+
 // A change the rules file cannot take is refused, in the running Airlock
 // (FilePath) and in the CLI (GuardFile): the file is applied at the next
 // start and after an edit, so a rule only in the database was lost then
