@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/backend/core"
+	"github.com/airlock-dev/airlock/backend/fsutil"
 )
 
 // The top-level keys that hold server entries. Claude Desktop, Cursor and
@@ -509,20 +510,8 @@ func checkSyntax(data []byte) error {
 	}
 }
 
-// position renders a byte offset as "line L, column C" (both from 1). The
-// offsets encoding/json reports point just past the offending byte.
-func position(data []byte, offset int64) string {
-	if offset > 0 {
-		offset-- // point at the offending byte itself
-	}
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	before := data[:offset]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(offset) - bytes.LastIndexByte(before, '\n')
-	return fmt.Sprintf("line %d, column %d", line, col)
-}
+// position renders a byte offset as "line L, column C" (fsutil.JSONPosition).
+func position(data []byte, offset int64) string { return fsutil.JSONPosition(data, offset) }
 
 // duplicate is an object key that occurs more than once in its object.
 type duplicate struct {

@@ -257,6 +257,11 @@ func (r *Rules) Lint(in RuleInput) (RuleInput, []string, error) {
 		warnings = append(warnings, fmt.Sprintf("no server named %q is configured (known: %s); the rule matches once one is",
 			*norm.ServerID, strings.Join(sortedKeys(known), ", ")))
 	}
+	if norm.ToolName != nil && strings.ContainsAny(*norm.ToolName, "*?") {
+		// Tool names have no wildcards: such a rule never matches (found
+		// by a new-user test: get-* saved without a word).
+		warnings = append(warnings, fmt.Sprintf("the tool name %q has a wildcard, and no tool is named that: this rule never matches; put %q in the pattern field instead", *norm.ToolName, *norm.ToolName))
+	}
 	for _, p := range []*string{norm.ToolName, norm.ToolPattern} {
 		if p == nil || !strings.Contains(*p, core.NameSeparator) {
 			continue
@@ -292,6 +297,15 @@ func (r *Rules) Lint(in RuleInput) (RuleInput, []string, error) {
 		warnings = append(warnings, fmt.Sprintf("this global rule %s every %s request no rule above it decides", verb, norm.Kind))
 	}
 	return out, warnings, nil
+}
+
+// at is " at line L, column C" for a decoding error of data that says
+// where, "" otherwise.
+func at(data []byte, err error) string {
+	if pos := fsutil.JSONErrorAt(data, err); pos != "" {
+		return " at " + pos
+	}
+	return ""
 }
 
 // resolveAgent writes the agent a rule is scoped to as the id calls carry
@@ -443,7 +457,7 @@ func (r *Rules) parseRulesFile(data []byte) ([]Rule, error) {
 		// A bare list of rules is what people paste; take it as version 1.
 		var list []json.RawMessage
 		if err := json.Unmarshal(trimmed, &list); err != nil {
-			return nil, core.Errorf(core.EInvalid, "rules file is not valid JSON: %v", err)
+			return nil, core.Errorf(core.EInvalid, "rules file is not valid JSON%s: %v", at(trimmed, err), err)
 		}
 		one := 1
 		f.Version, f.Rules = &one, list
@@ -451,8 +465,17 @@ func (r *Rules) parseRulesFile(data []byte) ([]Rule, error) {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&f); err != nil {
-			return nil, core.Errorf(core.EInvalid, `rules file is not valid: %v (expected {"version": 1, "rules": [...]})`, err)
+			// Where: a hand-edited file has hundreds of lines (found by a
+			// new-user test; servers.json said it, rules.json did not).
+			return nil, core.Errorf(core.EInvalid, `rules file is not valid%s: %v (expected {"version": 1, "rules": [...]})`, at(data, err), err)
 		}
+	}
+	if f.Version == nil && f.Rules != nil {
+		// {"rules": [...]} is what the import box shows to paste (found by
+		// a new-user test: pasting it was refused); taken as version 1, as
+		// a bare list is.
+		one := 1
+		f.Version = &one
 	}
 	if f.Version == nil || *f.Version != 1 {
 		return nil, core.Errorf(core.EInvalid, `rules file must have "version": 1`)
