@@ -403,3 +403,50 @@ func toolRules(t *testing.T, in *airlock.Instance) []hitl.Rule {
 	}
 	return out
 }
+
+// A call waiting for a person whose server is then removed (from the
+// Servers screen, the CLI or an edit of servers.json) stayed in the queue:
+// the dialog still offered Approve for a server that was gone, and
+// approving it only got the agent "server is not configured" (found by a
+// new-user test). Like a call whose agent lost its access, it is to be
+// answered at once, saying why, and leave the queue.
+func TestServerRemovedDeclinesItsWaitingCalls(t *testing.T) {
+	in := start(t, t.TempDir())
+	if _, err := in.API.Servers.Add(testutil.EverythingServer(t, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{in.Info.AgentToken}},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	waitTool(t, sess, "gone__echo")
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "gone__echo", Arguments: map[string]any{"message": "waiting"}})
+		done <- res
+	}()
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		p, _ := in.API.Approvals.Pending()
+		return len(p) == 1
+	}, "the echo call never waited for approval")
+	if err := in.API.Servers.Remove("gone"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res == nil || !res.IsError || !strings.Contains(textOf(res), "gone") {
+			t.Errorf("the waiting call's answer: %+v, want a tool error saying its server was removed", res)
+		}
+	case <-time.After(15 * time.Second):
+		p, _ := in.API.Approvals.Pending()
+		t.Errorf("the call to the removed server still waits for a person: %d waiting, the first for server %q", len(p), p[0].Server)
+		for _, a := range p { // let the call end, so that Airlock stops at once
+			in.API.Approvals.Decline(a.ID, "test over")
+		}
+		<-done
+	}
+}
