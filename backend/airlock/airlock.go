@@ -254,6 +254,26 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 		return nil, err
 	}
 	in.rules, in.broker = hitlDeps.rules, hitlDeps.broker
+	broker := in.broker
+	in.cat.OnChange(func(ch catalog.Change) {
+		if ch.Status.State == core.StateStopped && broker != nil {
+			// A server removed or disabled: the calls to it waiting for a
+			// person are declined with the reason, not left for someone to
+			// approve into "not configured" (found by a new-user test).
+			// Apart from the catalog's own goroutine, which may hold it.
+			go broker.Revalidate(func(r *core.Request) error {
+				if r.Server == "" || in.cat.BuiltIn(r.Server) {
+					return nil
+				}
+				// A changed server is already there anew (starting); a
+				// removed or disabled one is not.
+				if _, ok := in.cat.ServerStatus(r.Server); !ok {
+					return core.Errorf(core.ENotFound, "server %q was removed or turned off", r.Server)
+				}
+				return nil
+			})
+		}
+	})
 	var _ pipeline.BuiltInDispatcher = in.cat // tool errors of Airlock's own servers keep their codes in the audit
 	guard := builtin.NewDataDirGuard(o.DataDir, in.cat.BuiltIn)
 	pipe, err := pipeline.New(pipeline.Stages{
