@@ -192,26 +192,21 @@ func (a *Rules) Move(id string, delta int) ([]hitl.Rule, error) {
 		return ids(trial)
 	}
 	n := rules[j].Priority
-	for _, prio := range []int{n, n - delta} { // the neighbour's priority, then one past it
-		if slices.Equal(orderIf(prio), ids(want)) {
-			in := rules[i].Input()
-			in.Priority = prio
-			if _, err := a.d.Rules.Update(id, in); err != nil {
-				return nil, err
-			}
-			return a.d.Rules.List(), nil
+	prio := map[string]int{}
+	for _, p := range []int{n, n - delta} { // the neighbour's priority, then one past it
+		if slices.Equal(orderIf(p), ids(want)) {
+			prio[id] = p
+			break
 		}
 	}
-	for k, r := range want {
-		prio := (len(want) - k) * 10
-		if r.Priority == prio {
-			continue
+	if len(prio) == 0 {
+		for k, r := range want {
+			prio[r.ID] = (len(want) - k) * 10
 		}
-		in := r.Input()
-		in.Priority = prio
-		if _, err := a.d.Rules.Update(r.ID, in); err != nil {
-			return nil, err
-		}
+	}
+	// One change, all or none (an expired rule among them included).
+	if err := a.d.Rules.SetPriorities(prio); err != nil {
+		return nil, err
 	}
 	return a.d.Rules.List(), nil
 }
