@@ -1930,3 +1930,29 @@ func TestUnlistedResourceWhileAServerIsDown(t *testing.T) {
 		t.Errorf("read of an unlisted URI while a server is down: %v, want %s naming the server that is not running", err, catalog.EUnknownResource)
 	}
 }
+
+// A server that crashed and was restarted says why it restarted: after a
+// kill the Servers screen showed "1 restarts", an empty "Last error" and
+// only the server's own start-up banner on stderr, so the person could not
+// tell a crash from a restart they asked for, nor what ended it (found by
+// a new-user test). The way it ended belongs among its stderr lines (as a
+// hung server's is) or in its last error, also once it runs again.
+func TestDownstreamCrashSaysWhyItRestarted(t *testing.T) {
+	opts := catalog.Options{BackoffMin: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond, MaxCrashes: 3, StableAfter: time.Hour}
+	e := newEnv(t, opts, testutil.EverythingServer(t, "everything"))
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		st, _ := e.cat.ServerStatus("everything")
+		return st.State == core.StateRunning && e.cat.PID("everything") != 0
+	}, "everything never ran: %+v", e.cat.Status())
+	pid := e.cat.PID("everything")
+	syscall.Kill(pid, syscall.SIGKILL)
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		st, _ := e.cat.ServerStatus("everything")
+		return st.State == core.StateRunning && st.Restarts >= 1 && st.PID != pid
+	}, "everything not restarted after kill: %+v", e.cat.Status())
+	st, _ := e.cat.ServerStatus("everything")
+	said := strings.ToLower(st.LastError + "\n" + strings.Join(st.StderrTail, "\n"))
+	if !strings.Contains(said, "killed") && !strings.Contains(said, "exited") && !strings.Contains(said, "crash") {
+		t.Errorf("after a crash and restart the status says nothing of it: last error %q, stderr %q; want how the process ended (killed by a signal)", st.LastError, st.StderrTail)
+	}
+}
