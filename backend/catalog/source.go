@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -412,6 +413,15 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 		return ready, nil
 	case err := <-ended:
 		werr := wait()
+		// Among the server's own lines, which the Servers screen keeps
+		// across restarts, how it ended: a crash is told from a restart
+		// someone asked for (found by a new-user test: after a kill the
+		// screen said "1 restarts" and nothing else).
+		if werr != nil {
+			d.stderrLine("[airlock] it ended by itself: " + werr.Error())
+		} else if !errors.Is(err, errHungStdin) {
+			d.stderrLine("[airlock] it ended by itself: " + cmp.Or(errText(err), "it closed its connection"))
+		}
 		if errors.Is(err, errHungStdin) {
 			// Its status shows the reason only until it runs again: the
 			// Servers screen keeps it among the server's own lines.
@@ -700,4 +710,12 @@ func (d *source) stopFor(gone string) {
 	case <-d.done:
 	case <-time.After(3*d.cat.opts.StopGrace + d.startTimeout()):
 	}
+}
+
+// errText is err's text, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
