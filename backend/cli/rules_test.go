@@ -273,3 +273,17 @@ func TestRulesExportToAFile(t *testing.T) {
 		t.Errorf("export FILE --out FILE: %v, want invalid", err)
 	}
 }
+
+// `rules update ID --auto-approve=false` printed the same line as before
+// the change, "updated ID (priority 99, server fs, pattern read_*, …)",
+// without the decision it had just changed: the person could not tell
+// whether the rule now auto-approves or asks (found by a new-user test).
+func TestRulesUpdateSaysTheDecision(t *testing.T) {
+	db := rulesDB(t)
+	id := strings.TrimSpace(mustRunRules(t, db, "add", "--server", "filesystem", "--pattern", "read_*", "--auto-approve"))
+	on := mustRunRules(t, db, "update", id, "--priority", "5")
+	off := mustRunRules(t, db, "update", id, "--auto-approve=false")
+	if on == off || !strings.Contains(off, "ask") {
+		t.Errorf("update output with auto-approve on: %q; after turning it off: %q; want the second to say the rule now asks", on, off)
+	}
+}
