@@ -287,3 +287,55 @@ func TestRulesUpdateSaysTheDecision(t *testing.T) {
 		t.Errorf("update output with auto-approve on: %q; after turning it off: %q; want the second to say the rule now asks", on, off)
 	}
 }
+
+// `rules test --agent NAME` (and the Rules screen's test panel) with a
+// mistyped agent said "there is no agent "curzor" to scope the rule to":
+// the person was testing a call, not writing a rule (found by a new-user
+// test). The refusal is to speak of the call being tested.
+func TestRulesTestUnknownAgentSpeaksOfTheCall(t *testing.T) {
+	db := rulesDB(t)
+	_, err := runRules(t, db, "test", "--server", "filesystem", "--tool", "read_file", "--agent", "curzor")
+	if err == nil {
+		t.Fatal("rules test --agent curzor (no such agent) succeeded")
+	}
+	if !strings.Contains(err.Error(), "curzor") || strings.Contains(err.Error(), "scope the rule") {
+		t.Errorf("rules test with an unknown agent: %v; want it to name the agent without speaking of scoping a rule", err)
+	}
+}
+
+// A rules file moved to another Airlock (export here, import there) keeps
+// each rule's agent as its id; an agent added there has another id, and
+// `rules import` said "imported N rules" without a word while those rules
+// could never match ("rules add --agent" refuses such an agent for that
+// reason) (found by a new-user test). Import says which rules name an
+// agent this Airlock does not know.
+func TestRulesImportWarnsOfUnknownAgents(t *testing.T) {
+	db := rulesDB(t)
+	file := filepath.Join(t.TempDir(), "rules.json")
+	if err := os.WriteFile(file, []byte(`{"version":1,"rules":[{"id":"for-cursor","serverId":"filesystem","toolName":"read_file","autoApprove":true,"agentId":"ag_5d41cbbaa021e524"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := RunRules(context.Background(), db, func() []string { return []string{"filesystem"} }, "", []string{"import", file}, &out, &errOut); err != nil {
+		t.Fatalf("rules import: %v", err)
+	}
+	said := out.String() + errOut.String()
+	if !strings.Contains(said, "ag_5d41cbbaa021e524") {
+		t.Errorf("rules import of a rule for an unknown agent printed %q; want a warning naming the agent it will never match", said)
+	}
+}
+
+// `airlock rules list` shows a rule scoped to an agent as "agent
+// ag_5d41cbbaa021e524", where the Rules screen says "agent: cursor" and
+// `rules add --agent cursor` took the name (found by a new-user test: the
+// person could not tell which of their agents a rule was for without
+// `agents list`). The table names the agent.
+func TestRulesListNamesTheAgent(t *testing.T) {
+	db := rulesDB(t)
+	mustRun(t, agentsCmd, db, "add", "cursor")
+	mustRunRules(t, db, "add", "--server", "filesystem", "--tool", "read_file", "--auto-approve", "--agent", "cursor")
+	out := mustRunRules(t, db, "list")
+	if !strings.Contains(out, "cursor") {
+		t.Errorf("rules list:\n%s\nwant the rule's agent named cursor", out)
+	}
+}
