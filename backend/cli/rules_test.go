@@ -339,3 +339,15 @@ func TestRulesListNamesTheAgent(t *testing.T) {
 		t.Errorf("rules list:\n%s\nwant the rule's agent named cursor", out)
 	}
 }
+
+// `--expires 7d` (or 1d) was refused: Go durations stop at hours, so a
+// week had to be written 168h (found by a new-user test). Days are what
+// people write for a rule that should last the sprint.
+func TestRulesExpiresInDays(t *testing.T) {
+	db := rulesDB(t)
+	for _, d := range []string{"1d", "7d"} {
+		if _, err := runRules(t, db, "add", "--server", "filesystem", "--tool", "read_file", "--auto-approve", "--expires", d); err != nil {
+			t.Errorf("rules add --expires %s: %v", d, err)
+		}
+	}
+}
