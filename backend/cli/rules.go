@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -90,9 +91,18 @@ func RunRules(ctx context.Context, db *store.DB, knownServers func() []string, r
 		return fmt.Errorf("load rules: %w", err)
 	}
 	var run func(*hitl.Rules, []string, io.Writer, io.Writer) error
+	// An agent as the person knows it: its name (rules store its id).
+	agentName := func(id string) string {
+		if a, err := agents.Agent(id); err == nil {
+			return a.Name
+		}
+		return id
+	}
 	switch cmd {
 	case "list", "ls":
-		run = rulesList
+		run = func(r *hitl.Rules, args []string, stdout, stderr io.Writer) error {
+			return rulesList(r, args, stdout, stderr, agentName)
+		}
 	case "add":
 		run = rulesAdd
 	case "update":
@@ -195,7 +205,7 @@ func (rf *ruleFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&rf.autoApprove, "auto-approve", false, "auto-approve matching calls")
 	fs.StringVar(&rf.agent, "agent", "", "only calls from this agent")
 	fs.StringVar(&rf.session, "session", "", "only calls in this session")
-	fs.StringVar(&rf.expires, "expires", "", "1h, 8h, 24h, a duration, an RFC 3339 time, or none")
+	fs.StringVar(&rf.expires, "expires", "", "1h, 8h, 24h, 7d, a duration, an RFC 3339 time, or none")
 	fs.Func("when", "argument condition 'PATH OP VALUE' (repeatable)", func(s string) error {
 		c, err := hitl.ParseCondition(s)
 		if err != nil {
@@ -250,10 +260,26 @@ func (rf *ruleFlags) apply(in *hitl.RuleInput, now time.Time) error {
 	return nil
 }
 
+// decisionWord is what a rule decides, as the list says it.
+func decisionWord(r hitl.Rule) string {
+	if r.AutoApprove {
+		return "auto-approve"
+	}
+	return "ask"
+}
+
 func parseExpiry(s string, now time.Time) (*time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "none" || s == "never" {
 		return nil, nil
+	}
+	// Days, as people write them (7d); Go durations stop at hours.
+	if n, err := strconv.Atoi(strings.TrimSuffix(s, "d")); err == nil && strings.HasSuffix(s, "d") {
+		if n <= 0 {
+			return nil, core.Errorf(core.EInvalid, "--expires %s: the duration must be positive", s)
+		}
+		t := now.Add(time.Duration(n) * 24 * time.Hour).UTC()
+		return &t, nil
 	}
 	if d, err := time.ParseDuration(s); err == nil {
 		if d <= 0 {
@@ -264,12 +290,12 @@ func parseExpiry(s string, now time.Time) (*time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		return nil, core.Errorf(core.EInvalid, "--expires %q: want a duration such as 1h or an RFC 3339 time such as 2025-01-02T15:04:05Z", s)
+		return nil, core.Errorf(core.EInvalid, "--expires %q: want a duration such as 8h or 7d, or an RFC 3339 time such as 2025-01-02T15:04:05Z", s)
 	}
 	return &t, nil
 }
 
-func rulesList(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error {
+func rulesList(rules *hitl.Rules, args []string, stdout, stderr io.Writer, agentName func(id string) string) error {
 	fs := rulesFlags("list", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseRulesFlags(fs, args); err != nil {
@@ -315,7 +341,7 @@ func rulesList(rules *hitl.Rules, args []string, stdout, stderr io.Writer) error
 		}
 		var extra []string
 		if r.AgentID != nil {
-			extra = append(extra, "agent "+*r.AgentID)
+			extra = append(extra, "agent "+agentName(*r.AgentID))
 		}
 		if r.SessionID != nil {
 			extra = append(extra, "session "+*r.SessionID)
@@ -402,7 +428,9 @@ func rulesUpdate(rules *hitl.Rules, args []string, stdout, stderr io.Writer) err
 	if *asJSON {
 		return writeJSON(stdout, rule)
 	}
-	fmt.Fprintf(stdout, "updated %s (%s)\n", rule.ID, rule.Describe())
+	// The decision first: it is what an update most often changes (found
+	// by a new-user test: turning auto-approve off printed the same line).
+	fmt.Fprintf(stdout, "updated %s (%s; %s)\n", rule.ID, decisionWord(rule), rule.Describe())
 	return nil
 }
 
@@ -546,6 +574,17 @@ func rulesImport(rules *hitl.Rules, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "imported %d rules\n", n)
+	// Rules store an agent by id: moved from another Airlock, one names an
+	// agent this one does not know and never matches (found by a new-user
+	// test: imported without a word).
+	for _, r := range rules.List() {
+		if r.AgentID == nil {
+			continue
+		}
+		if _, err := rules.AgentID(*r.AgentID); err != nil {
+			fmt.Fprintf(stderr, "warning: rule %s is for agent %s, which this Airlock does not know: it never matches until you scope it to one of your agents ('airlock rules update %s --agent NAME')\n", r.ID, *r.AgentID, r.ID)
+		}
+	}
 	return nil
 }
 

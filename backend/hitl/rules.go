@@ -358,7 +358,7 @@ func (r *Rules) AgentID(ref string) (string, error) {
 	}
 	id, err := r.opts.ResolveAgent(ref)
 	if err != nil {
-		return "", (&core.Error{Code: core.EInvalid, Message: fmt.Sprintf("there is no agent %q to scope the rule to", ref)}).
+		return "", (&core.Error{Code: core.EInvalid, Message: fmt.Sprintf("there is no agent %q", ref)}).
 			WithHint("name an agent by its name or id, as the Agents screen (or 'airlock agents list') shows it")
 	}
 	return id, nil
