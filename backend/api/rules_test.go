@@ -34,7 +34,9 @@ func TestMoveRuleWithAnExpiredRuleAmongThem(t *testing.T) {
 	testutil.Eventually(t, 10*time.Second, func() bool { return time.Now().After(soon.Add(10 * time.Millisecond)) }, "the rule never expired")
 
 	before, _ := in.API.Rules.List()
-	pos := func(rs []hitl.Rule, id string) int { return slices.IndexFunc(rs, func(r hitl.Rule) bool { return r.ID == id }) }
+	pos := func(rs []hitl.Rule, id string) int {
+		return slices.IndexFunc(rs, func(r hitl.Rule) bool { return r.ID == id })
+	}
 	if !(pos(before, a.ID) < pos(before, b.ID) && pos(before, b.ID) < pos(before, c.ID)) {
 		t.Fatalf("setup: order %v, want echo, add, slow", before)
 	}

@@ -599,7 +599,9 @@ func TestLintWarnsOfWildcardInExactToolName(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Lint: %v", err)
 	}
-	if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "get-*") && strings.Contains(strings.ToLower(w), "pattern") }) {
+	if !slices.ContainsFunc(warnings, func(w string) bool {
+		return strings.Contains(w, "get-*") && strings.Contains(strings.ToLower(w), "pattern")
+	}) {
 		t.Errorf("Lint(server everything, tool name get-*) warnings = %q; want one naming \"get-*\" and pointing at the pattern field", warnings)
 	}
 }
