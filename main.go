@@ -80,6 +80,7 @@ Usage:
   airlock chat list|show|send|start|end              agents' conversations, as the owner
   airlock runs templates|profile|set-profile|settings|start|stop|list|live|log
                                                      agent runs in the running Airlock
+  airlock approvals list|show|approve|decline        the calls waiting for you, in the running Airlock
   airlock agent-script FILE [--mcp-config F | --url U --token T]
                                                      the scripted agent (a test double for an LLM agent)
   airlock version
@@ -218,6 +219,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return err
 		}
 		return cli.RunRuns(ctx, dataDir, rest, stdout, stderr)
+	case "approvals":
+		dataDirArg, rest := extractDataDir(args)
+		dataDir, err := cli.ResolveDataDir(dataDirArg, getenv)
+		if err != nil {
+			return err
+		}
+		return cli.RunApprovals(ctx, dataDir, rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "airlock", airlock.Version)
 		return nil

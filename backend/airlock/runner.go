@@ -11,6 +11,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/events"
+	"github.com/airlock-dev/airlock/backend/hitl"
 	"github.com/airlock-dev/airlock/backend/runner"
 	"github.com/airlock-dev/airlock/backend/store"
 	"github.com/airlock-dev/airlock/backend/teams"
@@ -149,7 +150,8 @@ func (in *Instance) runRoots() []string {
 // cliRPC is what `airlock runs` calls in the running Airlock (runs live in
 // its process): the Runs area of the facade, over the instance endpoint.
 func (in *Instance) cliRPC() http.Handler {
-	return api.RPCHandler([]api.Area{{Name: "Runs", Value: in.API.Runs}, {Name: "Servers", Value: cliServers{in.API.Servers}}})
+	return api.RPCHandler([]api.Area{{Name: "Runs", Value: in.API.Runs}, {Name: "Servers", Value: cliServers{in.API.Servers}},
+		{Name: "Approvals", Value: cliApprovals{in.API.Approvals}}})
 }
 
 // runTokens gives each run an agent session of its own (purpose task, the
@@ -258,6 +260,22 @@ func runExecution(e teams.Execution) runner.Execution {
 // serverRestarter is the one Servers method the CLI asks the running
 // Airlock for (airlock servers restart): the instance token stays a
 // narrow one.
+// cliApprovals is what `airlock approvals` may do in the running Airlock:
+// list the calls waiting for a person, approve or decline one (found by a
+// new-user test: on a headless serve, only a browser could decide them).
+// Whoever can read the instance endpoint's token can edit the rules file
+// beside it too: this gives no more than that.
+type cliApprovals struct{ a *api.Approvals }
+
+// Pending returns the calls waiting for a person, oldest first.
+func (c cliApprovals) Pending() ([]hitl.Approval, error) { return c.a.Pending() }
+
+// Approve lets a waiting call through, once.
+func (c cliApprovals) Approve(id string) error { return c.a.Approve(id) }
+
+// Decline refuses a waiting call; reason goes back to the agent.
+func (c cliApprovals) Decline(id, reason string) error { return c.a.Decline(id, reason) }
+
 type cliServers struct{ s *api.Servers }
 
 // Restart stops a server and starts it again now.
