@@ -363,6 +363,18 @@ describe('RulesPage (ToolPermissionSettings)', () => {
     await waitFor(() => expect(document.activeElement).toBe(within(screen.getAllByTestId('rule-row')[0]).getByRole('button', { name: 'Edit rule #1' })));
   });
 
+  it('Escape in a rule being edited cancels the edit, as the Cancel button does (found by a new-user test: Escape did nothing)', async () => {
+    const rows = await renderPage();
+    await userEvent.click(within(rows[0]).getByRole('button', { name: 'Edit rule #1' }));
+    const form = screen.getByRole('form', { name: 'Save rule' });
+    const priority = within(form).getByLabelText(/Priority/);
+    await userEvent.clear(priority);
+    await userEvent.type(priority, '99');
+    await userEvent.keyboard('{Escape}');
+    await waitFor(() => expect(screen.queryByRole('form', { name: 'Save rule' })).toBeNull());
+    expect(fakeApi.rules.update).not.toHaveBeenCalled();
+  });
+
   it('an edit keeps what changed elsewhere while the form was open', async () => {
     // Found by a new-user test: an expiry added from the CLI meanwhile was
     // dropped, and an expiring auto-approve rule became permanent.
