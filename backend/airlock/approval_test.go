@@ -415,14 +415,7 @@ func TestServerRemovedDeclinesItsWaitingCalls(t *testing.T) {
 	if _, err := in.API.Servers.Add(testutil.EverythingServer(t, "gone")); err != nil {
 		t.Fatal(err)
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
-	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{in.Info.AgentToken}},
-	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := connect(t, in)
 	waitTool(t, sess, "gone__echo")
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() {

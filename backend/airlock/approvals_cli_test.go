@@ -3,7 +3,6 @@ package airlock_test
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -24,14 +23,7 @@ func TestApprovalsCLIDecidesWaitingCalls(t *testing.T) {
 	if _, err := in.API.Servers.Add(testutil.EverythingServer(t, "everything")); err != nil {
 		t.Fatal(err)
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
-	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: in.Info.MCPURL, HTTPClient: &http.Client{Transport: bearer{in.Info.AgentToken}},
-	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := connect(t, in)
 	waitTool(t, sess, "everything__echo")
 	approvals := func(args ...string) string {
 		t.Helper()

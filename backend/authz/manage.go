@@ -608,14 +608,20 @@ func (s *Service) endSessionsLocked(id string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	s.markRevoked(ended)
+	return len(ended), nil
+}
+
+// markRevoked marks the live sessions with these ids, ended in the store,
+// ended here too: bound connections are told at their next request.
+func (s *Service) markRevoked(ids []string) {
 	s.sessMu.Lock()
-	for _, sid := range ended {
+	defer s.sessMu.Unlock()
+	for _, sid := range ids {
 		if ls := s.sessions[sid]; ls != nil {
 			ls.revoked.Store(true)
 		}
 	}
-	s.sessMu.Unlock()
-	return len(ended), nil
 }
 
 // Projects returns every project.

@@ -40,12 +40,6 @@ func (s *Service) EndRunSessions() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	s.sessMu.Lock()
-	for _, sid := range ended {
-		if ls := s.sessions[sid]; ls != nil {
-			ls.revoked.Store(true)
-		}
-	}
-	s.sessMu.Unlock()
+	s.markRevoked(ended)
 	return len(ended), nil
 }
