@@ -173,6 +173,15 @@ describe('ToolApprovalDialog', () => {
     expect(fakeApi.approvals.approveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool_args', 'none', 'agent');
   });
 
+  it('"Approve and add rule" can be limited to this session, as Claude Code\'s "don\'t ask again this session" (found by a new-user test: only this agent, for ever or 1-24 h)', async () => {
+    setup([approval({ session: 'sess-42' })]);
+    const thisSession = screen.getByLabelText(/this session/i);
+    await userEvent.click(thisSession);
+    await armed();
+    await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
+    expect(fakeApi.approvals.approveAndAddRule).toHaveBeenCalledWith('ap-1', 'tool', 'none', 'session');
+  });
+
   it('"Approve and add rule" for every agent, and for a call with no identified agent', async () => {
     setup([approval(), approval({ id: 'ap-2', agentId: '', agent: '' })]);
     await userEvent.click(screen.getByLabelText('For every agent'));
