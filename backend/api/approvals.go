@@ -28,7 +28,8 @@ func (a *Approvals) Decline(id, reason string) error {
 
 // ApproveAndAddRule approves a waiting call and adds an auto-approve rule of
 // the given breadth (tool, tool_args, server), expiry (none, 1h, 8h, 24h)
-// and scope (agent: only the agent that made the call; everyone).
+// and scope (agent: only the agent that made the call; session: only the
+// MCP session it came on; everyone).
 func (a *Approvals) ApproveAndAddRule(id, breadth, expiry, scope string) error {
 	_, err := a.d.Broker.ApproveAndAddRule(id, breadth, expiry, scope, uiDecider)
 	return err

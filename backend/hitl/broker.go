@@ -88,6 +88,7 @@ const (
 // Who a rule made with ApproveAndAddRule is for.
 const (
 	ScopeAgent    = "agent"    // only the agent whose call it was
+	ScopeSession  = "session"  // only the MCP session the call came on (and its agent)
 	ScopeEveryone = "everyone" // every agent
 )
 
@@ -401,8 +402,8 @@ func (b *Broker) Decline(id, reason, by string) error {
 // and approves the call. breadth is "tool" (this server and tool),
 // "tool_args" (this tool with equals conditions on each top-level argument)
 // or "server" (every tool of the server); expiry is "none", "1h", "8h" or
-// "24h"; scope is "agent" (only the agent whose call it was) or
-// "everyone". The rule gets a priority one above the rule that sent the
+// "24h"; scope is "agent" (only the agent whose call it was), "session"
+// (only the MCP session it came on) or "everyone". The rule gets a priority one above the rule that sent the
 // call here, so the next identical call passes. If the rule cannot be
 // created, nothing changes.
 func (b *Broker) ApproveAndAddRule(id, breadth, expiry, scope, by string) (Rule, error) {
@@ -410,8 +411,8 @@ func (b *Broker) ApproveAndAddRule(id, breadth, expiry, scope, by string) (Rule,
 	if !ok {
 		return Rule{}, core.Errorf(core.EInvalid, "unknown expiry %q (use none, 1h, 8h or 24h)", expiry)
 	}
-	if scope != ScopeAgent && scope != ScopeEveryone {
-		return Rule{}, core.Errorf(core.EInvalid, "unknown scope %q (use agent or everyone)", scope)
+	if scope != ScopeAgent && scope != ScopeSession && scope != ScopeEveryone {
+		return Rule{}, core.Errorf(core.EInvalid, "unknown scope %q (use agent, session or everyone)", scope)
 	}
 	b.mu.Lock()
 	w, err := b.decidableLocked(id)
@@ -425,6 +426,18 @@ func (b *Broker) ApproveAndAddRule(id, breadth, expiry, scope, by string) (Rule,
 			in.AgentID = &agent
 		} else {
 			err = core.Errorf(core.EInvalid, "this call came from no identified agent, so a rule for its agent cannot be made; choose every agent")
+		}
+	}
+	if err == nil && scope == ScopeSession {
+		// "Don't ask again this session", as Claude Code says it (found by
+		// a new-user test: only the agent, or everyone, could be chosen).
+		if sess := w.req.Caller.Session; sess != "" {
+			in.SessionID = &sess
+			if agent := w.req.Caller.AgentID; agent != "" {
+				in.AgentID = &agent
+			}
+		} else {
+			err = core.Errorf(core.EInvalid, "this call came on no MCP session (a 2026-07-28 client), so a rule for its session cannot be made; choose its agent")
 		}
 	}
 	if err != nil {

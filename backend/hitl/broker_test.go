@@ -341,6 +341,11 @@ func TestBrokerApproveAndAddRule(t *testing.T) {
 		{hitl.BreadthTool, "none", hitl.ScopeAgent,
 			hitl.Call{Agent: "alice", Server: "filesystem", Tool: "write_file", Args: json.RawMessage(`{"path":"/other"}`)},
 			hitl.Call{Agent: "bob", Server: "filesystem", Tool: "write_file", Args: json.RawMessage(`{"path":"/other"}`)}, nil},
+		// Only for the session the call came on (Claude Code's "don't ask
+		// again this session"): alice's next session still asks.
+		{hitl.BreadthTool, "none", hitl.ScopeSession,
+			hitl.Call{Agent: "alice", Session: "s1", Server: "filesystem", Tool: "write_file", Args: json.RawMessage(`{"path":"/other"}`)},
+			hitl.Call{Agent: "alice", Session: "s2", Server: "filesystem", Tool: "write_file", Args: json.RawMessage(`{"path":"/other"}`)}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.breadth+"/"+tt.scope, func(t *testing.T) {

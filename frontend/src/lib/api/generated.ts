@@ -1003,7 +1003,8 @@ export function createClient(call: Call) {
       approve: (id: string): Promise<void> => call('Approvals.Approve', [id]) as Promise<void>,
       /** ApproveAndAddRule approves a waiting call and adds an auto-approve rule of
        * the given breadth (tool, tool_args, server), expiry (none, 1h, 8h, 24h)
-       * and scope (agent: only the agent that made the call; everyone). */
+       * and scope (agent: only the agent that made the call; session: only the
+       * MCP session it came on; everyone). */
       approveAndAddRule: (id: string, breadth: string, expiry: string, scope: string): Promise<void> => call('Approvals.ApproveAndAddRule', [id, breadth, expiry, scope]) as Promise<void>,
       /** Decline refuses a waiting call; reason goes back to the agent. */
       decline: (id: string, reason: string): Promise<void> => call('Approvals.Decline', [id, reason]) as Promise<void>,

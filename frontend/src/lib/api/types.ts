@@ -53,7 +53,7 @@ export type ApprovalStatus = 'pending' | 'approved' | 'declined' | 'timeout' | '
 /** "Approve and add rule": how broad the new rule is, and when it expires. */
 export type RuleBreadth = 'tool' | 'tool_args' | 'server';
 /** Who a rule made from an approval is for: only the agent that made the call, or every agent. */
-export type RuleScope = 'agent' | 'everyone';
+export type RuleScope = 'agent' | 'session' | 'everyone';
 export type RuleExpiry = 'none' | '1h' | '8h' | '24h';
 
 /** Rule ids are opaque to the UI: whatever the backend returns is passed back. */

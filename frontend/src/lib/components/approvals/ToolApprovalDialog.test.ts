@@ -191,7 +191,9 @@ describe('ToolApprovalDialog', () => {
     await waitFor(() => expect(screen.getByTestId('approval-tool')).toBeTruthy());
     // It says what was added (found by a new-user test: the dialog moved on without a word).
     expect((await screen.findByTestId('approval-rule-added')).textContent).toMatch(/Approved \S+, and added a rule: this tool \(\S+\), any arguments, for every agent, it never expires\./);
-    expect(screen.queryByLabelText('For every agent')).toBeNull();
+    // No agent to limit it to: every agent (or its session) it is.
+    expect(document.querySelector('input[name=scope][value=agent]')).toBeNull();
+    expect((screen.getByLabelText('For every agent') as HTMLInputElement).checked).toBe(true);
     await armed();
     await userEvent.click(screen.getByRole('button', { name: 'Approve and add rule' }));
     expect(fakeApi.approvals.approveAndAddRule).toHaveBeenLastCalledWith('ap-2', 'tool', 'none', 'everyone');
