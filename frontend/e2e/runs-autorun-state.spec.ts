@@ -1,7 +1,9 @@
 // Auto-run's state where the person looks for it (new-user test): a task
 // that auto-run gave up on, on the Board. Its card looked like any task
 // being worked on — in progress, no sign of a run — and only the task's
-// detail said that every attempt failed and auto-run stopped trying.
+// detail said that every attempt failed and auto-run stopped trying. And a
+// task waiting for a free place (runs at a time reached): its detail said
+// "No runs yet" and offered Run, as if auto-run would never take it up.
 import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,5 +72,24 @@ describe('auto-run state on the board', () => {
     await shots(page, 'autorun-gave-up-card');
     const said = async () => `${await card(taskId).textContent()} ${await card(taskId).getByRole('button').first().getAttribute('aria-label')}`;
     await expect.poll(said, LIVE).toMatch(/fail|gave up/i);
+  });
+
+  it('a task waiting for a free place says that auto-run will start it', async () => {
+    await rpc(page, 'Runs.SetSettings', { autoRun: true, maxConcurrent: 1, maxAttempts: 1, retryBackoffSeconds: 0, stopGraceSeconds: 5 });
+    const first = await agentWith('first', 'exec sleep 300');
+    const second = await agentWith('second', 'exec sleep 300');
+    const running = await taskInProgress('Write the header', first.agent.id);
+    await expect.poll(async () => (await rpc<Run[]>(page, 'Runs.List', running))[0]?.status ?? '', LIVE).toBe('running');
+    const waiting = await taskInProgress('Write the menu', second.agent.id);
+
+    await page.goto(new URL(`#/board/${project.id}/${waiting}`, page.url()).href);
+    await expect.poll(() => page.getByTestId('task-detail').getAttribute('data-task-id'), LIVE).toBe(waiting);
+    const panel = page.getByTestId('task-runs-panel');
+    await panel.waitFor(LIVE);
+    expect(await rpc<Run[]>(page, 'Runs.List', waiting), 'auto-run holds it back (1 run at a time)').toEqual([]);
+    await panel.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await shots(page, 'autorun-waiting-detail');
+    // It says it waits for auto-run (a free place), not only "No runs yet".
+    await expect.poll(() => panel.textContent(), LIVE).toMatch(/auto-run/i);
   });
 });
