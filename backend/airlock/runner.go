@@ -110,7 +110,7 @@ func noteRunToolCalls(ctx context.Context, hub *events.Hub, r *runner.Runner) {
 			recs, _ := ev.Payload.([]core.AuditRecord)
 			for _, rec := range recs {
 				if rec.AgentID != "" && rec.Kind == core.KindToolCall {
-					r.NoteToolCall(rec.AgentID, runner.ToolCall{Server: rec.Server, Tool: rec.Tool, Status: rec.Status, At: rec.Time})
+					r.NoteToolCall(rec.AgentID, rec.AuthSession, runner.ToolCall{Server: rec.Server, Tool: rec.Tool, Status: rec.Status, At: rec.Time})
 				}
 			}
 		}
@@ -164,12 +164,12 @@ func (t runTokens) HasToken(agentID string) (bool, error) {
 	return len(toks) > 0, err
 }
 
-func (t runTokens) RunToken(agentID, projectID string) (string, func(), error) {
+func (t runTokens) RunToken(agentID, projectID string) (runner.RunCredential, error) {
 	s, err := t.svc.OpenRunSession(agentID, projectID, core.PurposeTask, runSessionTTL)
 	if err != nil {
-		return "", nil, err
+		return runner.RunCredential{}, err
 	}
-	return s.Token, func() { t.svc.Logout(s.Record.ID, "") }, nil
+	return runner.RunCredential{Token: s.Token, Session: s.Record.ID, Release: func() { t.svc.Logout(s.Record.ID, "") }}, nil
 }
 
 // TokenAlive reports whether a run's credential still identifies its

@@ -32,5 +32,6 @@ func EventPayloads() map[string]any {
 		teams.EventExecutionChanged:    teams.ExecutionChanged{},
 		runner.EventRunStatus:          runner.Run{},
 		runner.EventRunOutput:          runner.RunOutput{},
+		runner.EventRunAuto:            runner.AutoStates{},
 	}
 }

@@ -91,6 +91,11 @@ func (r *Runs) Get(runID string) (runner.Run, error) { return r.d.Runner.Get(run
 // Live returns the runs alive now.
 func (r *Runs) Live() ([]runner.Run, error) { return r.d.Runner.Live(), nil }
 
+// Auto returns the tasks in progress auto-run holds back now, and why: it
+// waits for a free place or for the agent, retries later, or gave up. The
+// run:auto event brings changes.
+func (r *Runs) Auto() (runner.AutoStates, error) { return r.d.Runner.AutoStates(), nil }
+
 // Log reads a run's log: the last lines (tail, default 100) or the lines
 // from an offset.
 func (r *Runs) Log(runID string, q runner.LogQuery) (runner.LogChunk, error) {

@@ -210,8 +210,12 @@ type AuditRecord struct {
 	Client        string `json:"client,omitempty"`
 	ClientVersion string `json:"clientVersion,omitempty"`
 	Session       string `json:"session"`
-	Purpose       string `json:"purpose,omitempty"` // the session purpose, task or chat
-	Server        string `json:"server"`
+	// AuthSession is the agent session the caller used (Caller.AuthSession),
+	// for Airlock's own use while it runs (the runner tells a run's calls
+	// from its agent's other calls by it); neither stored nor shown.
+	AuthSession string `json:"-" gorm:"-"`
+	Purpose     string `json:"purpose,omitempty"` // the session purpose, task or chat
+	Server      string `json:"server"`
 	// Tool is the target at its server: the tool or prompt name, or the
 	// resource URI.
 	Tool           string `json:"tool"`

@@ -642,6 +642,7 @@ func newRecord(r *core.Request) *core.AuditRecord {
 		Client:        r.Caller.Client.Name,
 		ClientVersion: r.Caller.Client.Version,
 		Session:       r.Caller.Session,
+		AuthSession:   r.Caller.AuthSession,
 		Purpose:       r.Caller.Purpose,
 		Server:        r.Server,
 		Tool:          r.Name,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -58,7 +59,8 @@ func (r *Runner) loop() {
 // assigned to an active AI agent with a profile gets a run, unless one of
 // its runs in this stay in progress completed or was stopped, its failed
 // attempts reached MaxAttempts, or it waits for its backoff; at most
-// MaxConcurrent runs are alive. Passes never overlap.
+// MaxConcurrent runs are alive. Passes never overlap. What it holds back,
+// and why, is kept for the Board (AutoStates).
 func (r *Runner) Reconcile() {
 	r.reconcileMu.Lock()
 	defer r.reconcileMu.Unlock()
@@ -66,6 +68,7 @@ func (r *Runner) Reconcile() {
 	s, closed := r.settings, r.closed
 	r.mu.Unlock()
 	if closed || !s.AutoRun {
+		r.setAuto(nil)
 		return
 	}
 	tasks, err := r.o.Tasks.InProgress()
@@ -81,15 +84,13 @@ func (r *Runner) Reconcile() {
 	})
 	now := r.o.Now()
 	var next time.Time
+	var held []AutoState
+	hold := func(t Task, state string, failures int, at *time.Time) {
+		held = append(held, AutoState{TaskID: t.ID, State: state, Failures: failures, MaxAttempts: s.MaxAttempts, MaxConcurrent: s.MaxConcurrent, At: at})
+	}
 	for _, t := range tasks {
 		if t.AssigneeID == "" {
 			continue
-		}
-		r.mu.Lock()
-		alive := len(r.live)
-		r.mu.Unlock()
-		if alive >= s.MaxConcurrent {
-			break
 		}
 		a, err := r.o.Agents.Agent(t.AssigneeID)
 		if err != nil || runnable(a) != nil {
@@ -103,7 +104,11 @@ func (r *Runner) Reconcile() {
 			r.log.Warn("auto-run: read a task's runs", "task", t.ID, "err", err)
 			continue
 		}
-		if settled || failures >= s.MaxAttempts {
+		if settled {
+			continue
+		}
+		if failures >= s.MaxAttempts {
+			hold(t, AutoGaveUp, failures, nil)
 			continue
 		}
 		if failures > 0 {
@@ -111,17 +116,54 @@ func (r *Runner) Reconcile() {
 				if next.IsZero() || at.Before(next) {
 					next = at
 				}
+				hold(t, AutoRetry, failures, &at)
 				continue
 			}
 		}
+		r.mu.Lock()
+		alive := len(r.live)
+		r.mu.Unlock()
+		if alive >= s.MaxConcurrent {
+			hold(t, AutoWaiting, failures, nil)
+			continue
+		}
 		_, err = r.start(t.ID, TriggerAuto, failures+1)
-		if err == nil || isCode(err, core.EConflict, EAgentBusy, core.EUnavailable, ERunFailed) {
-			continue // started, busy, or failed with its record made
+		switch {
+		case isCode(err, EAgentBusy):
+			hold(t, AutoAgentBusy, failures, nil)
+			continue
+		case err == nil || isCode(err, core.EConflict, core.EUnavailable, ERunFailed):
+			continue // started, running already, or failed with its record made
 		}
 		r.refused(t, a, failures+1, err)
 	}
 	if !next.IsZero() {
 		r.wakeUpAt(next)
+	}
+	r.setAuto(held)
+}
+
+// AutoStates returns what auto-run holds back now, as its last pass left it.
+func (r *Runner) AutoStates() AutoStates {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return AutoStates{Tasks: slices.Clone(r.auto)}
+}
+
+// setAuto keeps what a pass held back and tells the UI when it changed.
+func (r *Runner) setAuto(held []AutoState) {
+	if held == nil {
+		held = []AutoState{}
+	}
+	r.mu.Lock()
+	same := slices.EqualFunc(r.auto, held, func(a, b AutoState) bool {
+		return a.TaskID == b.TaskID && a.State == b.State && a.Failures == b.Failures && a.MaxAttempts == b.MaxAttempts && a.MaxConcurrent == b.MaxConcurrent &&
+			(a.At == nil) == (b.At == nil) && (a.At == nil || a.At.Equal(*b.At))
+	})
+	r.auto = held
+	r.mu.Unlock()
+	if !same {
+		r.o.Events.Emit(EventRunAuto, AutoStates{Tasks: slices.Clone(held)})
 	}
 }
 

@@ -46,19 +46,28 @@ func (t *tokens) HasToken(agentID string) (bool, error) {
 	return t.has[agentID], nil
 }
 
-func (t *tokens) RunToken(agentID, projectID string) (string, func(), error) {
+func (t *tokens) RunToken(agentID, projectID string) (runner.RunCredential, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	tok := fmt.Sprintf("alk_run-%s-%d", agentID, len(t.issued)+1)
 	t.issued = append(t.issued, tok)
 	var once sync.Once
-	return tok, func() {
+	return runner.RunCredential{Token: tok, Session: sessionOf(tok), Release: func() {
 		once.Do(func() {
 			t.mu.Lock()
 			t.released++
 			t.mu.Unlock()
 		})
-	}, nil
+	}}, nil
+}
+
+// sessionOf is the agent session a fake run token stands for.
+func sessionOf(tok string) string { return "run_" + tok }
+
+func (t *tokens) last() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.issued[len(t.issued)-1]
 }
 
 func (t *tokens) counts() (issued, released int) {

@@ -61,6 +61,7 @@ type Runner struct {
 	live     map[string]*liveRun // by run id
 	starting map[string]bool     // task and agent ids being started ("task:", "agent:")
 	holds    map[string]hold     // task id → failed auto starts not recorded on the board
+	auto     []AutoState         // what the last auto-run pass held back
 	closed   bool
 	wake     *time.Timer
 	wakeAt   time.Time
@@ -78,6 +79,8 @@ type liveRun struct {
 	out      *output
 	stopping string // who asked it to stop ("" while nobody did)
 	token    string // the run's credential
+	session  string // the agent session token is
+	title    string // the task's title as the run started
 	lastTool *ToolCall
 	ended    chan struct{}
 	final    Run
@@ -499,7 +502,7 @@ func (r *Runner) launch(pl plan, trigger string, attempt int) (Run, error) {
 	if err != nil {
 		return r.failStart(nil, rec, exec, nil, "", fmt.Errorf("open the run's log: %w", err))
 	}
-	l := &liveRun{rec: rec, exec: exec, ended: make(chan struct{})}
+	l := &liveRun{rec: rec, exec: exec, title: pl.task.Title, ended: make(chan struct{})}
 	l.out = newOutput(logf, r.o.Now, r.o.OutputInterval, func(b batch) {
 		r.o.Events.Emit(EventRunOutput, RunOutput{RunID: rec.ID, TaskID: rec.TaskID, Lines: b.lines, First: b.first, Dropped: b.dropped})
 	})
@@ -511,11 +514,14 @@ func (r *Runner) launch(pl plan, trigger string, attempt int) (Run, error) {
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
 		return r.failStart(l, rec, exec, nil, "", fmt.Errorf("create the run's folder: %w", err))
 	}
-	token, releaseToken, err := r.o.Tokens.RunToken(pl.agent.ID, pl.task.ProjectID)
+	cred, err := r.o.Tokens.RunToken(pl.agent.ID, pl.task.ProjectID)
 	if err != nil {
 		return r.failStart(l, rec, exec, nil, runDir, fmt.Errorf("get a token for agent %s: %w", pl.agent.Name, err))
 	}
-	l.token = token
+	token, releaseToken := cred.Token, cred.Release
+	r.mu.Lock()
+	l.token, l.session = token, cred.Session
+	r.mu.Unlock()
 	mcpURL := runURL(r.o.MCPURL, pl.task.ProjectID)
 	cfgPath := filepath.Join(runDir, configFile(pl.template.ConfigFormat))
 	if err := writeConfig(cfgPath, pl.template.ConfigFormat, mcpURL, token); err != nil {
@@ -927,13 +933,19 @@ func (r *Runner) Log(runID string, q LogQuery) (LogChunk, error) {
 	return c, nil
 }
 
-// NoteToolCall records the latest call an agent made through Airlock, for
-// its live run (the audit events feed it).
-func (r *Runner) NoteToolCall(agentID string, call ToolCall) {
+// NoteToolCall records the latest call made through Airlock with agent
+// session authSession of agentID, for the live run whose credential that
+// session is (the audit events feed it). A call the agent made over another
+// connection (the person's own Claude Code, say) is not the run's: before,
+// it showed as the run's latest call (found by a new-user test).
+func (r *Runner) NoteToolCall(agentID, authSession string, call ToolCall) {
+	if authSession == "" {
+		return // the agent's own token: never a run's credential
+	}
 	r.mu.Lock()
 	var hits []Record
 	for _, l := range r.live {
-		if l.rec.AgentID == agentID {
+		if l.rec.AgentID == agentID && l.session == authSession {
 			c := call
 			l.lastTool = &c
 			hits = append(hits, l.rec)
@@ -979,6 +991,7 @@ func (r *Runner) view(rec Record, exec Execution, ep *Execution) Run {
 			c := *l.lastTool
 			run.LastTool = &c
 		}
+		run.TaskTitle = l.title
 		// Still supervised: its end is being recorded, the execution
 		// first and then the run with its reason. Until both are, it
 		// runs (found by CI: a stopped run was seen without its reason,

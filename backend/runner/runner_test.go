@@ -534,6 +534,9 @@ func TestAutoRunRetriesAreCapped(t *testing.T) {
 	if len(runs) != 2 {
 		t.Fatalf("runs = %d after the cap, want 2", len(runs))
 	}
+	if got := f.r.AutoStates().Tasks; len(got) != 1 || got[0].TaskID != "tsk_1" || got[0].State != runner.AutoGaveUp || got[0].Failures != 2 {
+		t.Errorf("auto states after the cap = %+v, want tsk_1 given up after 2", got)
+	}
 	if runs[0].Attempt != 2 || runs[1].Attempt != 1 || runs[0].Trigger != runner.TriggerAuto {
 		t.Errorf("attempts = %d, %d (%s), want 2, 1 (auto)", runs[0].Attempt, runs[1].Attempt, runs[0].Trigger)
 	}
@@ -551,6 +554,68 @@ func TestAutoRunRetriesAreCapped(t *testing.T) {
 	if execs, _ := f.board.TaskExecutions("tsk_1"); len(execs) != 3 || execs[0].Status != runner.StatusCompleted {
 		t.Errorf("executions = %+v, want a third that completed and no more", execs)
 	}
+	if got := f.r.AutoStates().Tasks; len(got) != 0 {
+		t.Errorf("auto states after a run completed = %+v, want none", got)
+	}
+}
+
+// What auto-run holds back is told, with an event when it changes: a task
+// waiting for a free place or for its agent, one whose retry comes later,
+// one given up on (found by a new-user test: such a task looked like any
+// task in progress on the Board).
+func TestAutoRunSaysWhatItHoldsBack(t *testing.T) {
+	s := runner.DefaultSettings()
+	s.AutoRun, s.MaxConcurrent, s.MaxAttempts, s.RetryBackoffSeconds, s.StopGraceSeconds = true, 2, 2, 3600, 1
+	f := newFixture(t, fixtureOpts{settings: &s})
+	wait := f.script(t, "wait", "while [ ! -e \"$1\" ]; do sleep 0.05; done")
+	release := filepath.Join(t.TempDir(), "release")
+	f.profile(t, runner.Profile{AgentID: "ag_ann", Template: runner.TemplateCustom, Command: wait, Args: []string{release}})
+	f.profile(t, runner.Profile{AgentID: "ag_ben", Template: runner.TemplateCustom, Command: f.script(t, "fail", "exit 1")})
+	f.task("tsk_a1", "ag_ann", runner.TaskInProgress)
+	f.task("tsk_a2", "ag_ann", runner.TaskInProgress)
+	f.task("tsk_b", "ag_ben", runner.TaskInProgress)
+	state := func(id string) runner.AutoState {
+		for _, a := range f.r.AutoStates().Tasks {
+			if a.TaskID == id {
+				return a
+			}
+		}
+		return runner.AutoState{}
+	}
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		f.r.Reconcile()
+		return state("tsk_b").State == runner.AutoRetry && state("tsk_a2").State == runner.AutoAgentBusy
+	}, "auto-run does not say that tsk_b retries later and tsk_a2 waits for ann: %+v", f.r.AutoStates())
+	if b := state("tsk_b"); b.Failures != 1 || b.MaxAttempts != 2 || b.At == nil || b.At.Before(time.Now().Add(50*time.Minute)) {
+		t.Errorf("retry state = %+v, want 1 of 2 failed and the next attempt in about an hour", b)
+	}
+	if a := state("tsk_a1"); a.State != "" {
+		t.Errorf("the running task is held back: %+v", a)
+	}
+	if len(f.events.Events(runner.EventRunAuto)) == 0 {
+		t.Error("no run:auto event told the UI")
+	}
+
+	// A full runner: the next task waits for a free place.
+	s.MaxConcurrent = 1
+	if _, err := f.r.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	f.profile(t, runner.Profile{AgentID: "ag_ben", Template: runner.TemplateCustom, Command: wait, Args: []string{release}})
+	f.task("tsk_c", "ag_ben", runner.TaskInProgress)
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		f.r.Reconcile()
+		c := state("tsk_c")
+		return c.State == runner.AutoWaiting && c.MaxConcurrent == 1
+	}, "tsk_c does not wait for a free place: %+v", f.r.AutoStates())
+
+	// Auto-run off: it holds nothing back.
+	s.AutoRun = false
+	if _, err := f.r.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 30*time.Second, func() bool { return len(f.r.AutoStates().Tasks) == 0 }, "auto-run is off but still holds tasks: %+v", f.r.AutoStates())
+	os.WriteFile(release, nil, 0o600)
 }
 
 // Auto-run keeps to MaxConcurrent, never runs people, records a refusal
@@ -666,8 +731,11 @@ func TestLastToolAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 2, 6, 9, 0, 0, 0, time.UTC)
-	f.r.NoteToolCall("ag_ben", runner.ToolCall{Server: "x", Tool: "other", At: at})
-	f.r.NoteToolCall("ag_ann", runner.ToolCall{Server: "everything", Tool: "echo", Status: "ok", At: at})
+	f.r.NoteToolCall("ag_ben", sessionOf(f.tokens.last()), runner.ToolCall{Server: "x", Tool: "other", At: at})
+	f.r.NoteToolCall("ag_ann", sessionOf(f.tokens.last()), runner.ToolCall{Server: "everything", Tool: "echo", Status: "ok", At: at})
+	// The agent's calls over other connections are not the run's.
+	f.r.NoteToolCall("ag_ann", "", runner.ToolCall{Server: "x", Tool: "own-token", At: at})
+	f.r.NoteToolCall("ag_ann", "sess_elsewhere", runner.ToolCall{Server: "x", Tool: "other-session", At: at})
 	got, _ := f.r.Get(run.ID)
 	if got.LastTool == nil || got.LastTool.Tool != "echo" {
 		t.Errorf("last tool = %+v, want echo", got.LastTool)

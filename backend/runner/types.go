@@ -41,7 +41,45 @@ const (
 	// EventRunOutput: new lines of a run's output, batched (a few per
 	// second per run at most). Payload RunOutput.
 	EventRunOutput = "run:output"
+	// EventRunAuto: what auto-run holds for the tasks it would run changed.
+	// Payload AutoStates (all of them).
+	EventRunAuto = "run:auto"
 )
+
+// What auto-run holds for a task in progress it would run but does not run
+// now (AutoState.State).
+const (
+	// AutoWaiting: the most runs at a time are running; it starts when one
+	// ends.
+	AutoWaiting = "waiting"
+	// AutoAgentBusy: its agent runs another task; it starts when that ends.
+	AutoAgentBusy = "agent_busy"
+	// AutoRetry: its last attempt failed; the next starts at At.
+	AutoRetry = "retry"
+	// AutoGaveUp: every attempt failed (MaxAttempts); auto-run tries no
+	// more until the task leaves in progress and comes back, or a person
+	// runs it.
+	AutoGaveUp = "gave_up"
+)
+
+// AutoState is what auto-run holds for one task in progress.
+type AutoState struct {
+	TaskID string `json:"taskId"`
+	State  string `json:"state"`
+	// Failures is the number of failed attempts in the task's stay in
+	// progress; MaxAttempts the setting they count against.
+	Failures    int `json:"failures"`
+	MaxAttempts int `json:"maxAttempts"`
+	// MaxConcurrent is the most runs at a time (AutoWaiting).
+	MaxConcurrent int `json:"maxConcurrent"`
+	// At is when the next attempt starts (AutoRetry).
+	At *time.Time `json:"at,omitempty"`
+}
+
+// AutoStates is the payload of EventRunAuto: every task auto-run holds.
+type AutoStates struct {
+	Tasks []AutoState `json:"tasks"`
+}
 
 // Template is a launcher: how to start one kind of agent CLI connected to
 // Airlock. Arguments and environment values may hold placeholders
@@ -182,8 +220,12 @@ type Run struct {
 	StartedAt time.Time  `json:"startedAt"`
 	EndedAt   *time.Time `json:"endedAt"`
 	LogPath   string     `json:"logPath"`
-	// LastTool is the agent's latest call through Airlock during the run.
+	// LastTool is the run's latest call through Airlock (its own
+	// credential's, not its agent's over other connections).
 	LastTool *ToolCall `json:"lastTool,omitempty"`
+	// TaskTitle is the task's title as the run started, while it runs (the
+	// Agents screen names the task an agent is running).
+	TaskTitle string `json:"taskTitle,omitempty"`
 }
 
 // ToolCall is an agent's call as the audit saw it.
@@ -351,8 +393,19 @@ type TokenIssuer interface {
 	// the user made it connectable. A run of an agent without one is
 	// refused.
 	HasToken(agentID string) (bool, error)
-	// RunToken returns a bearer token identifying agentID, for one run on
-	// a task of projectID (task purpose), and release, called once the
-	// run has ended.
-	RunToken(agentID, projectID string) (token string, release func(), err error)
+	// RunToken returns a credential identifying agentID, for one run on a
+	// task of projectID (task purpose).
+	RunToken(agentID, projectID string) (RunCredential, error)
+}
+
+// RunCredential is one run's credential of its agent.
+type RunCredential struct {
+	// Token is the bearer token the run's MCP config carries.
+	Token string
+	// Session is the agent session the token is (the audit names it for
+	// each call the run makes): the run's own calls are told apart from
+	// calls its agent makes over other connections.
+	Session string
+	// Release ends the credential; the runner calls it once the run ended.
+	Release func()
 }

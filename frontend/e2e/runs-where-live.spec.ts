@@ -59,5 +59,9 @@ describe('live runs outside their card', () => {
     await expect.poll(() => detail.getAttribute('data-agent-id'), LIVE).toBe(worker.agent.id);
     await shots(page, 'live-run-agents-screen');
     await expect.poll(async () => (await detail.textContent()) ?? '', LIVE).toMatch(/running|Write the header/i);
+    // The detail names the task and links to it; the tree marks the agent.
+    await expect.poll(async () => (await page.getByTestId('agent-live-run').textContent()) ?? '', LIVE).toContain('Write the header');
+    const row = page.locator(`[data-testid=agent-row][data-agent-id="${worker.agent.id}"]`);
+    await expect.poll(() => row.getByTestId('agent-row-running').count(), LIVE).toBe(1);
   });
 });

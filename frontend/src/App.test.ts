@@ -126,7 +126,7 @@ describe('App shell', () => {
     location.hash = '#/servers';
     render(App);
     await screen.findByRole('heading', { name: 'Servers' });
-    const shell = ['agents:changed', 'approval:requested', 'approval:resolved', 'audit:failed', 'audit:recovered', 'chat:conversation', 'chat:message', 'run:output', 'run:status', 'server:status', 'servers:changed'];
+    const shell = ['agents:changed', 'approval:requested', 'approval:resolved', 'audit:failed', 'audit:recovered', 'chat:conversation', 'chat:message', 'run:auto', 'run:output', 'run:status', 'server:status', 'servers:changed'];
     // The Servers screen counts the rules that name a server in its Remove question.
     await waitFor(() => expect(subscribedEvents()).toEqual([...shell, 'rules:changed'].sort()));
     location.hash = '#/activity';

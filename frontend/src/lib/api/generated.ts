@@ -141,6 +141,21 @@ export interface AuditStatus {
   lastFailure: Failure | null;
 }
 
+/** Go: runner.AutoState */
+export interface AutoState {
+  taskId: string;
+  state: string;
+  failures: number;
+  maxAttempts: number;
+  maxConcurrent: number;
+  at?: string | null;
+}
+
+/** Go: runner.AutoStates */
+export interface AutoStates {
+  tasks: AutoState[];
+}
+
 /** Go: api.BoardAgent */
 export interface BoardAgent {
   id: string;
@@ -537,6 +552,7 @@ export interface Run {
   endedAt: string | null;
   logPath: string;
   lastTool?: ToolCall | null;
+  taskTitle?: string;
 }
 
 /** Go: runner.RunOutput */
@@ -914,6 +930,7 @@ export interface EventMap {
   'events:lagged': Lagged;
   'execution:changed': ExecutionChanged;
   'rules:changed': RulesChanged;
+  'run:auto': AutoStates;
   'run:output': RunOutput;
   'run:status': Run;
   'server:status': ServerStatus;
@@ -1152,6 +1169,10 @@ export function createClient(call: Call) {
       startAboutTask: (taskID: string, message: string): Promise<ConversationSummary> => call('Chat.StartAboutTask', [taskID, message]) as Promise<ConversationSummary>,
     },
     runs: {
+      /** Auto returns the tasks in progress auto-run holds back now, and why: it
+       * waits for a free place or for the agent, retries later, or gave up. The
+       * run:auto event brings changes. */
+      auto: (): Promise<AutoStates> => call('Runs.Auto', []) as Promise<AutoStates>,
       /** CheckCommand says whether the program a profile launches is found now
        * (a warning when it is not; the profile may be saved all the same). */
       checkCommand: (p: Profile): Promise<CommandCheck> => call('Runs.CheckCommand', [p]) as Promise<CommandCheck>,

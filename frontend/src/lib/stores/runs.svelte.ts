@@ -1,5 +1,5 @@
 import { api, ApiError } from '../api';
-import type { AgentView, CommandCheck, Profile, Run, RunnerSettings, RunOutput, Template } from '../api';
+import type { AgentView, AutoState, AutoStates, CommandCheck, Profile, Run, RunnerSettings, RunOutput, Template } from '../api';
 import { on, onResync } from '../events';
 import { agentHref } from '../route';
 import { errorText } from './util';
@@ -87,6 +87,11 @@ export class RunsStore {
   settings = $state<RunnerSettings | null>(null);
   /** The runs alive now, oldest first. */
   live = $state<Run[]>([]);
+  /**
+   * The tasks in progress auto-run holds back, by task id: waiting for a
+   * free place or for their agent, retrying later, or given up on.
+   */
+  auto = $state<Record<string, AutoState>>({});
   /** The runs of tasks someone looks at, newest first, by task id. */
   byTask = $state<Record<string, Run[]>>({});
   /** Output of the runs being watched, by run id. */
@@ -107,6 +112,8 @@ export class RunsStore {
   private follows = new Map<string, Follow>();
   private tailReads = new Set<string>();
   private liveSeq = 0;
+  /** Counts run:auto events and loads: a load answered after an event is older than it. */
+  private autoSeq = 0;
   /** Run ids whose run:status came during a Live load: the event is newer than the answer. */
   private liveDuringLoad: Map<string, Run> | null = null;
 
@@ -115,13 +122,18 @@ export class RunsStore {
     const offs = [
       on('run:status', (r) => this.status(r)),
       on('run:output', (o) => this.append(o)),
+      on('run:auto', (a) => {
+        this.autoSeq++;
+        this.setAuto(a);
+      }),
       onResync(() => void this.resync()),
     ];
     return () => offs.forEach((off) => off());
   }
 
-  /** Loads the runs alive now (the cards' indicators). */
+  /** Loads the runs alive now (the cards' indicators), and what auto-run holds back. */
   async loadLive(): Promise<void> {
+    void this.loadAuto();
     const seq = ++this.liveSeq;
     this.liveDuringLoad = new Map();
     try {
@@ -137,6 +149,26 @@ export class RunsStore {
     } finally {
       if (seq === this.liveSeq) this.liveDuringLoad = null;
     }
+  }
+
+  /** Loads what auto-run holds back; a run:auto event during the load wins. */
+  async loadAuto(): Promise<void> {
+    const seq = ++this.autoSeq;
+    try {
+      const a = await api.runs.auto();
+      if (seq === this.autoSeq && a) this.setAuto(a);
+    } catch {
+      // The cards go without it; the next event or resync brings it.
+    }
+  }
+
+  private setAuto(a: AutoStates): void {
+    this.auto = Object.fromEntries((a.tasks ?? []).map((t) => [t.taskId, t]));
+  }
+
+  /** What auto-run holds for task id, when it holds it back. */
+  autoState(taskId: string): AutoState | undefined {
+    return this.auto[taskId];
   }
 
   /** Loads what the profile screen needs: templates, placeholders and every profile. */

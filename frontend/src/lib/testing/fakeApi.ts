@@ -47,6 +47,7 @@ export function resetFakeApi(): void {
   vi.mocked(fakeApi.system.settings).mockResolvedValue({ approvalTimeoutSeconds: 300 });
   vi.mocked(fakeApi.system.auditStatus).mockResolvedValue({ lastFailure: null });
   vi.mocked(fakeApi.runs.live).mockResolvedValue([]);
+  vi.mocked(fakeApi.runs.auto).mockResolvedValue({ tasks: [] });
   vi.mocked(fakeApi.runs.list).mockResolvedValue([]);
   vi.mocked(fakeApi.runs.profiles).mockResolvedValue([]);
   vi.mocked(fakeApi.runs.templates).mockResolvedValue([]);

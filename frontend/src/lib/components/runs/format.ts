@@ -1,5 +1,6 @@
 // How runs read in the UI: durations, log lines, tool calls, outcomes.
-import type { Run, ToolCall } from '../../api';
+import type { AutoState, Run, ToolCall } from '../../api';
+import { clockTime } from '../ui/format';
 
 /** "4s", "2m 05s", "1h 03m": from start to end (or now, while it runs). */
 export function duration(startIso: string, endIso: string | null | undefined, now = Date.now()): string {
@@ -73,4 +74,32 @@ export function exitText(r: Run): string {
   if (r.status === 'running') return '';
   if (r.exitCode === null || r.exitCode === undefined) return 'no process';
   return `exit ${r.exitCode}`;
+}
+
+/** What auto-run holds for a task, in words: a card's badge and the sentence that explains it. */
+export function autoText(a: AutoState, agent: string): { badge: string; tone: string; text: string } {
+  switch (a.state) {
+    case 'gave_up':
+      return {
+        badge: 'auto-run gave up',
+        tone: 'danger',
+        text: `Auto-run gave up: ${a.failures === 1 ? 'its attempt' : `all ${a.failures} attempts`} failed. See why in Runs, fix it, then press Run (or move the task out of In progress and back).`,
+      };
+    case 'retry':
+      return {
+        badge: a.at ? `retry ${clockTime(a.at)}` : 'retry',
+        tone: 'warn',
+        text: `Attempt ${a.failures} of ${a.maxAttempts} failed; auto-run tries again${a.at ? ` at ${clockTime(a.at)}` : ' soon'}.`,
+      };
+    case 'agent_busy':
+      return { badge: 'queued', tone: 'muted', text: `Auto-run starts it when ${agent} finishes the task it is running now.` };
+    case 'waiting':
+      return {
+        badge: 'queued',
+        tone: 'muted',
+        text: `Auto-run starts it when a run ends: it runs at most ${a.maxConcurrent} ${a.maxConcurrent === 1 ? 'task' : 'tasks'} at a time (Run settings).`,
+      };
+    default:
+      return { badge: a.state, tone: 'muted', text: `Auto-run: ${a.state}.` };
+  }
 }
