@@ -110,7 +110,7 @@ func noteRunToolCalls(ctx context.Context, hub *events.Hub, r *runner.Runner) {
 			recs, _ := ev.Payload.([]core.AuditRecord)
 			for _, rec := range recs {
 				if rec.AgentID != "" && rec.Kind == core.KindToolCall {
-					r.NoteToolCall(rec.AgentID, rec.AuthSession, runner.ToolCall{Server: rec.Server, Tool: rec.Tool, Status: rec.Status, At: rec.Time})
+					r.NoteToolCall(rec.AgentID, rec.AuthSession, rec.Session, runner.ToolCall{Server: rec.Server, Tool: rec.Tool, Status: rec.Status, At: rec.Time})
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package airlock_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -72,6 +73,12 @@ steps:
 	// a call the run made after this one, it has seen this one too.
 	done := time.Now()
 	testutil.Eventually(t, 60*time.Second, func() bool { return noted(done) }, "the run's later calls are never noted")
+	// Its calls waiting for approval are found by its MCP sessions: the
+	// other connection's is not among them.
+	live, _ := rs.in.API.Runs.Live()
+	if len(live) != 1 || len(live[0].Sessions) == 0 || slices.Contains(live[0].Sessions, sess.ID()) {
+		t.Errorf("the run's sessions = %+v, want its own only (not %s)", live, sess.ID())
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for _, c := range seen {

@@ -81,6 +81,7 @@ type liveRun struct {
 	token    string // the run's credential
 	session  string // the agent session token is
 	title    string // the task's title as the run started
+	sessions []string // the MCP sessions its credential made calls on
 	lastTool *ToolCall
 	ended    chan struct{}
 	final    Run
@@ -933,12 +934,16 @@ func (r *Runner) Log(runID string, q LogQuery) (LogChunk, error) {
 	return c, nil
 }
 
+// maxRunSessions bounds the MCP sessions a run's view lists (a client
+// that reconnects for every call must not grow it without end).
+const maxRunSessions = 64
+
 // NoteToolCall records the latest call made through Airlock with agent
 // session authSession of agentID, for the live run whose credential that
 // session is (the audit events feed it). A call the agent made over another
 // connection (the person's own Claude Code, say) is not the run's: before,
 // it showed as the run's latest call (found by a new-user test).
-func (r *Runner) NoteToolCall(agentID, authSession string, call ToolCall) {
+func (r *Runner) NoteToolCall(agentID, authSession, mcpSession string, call ToolCall) {
 	if authSession == "" {
 		return // the agent's own token: never a run's credential
 	}
@@ -946,6 +951,9 @@ func (r *Runner) NoteToolCall(agentID, authSession string, call ToolCall) {
 	var hits []Record
 	for _, l := range r.live {
 		if l.rec.AgentID == agentID && l.session == authSession {
+			if mcpSession != "" && !slices.Contains(l.sessions, mcpSession) && len(l.sessions) < maxRunSessions {
+				l.sessions = append(l.sessions, mcpSession)
+			}
 			c := call
 			l.lastTool = &c
 			hits = append(hits, l.rec)
@@ -992,6 +1000,7 @@ func (r *Runner) view(rec Record, exec Execution, ep *Execution) Run {
 			run.LastTool = &c
 		}
 		run.TaskTitle = l.title
+		run.Sessions = slices.Clone(l.sessions)
 		// Still supervised: its end is being recorded, the execution
 		// first and then the run with its reason. Until both are, it
 		// runs (found by CI: a stopped run was seen without its reason,

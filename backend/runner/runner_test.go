@@ -731,14 +731,17 @@ func TestLastToolAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 2, 6, 9, 0, 0, 0, time.UTC)
-	f.r.NoteToolCall("ag_ben", sessionOf(f.tokens.last()), runner.ToolCall{Server: "x", Tool: "other", At: at})
-	f.r.NoteToolCall("ag_ann", sessionOf(f.tokens.last()), runner.ToolCall{Server: "everything", Tool: "echo", Status: "ok", At: at})
+	f.r.NoteToolCall("ag_ben", sessionOf(f.tokens.last()), "mcp-1", runner.ToolCall{Server: "x", Tool: "other", At: at})
+	f.r.NoteToolCall("ag_ann", sessionOf(f.tokens.last()), "mcp-2", runner.ToolCall{Server: "everything", Tool: "echo", Status: "ok", At: at})
 	// The agent's calls over other connections are not the run's.
-	f.r.NoteToolCall("ag_ann", "", runner.ToolCall{Server: "x", Tool: "own-token", At: at})
-	f.r.NoteToolCall("ag_ann", "sess_elsewhere", runner.ToolCall{Server: "x", Tool: "other-session", At: at})
+	f.r.NoteToolCall("ag_ann", "", "mcp-3", runner.ToolCall{Server: "x", Tool: "own-token", At: at})
+	f.r.NoteToolCall("ag_ann", "sess_elsewhere", "mcp-4", runner.ToolCall{Server: "x", Tool: "other-session", At: at})
 	got, _ := f.r.Get(run.ID)
 	if got.LastTool == nil || got.LastTool.Tool != "echo" {
 		t.Errorf("last tool = %+v, want echo", got.LastTool)
+	}
+	if !slices.Equal(got.Sessions, []string{"mcp-2"}) {
+		t.Errorf("sessions = %v, want the run's own MCP session mcp-2", got.Sessions)
 	}
 	f.r.Close()
 	got, _ = f.r.Get(run.ID)

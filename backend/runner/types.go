@@ -223,6 +223,10 @@ type Run struct {
 	// LastTool is the run's latest call through Airlock (its own
 	// credential's, not its agent's over other connections).
 	LastTool *ToolCall `json:"lastTool,omitempty"`
+	// Sessions are the MCP sessions the run's credential made calls on,
+	// while it runs: its calls waiting for approval are those of these
+	// sessions.
+	Sessions []string `json:"sessions,omitempty"`
 	// TaskTitle is the task's title as the run started, while it runs (the
 	// Agents screen names the task an agent is running).
 	TaskTitle string `json:"taskTitle,omitempty"`

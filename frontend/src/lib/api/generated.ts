@@ -552,6 +552,7 @@ export interface Run {
   endedAt: string | null;
   logPath: string;
   lastTool?: ToolCall | null;
+  sessions?: string[];
   taskTitle?: string;
 }
 

@@ -85,12 +85,15 @@ describe('TaskRunsPanel', () => {
     expect(within(live).getAllByTestId('output-line')[2].textContent).toMatch(/ok$/);
 
     expect(screen.getByTestId('last-tool').textContent).toContain('none yet');
-    emit('run:status', run('rn_1', { lastTool: { server: 'file-write', tool: 'file_write', status: 'running', at: new Date().toISOString() } }));
+    emit('run:status', run('rn_1', { lastTool: { server: 'file-write', tool: 'file_write', status: 'running', at: new Date().toISOString() }, sessions: ['s'] }));
     await waitFor(() => expect(screen.getByTestId('last-tool').textContent).toContain('file-write__file_write'));
     expect(screen.getByTestId('last-tool').textContent).toContain('in progress');
 
+    // A call its agent makes over another connection is not the run's.
+    stores.approvals.requested(approval({ id: 'ap_elsewhere', session: 'elsewhere', exposedName: 'shell__exec' }));
     stores.approvals.requested(approval());
     const waiting = await screen.findByTestId('run-waiting-approval');
+    expect(screen.getAllByTestId('run-waiting-approval')).toHaveLength(1);
     expect(waiting.textContent).toContain('file-write__file_write');
     await userEvent.click(within(waiting).getByRole('button', { name: 'Review' }));
     expect(stores.approvals.dialogOpen).toBe(true);
