@@ -77,10 +77,10 @@ type liveRun struct {
 	exec     Execution
 	proc     *proc.Process
 	out      *output
-	stopping string // who asked it to stop ("" while nobody did)
-	token    string // the run's credential
-	session  string // the agent session token is
-	title    string // the task's title as the run started
+	stopping string   // who asked it to stop ("" while nobody did)
+	token    string   // the run's credential
+	session  string   // the agent session token is
+	title    string   // the task's title as the run started
 	sessions []string // the MCP sessions its credential made calls on
 	lastTool *ToolCall
 	ended    chan struct{}
