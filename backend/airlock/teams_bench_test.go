@@ -171,7 +171,7 @@ func BenchmarkGetPendingMessages(b *testing.B) {
 	// times the call that claims it.
 	call := func(i int) time.Duration {
 		want := fmt.Sprintf("new %d", i)
-		if _, err := svc.PostMessage(mgr, fmt.Sprintf("conv_b%d", (i%100)*benchWorkers), want, ""); err != nil {
+		if _, err := svc.PostMessage(mgr, "", fmt.Sprintf("conv_b%d", (i%100)*benchWorkers), want, ""); err != nil {
 			b.Fatal(err)
 		}
 		t0 := time.Now()

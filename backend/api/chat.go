@@ -44,7 +44,7 @@ func (c *Chat) Messages(conversationID string, limit int) (MessagesView, error) 
 	if limit > 1000 {
 		return MessagesView{}, core.Errorf(core.EInvalid, "limit must be at most 1000")
 	}
-	conv, msgs, total, err := c.d.Teams.ConversationMessages(authz.OwnerID, conversationID, limit)
+	conv, msgs, total, err := c.d.Teams.ConversationMessages(authz.OwnerID, "", conversationID, limit)
 	if err != nil {
 		return MessagesView{}, err
 	}
@@ -63,7 +63,7 @@ func (c *Chat) MarkRead(conversationID string) error {
 // Send writes into a conversation as the owner, who joins it if needed;
 // its agents' task sessions are told to look at the chat.
 func (c *Chat) Send(conversationID, content string) (teams.Message, error) {
-	return c.d.Teams.PostMessage(authz.OwnerID, conversationID, content, "")
+	return c.d.Teams.PostMessage(authz.OwnerID, "", conversationID, content, "")
 }
 
 // Start opens a conversation of the owner with agents of a project (ids or
@@ -101,5 +101,5 @@ func (c *Chat) StartAboutTask(taskID, message string) (teams.ConversationSummary
 
 // End ends a conversation, as the owner.
 func (c *Chat) End(conversationID string) (teams.Conversation, error) {
-	return c.d.Teams.EndConversation(authz.OwnerID, conversationID, "")
+	return c.d.Teams.EndConversation(authz.OwnerID, "", conversationID, "")
 }

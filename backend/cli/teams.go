@@ -550,7 +550,7 @@ func chatShow(svc *teams.Service, _ *authz.Service, args []string, w io.Writer) 
 	if *limit < 1 {
 		return c.usageError("--limit must be at least 1")
 	}
-	conv, msgs, total, err := svc.ConversationMessages(authz.OwnerID, pos[0], *limit)
+	conv, msgs, total, err := svc.ConversationMessages(authz.OwnerID, "", pos[0], *limit)
 	if err != nil {
 		return err
 	}
@@ -577,7 +577,7 @@ func chatSend(svc *teams.Service, _ *authz.Service, args []string, w io.Writer) 
 	if len(pos) != 2 {
 		return c.usageError("want CONVERSATION MESSAGE (quote the message)")
 	}
-	m, err := svc.PostMessage(authz.OwnerID, pos[0], pos[1], "")
+	m, err := svc.PostMessage(authz.OwnerID, "", pos[0], pos[1], "")
 	if err != nil {
 		return err
 	}
@@ -637,7 +637,7 @@ func chatEnd(svc *teams.Service, _ *authz.Service, args []string, w io.Writer) e
 	if len(pos) != 1 {
 		return c.usageError("want exactly one CONVERSATION")
 	}
-	conv, err := svc.EndConversation(authz.OwnerID, pos[0], "")
+	conv, err := svc.EndConversation(authz.OwnerID, "", pos[0], "")
 	if err != nil {
 		return err
 	}

@@ -102,7 +102,7 @@ func TestTasksAndChatCLI(t *testing.T) {
 		t.Fatalf("started = %+v", conv)
 	}
 	mustRun(t, chatCmd, db, "send", conv.ID, "Today, please.")
-	if _, err := svc.PostMessage(w1ID, conv.ID, "On it.", ""); err != nil {
+	if _, err := svc.PostMessage(w1ID, "", conv.ID, "On it.", ""); err != nil {
 		t.Fatal(err)
 	}
 	convs := decodeJSON[[]teams.ConversationSummary](t, mustRun(t, chatCmd, db, "list", "--project", "apollo", "--json"))

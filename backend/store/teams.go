@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
+	"github.com/airlock-dev/airlock/backend/authz"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/teams"
 )
@@ -674,15 +676,27 @@ func (s *Teams) UnreadCounts(agentID string, conversationIDs []string) (map[stri
 	return out, nil
 }
 
-// pendingQuery selects the messages waiting for agentID.
+// pendingQuery selects the messages waiting for agentID: in projectID's
+// conversations, or in every project's when it is empty; in either case
+// only in the projects agentID is in now. A conversation of a project it
+// was taken off is not its any more (found by a red team: the messages
+// written there after it left reached it through any session that named no
+// project).
 func (s *Teams) pendingQuery(agentID, projectID string) *gorm.DB {
 	q := s.db.Table("conversation_participants AS p").
 		Joins("JOIN chat_messages m ON m.conversation_id = p.conversation_id AND m.seq > p.last_read_seq").
+		Joins("JOIN conversations c ON c.id = p.conversation_id").
 		Where("p.agent_id = ? AND p.role = ? AND m.sender_id <> ?", agentID, teams.RoleMember, agentID)
 	if projectID != "" {
-		q = q.Joins("JOIN conversations c ON c.id = p.conversation_id").Where("c.project_id = ?", projectID)
+		q = q.Where("c.project_id = ?", projectID)
 	}
-	return q
+	return q.Where(inProjectsOf("c.project_id", agentID))
+}
+
+// inProjectsOf is the condition that column names a project agentID is in
+// now (the owner is in every project).
+func inProjectsOf(column, agentID string) clause.Expr {
+	return gorm.Expr("(? = ? OR "+column+" IN (SELECT project_id FROM project_agents WHERE agent_id = ?))", agentID, authz.OwnerID, agentID)
 }
 
 // PendingMessages returns the messages waiting for agentID, oldest first.
@@ -741,10 +755,14 @@ func (r notificationRow) notification() teams.Notification {
 }
 
 // UnreadNotifications returns agentID's unread notifications for
-// projectID (and for no project), or all of them when projectID is empty.
+// projectID (and for no project), or all of them when projectID is empty;
+// never those of a project agentID is not in now (found by a red team: a
+// manager taken off a project still heard of its tasks' news through a
+// session that named no project).
 func (s *Teams) UnreadNotifications(agentID, projectID string) ([]teams.Notification, error) {
 	var rows []notificationRow
-	q := s.db.Where("target_agent_id = ? AND read_at IS NULL", agentID)
+	q := s.db.Where("target_agent_id = ? AND read_at IS NULL", agentID).
+		Where(gorm.Expr("(target_project_id IS NULL OR ?)", inProjectsOf("target_project_id", agentID)))
 	if projectID != "" {
 		q = q.Where("(target_project_id IS NULL OR target_project_id = ?)", projectID)
 	}

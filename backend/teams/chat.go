@@ -33,6 +33,22 @@ func memberConversation(tx Store, id, agentID string) (Conversation, error) {
 	return c, nil
 }
 
+// reachable refuses conversation c to actor as if it did not exist when it
+// is in a project actor is not in (any more), or, when actor's session
+// works in projectID, in another project: the same answer as tasks give
+// (found by a red team: an agent taken off a project went on reading,
+// writing and ending that project's conversations; a session of one
+// project reached another project's). The owner reaches every one.
+func reachable(actor authz.Agent, c Conversation, projectID string) error {
+	if actor.Kind == authz.KindOwner {
+		return nil
+	}
+	if !inProject(actor, c.ProjectID) || (projectID != "" && c.ProjectID != projectID) {
+		return errConversationNotFound(c.ID)
+	}
+	return nil
+}
+
 // Conversation returns conversation id.
 func (s *Service) Conversation(id string) (Conversation, error) {
 	c, err := s.st.GetConversation(id)
@@ -169,7 +185,7 @@ func chatNotification(agentID string, c Conversation, sourceID, text string) Not
 // pending, and Message.Unread says how many (found by a new-user test:
 // an agent answered "done with v1" past "requirement changed, use v2",
 // which was then marked read and never seen).
-func (s *Service) PostMessage(actorID, convID, content, inReplyTo string) (Message, error) {
+func (s *Service) PostMessage(actorID, projectID, convID, content, inReplyTo string) (Message, error) {
 	r, err := s.roster()
 	if err != nil {
 		return Message{}, err
@@ -187,6 +203,15 @@ func (s *Service) PostMessage(actorID, convID, content, inReplyTo string) (Messa
 	var m Message
 	err = s.atomic(func(tx Store, fx *effects) error {
 		var err error
+		if convID != "" {
+			c, err := tx.GetConversation(convID)
+			if err != nil {
+				return notFoundAs(err, errConversationNotFound(convID))
+			}
+			if err := reachable(actor, c, projectID); err != nil {
+				return err
+			}
+		}
 		m, err = s.post(tx, fx, r, actor, convID, content, inReplyTo)
 		return err
 	})
@@ -374,7 +399,7 @@ func countMembers(c Conversation) int {
 
 // EndConversation ends conversation convID as actorID (a member, or the
 // owner), after writing summary into it when given.
-func (s *Service) EndConversation(actorID, convID, summary string) (Conversation, error) {
+func (s *Service) EndConversation(actorID, projectID, convID, summary string) (Conversation, error) {
 	r, err := s.roster()
 	if err != nil {
 		return Conversation{}, err
@@ -391,6 +416,9 @@ func (s *Service) EndConversation(actorID, convID, summary string) (Conversation
 		var err error
 		if c, err = tx.GetConversation(convID); err != nil {
 			return notFoundAs(err, errConversationNotFound(convID))
+		}
+		if err := reachable(actor, c, projectID); err != nil {
+			return err
 		}
 		if !c.Member(actorID) && actor.Kind != authz.KindOwner {
 			return core.Errorf(ECodeUnauthorized, "You are not a participant of conversation %s", convID)
@@ -424,13 +452,26 @@ func (s *Service) EndConversation(actorID, convID, summary string) (Conversation
 // order they were written, and how many the conversation has. It moves no
 // read position: reading from a task session leaves the chat session's
 // pending messages as they are.
-func (s *Service) ConversationMessages(actorID, convID string, limit int) (Conversation, []Message, int, error) {
+func (s *Service) ConversationMessages(actorID, projectID, convID string, limit int) (Conversation, []Message, int, error) {
 	if convID == "" {
 		return Conversation{}, nil, 0, core.Errorf(core.EInvalid, "conversation_id is required")
 	}
 	c, err := s.st.GetConversation(convID)
 	if err != nil {
 		return Conversation{}, nil, 0, notFoundAs(err, errConversationNotFound(convID))
+	}
+	if actorID != authz.OwnerID {
+		r, err := s.roster()
+		if err != nil {
+			return Conversation{}, nil, 0, err
+		}
+		actor, ok := r.byID[actorID]
+		if !ok {
+			return Conversation{}, nil, 0, errAgentNotFound(actorID)
+		}
+		if err := reachable(actor, c, projectID); err != nil {
+			return Conversation{}, nil, 0, err
+		}
 	}
 	if !c.Member(actorID) && actorID != authz.OwnerID {
 		return Conversation{}, nil, 0, core.Errorf(ECodeUnauthorized, "You are not a participant of conversation %s", convID)

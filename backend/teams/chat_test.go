@@ -25,7 +25,7 @@ func TestPendingMessagesOnce(t *testing.T) {
 	conv := w.conversation(t, "manager-dev", "worker-frontend-01", "m0")
 	const n = 60
 	for i := 1; i < n; i++ {
-		if _, err := w.svc.PostMessage(w.id("manager-dev"), conv.ID, fmt.Sprintf("m%d", i), ""); err != nil {
+		if _, err := w.svc.PostMessage(w.id("manager-dev"), "", conv.ID, fmt.Sprintf("m%d", i), ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -69,7 +69,7 @@ func TestPendingMessagesOnce(t *testing.T) {
 	}
 	// An answer is pending for the other side, and the answerer's
 	// position moves past it.
-	if _, err := w.svc.PostMessage(w.id("worker-frontend-01"), conv.ID, "ok", ""); err != nil {
+	if _, err := w.svc.PostMessage(w.id("worker-frontend-01"), "", conv.ID, "ok", ""); err != nil {
 		t.Fatal(err)
 	}
 	msgs, _, _ := w.svc.ClaimPendingMessages(w.id("manager-dev"), w.project.ID, 100)
@@ -85,7 +85,7 @@ func TestChatBadInput(t *testing.T) {
 	w := newWorld(t)
 	conv := w.conversation(t, "manager-dev", "worker-frontend-01", "hello")
 	count := func() int {
-		_, _, n, err := w.svc.ConversationMessages(w.id("manager-dev"), conv.ID, 1)
+		_, _, n, err := w.svc.ConversationMessages(w.id("manager-dev"), "", conv.ID, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,27 +98,27 @@ func TestChatBadInput(t *testing.T) {
 		code string
 	}{
 		{"unknown conversation", func() error {
-			_, err := w.svc.PostMessage(w.id("worker-frontend-01"), "conv_nope", "x", "")
+			_, err := w.svc.PostMessage(w.id("worker-frontend-01"), "", "conv_nope", "x", "")
 			return err
 		}, teams.ECodeConversationNotFound},
 		{"not a participant", func() error {
-			_, err := w.svc.PostMessage(w.id("worker-frontend-02"), conv.ID, "x", "")
+			_, err := w.svc.PostMessage(w.id("worker-frontend-02"), "", conv.ID, "x", "")
 			return err
 		}, teams.ECodeUnauthorized},
 		{"oversized", func() error {
-			_, err := w.svc.PostMessage(w.id("worker-frontend-01"), conv.ID, strings.Repeat("x", teams.MaxMessage+1), "")
+			_, err := w.svc.PostMessage(w.id("worker-frontend-01"), "", conv.ID, strings.Repeat("x", teams.MaxMessage+1), "")
 			return err
 		}, core.ETooLarge},
 		{"empty", func() error {
-			_, err := w.svc.PostMessage(w.id("worker-frontend-01"), conv.ID, " ", "")
+			_, err := w.svc.PostMessage(w.id("worker-frontend-01"), "", conv.ID, " ", "")
 			return err
 		}, core.EInvalid},
 		{"not UTF-8", func() error {
-			_, err := w.svc.PostMessage(w.id("worker-frontend-01"), conv.ID, "\xff\xfe", "")
+			_, err := w.svc.PostMessage(w.id("worker-frontend-01"), "", conv.ID, "\xff\xfe", "")
 			return err
 		}, core.EInvalid},
 		{"bad in_reply_to", func() error {
-			_, err := w.svc.PostMessage(w.id("worker-frontend-01"), conv.ID, "x", "'; DROP TABLE")
+			_, err := w.svc.PostMessage(w.id("worker-frontend-01"), "", conv.ID, "x", "'; DROP TABLE")
 			return err
 		}, core.EInvalid},
 		{"send to an unknown agent", func() error {
@@ -134,7 +134,7 @@ func TestChatBadInput(t *testing.T) {
 			return err
 		}, teams.ECodeNotAssigned},
 		{"read someone else's conversation", func() error {
-			_, _, _, err := w.svc.ConversationMessages(w.id("worker-qa-01"), conv.ID, 10)
+			_, _, _, err := w.svc.ConversationMessages(w.id("worker-qa-01"), "", conv.ID, 10)
 			return err
 		}, teams.ECodeUnauthorized},
 		{"notify with an unknown conversation", func() error {
@@ -167,13 +167,13 @@ func TestChatBadInput(t *testing.T) {
 			}
 		})
 	}
-	if _, err := w.svc.EndConversation(w.id("worker-frontend-01"), conv.ID, "bye"); err != nil {
+	if _, err := w.svc.EndConversation(w.id("worker-frontend-01"), "", conv.ID, "bye"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.svc.PostMessage(w.id("manager-dev"), conv.ID, "wait", ""); core.ErrorCode(err) != teams.ECodeConversationEnded {
+	if _, err := w.svc.PostMessage(w.id("manager-dev"), "", conv.ID, "wait", ""); core.ErrorCode(err) != teams.ECodeConversationEnded {
 		t.Errorf("writing into an ended conversation: %v", err)
 	}
-	if _, err := w.svc.EndConversation(w.id("manager-dev"), conv.ID, ""); core.ErrorCode(err) != teams.ECodeConversationEnded {
+	if _, err := w.svc.EndConversation(w.id("manager-dev"), "", conv.ID, ""); core.ErrorCode(err) != teams.ECodeConversationEnded {
 		t.Errorf("ending it twice: %v", err)
 	}
 }
@@ -186,7 +186,7 @@ func TestOwnerWritesAnywhere(t *testing.T) {
 	conv := w.conversation(t, "manager-dev", "worker-frontend-01", "hi")
 	w.svc.ClaimNotifications(w.id("worker-frontend-01"), "") // the invitation
 	for _, text := range []string{"owner here", "and again"} {
-		if _, err := w.svc.PostMessage(authz.OwnerID, conv.ID, text, ""); err != nil {
+		if _, err := w.svc.PostMessage(authz.OwnerID, "", conv.ID, text, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -220,7 +220,7 @@ func TestOwnerWritesAnywhere(t *testing.T) {
 	if err := w.svc.MarkRead(authz.OwnerID, conv.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.svc.PostMessage(w.id("worker-frontend-01"), conv.ID, "yes?", ""); err != nil {
+	if _, err := w.svc.PostMessage(w.id("worker-frontend-01"), "", conv.ID, "yes?", ""); err != nil {
 		t.Fatal(err)
 	}
 	counts, _ := w.svc.UnreadCounts(authz.OwnerID, []string{conv.ID})
@@ -322,10 +322,10 @@ func TestAnswerPastAnUnreadMessageLeavesItPending(t *testing.T) {
 	if msgs, _, err := w.svc.ClaimPendingMessages(wa, w.project.ID, 10); err != nil || len(msgs) != 1 {
 		t.Fatalf("pending = %d, %v; want the first message", len(msgs), err)
 	}
-	if _, err := w.svc.PostMessage(w.id("manager-dev"), conv.ID, "IMPORTANT: requirement changed, use v2", ""); err != nil {
+	if _, err := w.svc.PostMessage(w.id("manager-dev"), "", conv.ID, "IMPORTANT: requirement changed, use v2", ""); err != nil {
 		t.Fatal(err)
 	}
-	m, err := w.svc.PostMessage(wa, conv.ID, "Done with v1 as asked.", "")
+	m, err := w.svc.PostMessage(wa, "", conv.ID, "Done with v1 as asked.", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestAnswerPastAnUnreadMessageLeavesItPending(t *testing.T) {
 		t.Fatalf("pending after the answer = %+v, %v; want the message it had not read", msgs, err)
 	}
 	// Having read everything, an answer moves the read position past itself.
-	m, _ = w.svc.PostMessage(wa, conv.ID, "Switching to v2.", "")
+	m, _ = w.svc.PostMessage(wa, "", conv.ID, "Switching to v2.", "")
 	if m.Unread != 0 {
 		t.Errorf("unread after reading everything = %d, want 0", m.Unread)
 	}

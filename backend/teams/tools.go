@@ -677,7 +677,7 @@ func (h *tools) getConversationMessages(_ context.Context, c core.Caller, raw js
 	if err != nil {
 		return nil, err
 	}
-	conv, msgs, total, err := h.svc.ConversationMessages(c.AgentID, in.ConversationID, n)
+	conv, msgs, total, err := h.svc.ConversationMessages(c.AgentID, c.ProjectID, in.ConversationID, n)
 	if err != nil {
 		return nil, err
 	}
@@ -722,7 +722,7 @@ func (h *tools) respondChat(_ context.Context, c core.Caller, raw json.RawMessag
 	if err := decode(raw, &in); err != nil {
 		return nil, err
 	}
-	m, err := h.svc.PostMessage(c.AgentID, in.ConversationID, in.Content, in.InReplyTo)
+	m, err := h.svc.PostMessage(c.AgentID, c.ProjectID, in.ConversationID, in.Content, in.InReplyTo)
 	if err != nil {
 		return nil, err
 	}
@@ -789,7 +789,7 @@ func (h *tools) endConversation(_ context.Context, c core.Caller, raw json.RawMe
 	if err := decode(raw, &in); err != nil {
 		return nil, err
 	}
-	conv, err := h.svc.EndConversation(c.AgentID, in.ConversationID, in.Summary)
+	conv, err := h.svc.EndConversation(c.AgentID, c.ProjectID, in.ConversationID, in.Summary)
 	if err != nil {
 		return nil, err
 	}
