@@ -854,6 +854,9 @@ func (s *Teams) ListExecutions(f teams.ExecutionFilter) ([]teams.Execution, int,
 		if f.TaskID != "" {
 			q = q.Where("task_id = ?", f.TaskID)
 		}
+		if f.ProjectID != "" {
+			q = q.Where("project_id = ?", f.ProjectID)
+		}
 		if f.Status != "" {
 			q = q.Where("status = ?", f.Status)
 		}

@@ -21,34 +21,56 @@ type Health struct {
 	Time                time.Time `json:"time"`
 }
 
-// Health checks that the store answers and counts what is open.
-func (s *Service) Health() (Health, error) {
+// Health reports that the task services are up, with counts of what
+// callerID may see: the owner every project's, anyone else only its own
+// projects' agents, open tasks, active conversations and runs (found by a
+// red team: a coordinator of one project watched another team's workload).
+func (s *Service) Health(callerID string) (Health, error) {
 	h := Health{Status: "ok", Database: "ok", Time: s.now().UTC()}
-	agents, err := s.dir.Agents()
+	r, err := s.roster()
 	if err != nil {
-		return Health{}, fmt.Errorf("list agents: %w", err)
+		return Health{}, err
+	}
+	caller, ok := r.byID[callerID]
+	if !ok {
+		return Health{}, errAgentNotFound(callerID)
 	}
 	projects, err := s.dir.Projects()
 	if err != nil {
 		return Health{}, fmt.Errorf("list projects: %w", err)
 	}
-	h.Agents, h.Projects = len(agents), len(projects)
-	counts, err := s.st.TaskCounts("")
-	if err != nil {
-		return Health{}, err
-	}
-	for st, n := range counts {
-		if Open(st) {
-			h.OpenTasks += n
+	var mine []string
+	for _, p := range projects {
+		if inProject(caller, p.ID) {
+			mine = append(mine, p.ID)
 		}
 	}
-	convs, err := s.st.ListConversations(ConversationFilter{State: ConversationActive})
-	if err != nil {
-		return Health{}, err
+	h.Projects = len(mine)
+	for _, a := range r.byID {
+		if a.ID == caller.ID || a.Kind == authz.KindOwner || caller.Kind == authz.KindOwner || slices.ContainsFunc(mine, func(p string) bool { return slices.Contains(a.Projects, p) }) {
+			h.Agents++
+		}
 	}
-	h.ActiveConversations = len(convs)
-	if _, h.RunningExecutions, err = s.st.ListExecutions(ExecutionFilter{Status: ExecRunning, Limit: 1}); err != nil {
-		return Health{}, err
+	for _, p := range mine {
+		counts, err := s.st.TaskCounts(p)
+		if err != nil {
+			return Health{}, err
+		}
+		for st, n := range counts {
+			if Open(st) {
+				h.OpenTasks += n
+			}
+		}
+		convs, err := s.st.ListConversations(ConversationFilter{ProjectID: p, State: ConversationActive})
+		if err != nil {
+			return Health{}, err
+		}
+		h.ActiveConversations += len(convs)
+		_, running, err := s.st.ListExecutions(ExecutionFilter{ProjectID: p, Status: ExecRunning, Limit: 1})
+		if err != nil {
+			return Health{}, err
+		}
+		h.RunningExecutions += running
 	}
 	return h, nil
 }
@@ -125,7 +147,11 @@ func (s *Service) summarize(a authz.Agent, projectID string) (AgentSummary, erro
 		return AgentSummary{}, err
 	}
 	sum.UnreadNotifications = len(ns)
-	runs, _, err := s.st.ListExecutions(ExecutionFilter{AgentID: a.ID, Status: ExecRunning, Limit: 1})
+	// Its run in this project: a run for another project's task is not the
+	// coordinator's to see, nor to stop (found by a red team: an agent in
+	// two projects running for the other one was to be stopped, as nothing
+	// was open for it here).
+	runs, _, err := s.st.ListExecutions(ExecutionFilter{AgentID: a.ID, ProjectID: projectID, Status: ExecRunning, Limit: 1})
 	if err != nil {
 		return AgentSummary{}, err
 	}

@@ -264,8 +264,8 @@ func messageViews(ms []Message) []MessageView {
 	return out
 }
 
-func (h *tools) healthCheck(_ context.Context, _ core.Caller, _ json.RawMessage) (any, error) {
-	hc, err := h.svc.Health()
+func (h *tools) healthCheck(_ context.Context, c core.Caller, _ json.RawMessage) (any, error) {
+	hc, err := h.svc.Health(c.AgentID)
 	if err != nil {
 		return nil, err
 	}

@@ -327,10 +327,11 @@ type Execution struct {
 
 // ExecutionFilter selects executions, newest first.
 type ExecutionFilter struct {
-	AgentID string
-	TaskID  string
-	Status  string
-	Limit   int
+	AgentID   string
+	TaskID    string
+	ProjectID string
+	Status    string
+	Limit     int
 }
 
 // Store persists the team's tasks, conversations, notifications and
