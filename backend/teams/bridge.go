@@ -154,7 +154,7 @@ func (s *Service) bridge(op, callerID, sessionProject, taskID, requesterRef, con
 				return core.Errorf(ECodeUnauthorized, msgNoUpdateRight)
 			}
 		}
-		conv, err := s.requestConversation(tx, convID, callerID, requester.ID, projectID)
+		conv, err := s.requestConversation(tx, r, convID, callerID, requester.ID, projectID)
 		if err != nil {
 			return err
 		}
@@ -206,7 +206,7 @@ func (s *Service) bridge(op, callerID, sessionProject, taskID, requesterRef, con
 // with: the one the caller named (it must be a member, in the project), or
 // the most recently active one the caller and the requester share, or
 // none.
-func (s *Service) requestConversation(tx Store, convID, callerID, requesterID, projectID string) (string, error) {
+func (s *Service) requestConversation(tx Store, r roster, convID, callerID, requesterID, projectID string) (string, error) {
 	if convID != "" {
 		c, err := memberConversation(tx, convID, callerID)
 		if err != nil {
@@ -214,6 +214,14 @@ func (s *Service) requestConversation(tx Store, convID, callerID, requesterID, p
 		}
 		if c.ProjectID != projectID {
 			return "", errConversationNotFound(convID)
+		}
+		// The requester asked there only if it is in it: request_task
+		// refuses the same (found by a red team: a worker recorded its
+		// manager's request in a chat between two workers, without a
+		// warning).
+		if !c.Member(requesterID) {
+			return "", core.Errorf(ECodeUnauthorized, "'%s' is not a participant of conversation %s, so it cannot have asked for the task there", r.name(requesterID), c.ID).
+				WithHint("name the conversation where they asked you, or leave conversation_id out")
 		}
 		return c.ID, nil
 	}
