@@ -31,6 +31,11 @@ const (
 	MaxDescription = 32 << 10 // bytes
 	MaxMessage     = 16 << 10 // bytes of one chat message or notification text
 	MaxBatch       = 100      // tasks in one create_tasks_batch
+	// MaxDependsOn is how many tasks one task may name in depends_on: each
+	// is looked up while the board is written, so a list without bound
+	// held every agent's team calls (found by a red team: 200,000 entries,
+	// 20 s).
+	MaxDependsOn = 100
 	MaxTopic       = 200      // characters
 )
 

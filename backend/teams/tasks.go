@@ -181,6 +181,9 @@ func (s *Service) CreateTasks(actorID, projectID string, in []TaskInput) ([]Task
 		if err := checkText(where+".description", t.Description, MaxDescription, false); err != nil {
 			return nil, err
 		}
+		if err := checkDependsOn(where+".depends_on", t.DependsOn); err != nil {
+			return nil, err
+		}
 		if t.Priority == "" {
 			t.Priority = PriorityMedium
 		}
@@ -638,6 +641,9 @@ func (s *Service) applyEdit(tx Store, fx *effects, r roster, t *Task, up TaskUpd
 		}
 	}
 	if up.DependsOn != nil {
+		if err := checkDependsOn("depends_on", *up.DependsOn); err != nil {
+			return nil, err
+		}
 		var ids []string
 		for _, ref := range *up.DependsOn {
 			d, err := getTask(tx, ref, t.ProjectID)
@@ -1099,4 +1105,14 @@ func (s *Service) Detail(id string) (TaskDetail, error) {
 		return TaskDetail{}, err
 	}
 	return d, nil
+}
+
+// checkDependsOn refuses a depends_on list longer than MaxDependsOn before
+// anything is looked up.
+func checkDependsOn(where string, refs []string) error {
+	if len(refs) > MaxDependsOn {
+		return core.Errorf(core.ETooLarge, "%s names %d tasks; at most %d are allowed", where, len(refs), MaxDependsOn).
+			WithHint("split the work: a task that waits on this many is a project of its own")
+	}
+	return nil
 }
