@@ -30,7 +30,8 @@ type BoardColumn struct {
 	Tasks  []teams.TaskCard `json:"tasks"`
 }
 
-// BoardView is one project's board.
+// BoardView is one project's board. Its cards carry no description: the
+// task's detail (Detail) has it.
 type BoardView struct {
 	Project authz.Project `json:"project"`
 	// Columns are every status, board order: backlog, todo, in_progress,
@@ -68,6 +69,11 @@ func (b *Board) Get(projectID, assigneeID string) (BoardView, error) {
 		cols[st] = i
 	}
 	for _, c := range cards {
+		// A card shows no description (the task's detail loads it), and
+		// the board is read whole on every change: descriptions of up to
+		// 32 KB each made one worker call add megabytes to every reload
+		// (found by a red team).
+		c.Description = ""
 		if i, ok := cols[c.Status]; ok {
 			v.Columns[i].Tasks = append(v.Columns[i].Tasks, c)
 		}
