@@ -299,7 +299,7 @@ func Start(ctx context.Context, o Options) (_ *Instance, err error) {
 	if err := sessions.Prune(time.Now().Add(-store.MCPSessionKeep)); err != nil {
 		o.Logger.Warn("forget old sessions", "err", err)
 	}
-	in.gw = gateway.New(in.cat, pipe, identifier{in.authz}, in.authz,
+	in.gw = gateway.New(in.cat, pipe, identifier{svc: in.authz, ended: in.teams.SessionEnded}, in.authz,
 		gateway.Options{Version: Version, Logger: o.Logger, Audit: recorder, Compact: in.authz, Precheck: denyFirst{guard, in.builtin}, Drain: o.Drain, Sessions: sessions})
 	// A change of an agent, its role, grants or toggles changes what its
 	// sessions may see: they get list_changed at once (a suspended agent's

@@ -14,7 +14,12 @@ import (
 // identifier adapts the authorization service to the gateway: who opened a
 // connection (its credential, checked on every HTTP request) and who makes
 // each request on a session.
-type identifier struct{ svc *authz.Service }
+type identifier struct {
+	svc *authz.Service
+	// ended also hears of each session's end (the team tools forget the
+	// project a session was pinned to).
+	ended func(sid string)
+}
 
 var _ gateway.Identifier = identifier{}
 
@@ -28,7 +33,12 @@ func (i identifier) Resolve(sid string, conn gateway.Connection, sessionToken st
 	return i.svc.Resolve(sid, id, sessionToken)
 }
 
-func (i identifier) Ended(sid string) { i.svc.SessionEnded(sid) }
+func (i identifier) Ended(sid string) {
+	i.svc.SessionEnded(sid)
+	if i.ended != nil {
+		i.ended(sid)
+	}
+}
 
 func (i identifier) Peek(sid string, conn gateway.Connection) (core.Caller, error) {
 	id, _ := conn.Ref.(authz.Identity)

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -68,10 +67,12 @@ type Service struct {
 	// side of "may have": Reload and RefreshHints rebuild it from the
 	// database (a CLI in another process can notify).
 	hintMu sync.Mutex
-	// pins are the projects of sessions that name none (pinned):
-	// "session\x00agent" → project id.
-	pins     sync.Map
-	pinCount atomic.Int64
+	// pins are the projects of sessions that name none (pinned): MCP
+	// session → agent → project id; a session's go when it ends
+	// (SessionEnded).
+	pinMu sync.Mutex
+	pins  map[string]map[string]string
+	npins int
 	hinted   map[string]uint64 // agent id → the generation of its hint
 	hintSeq  uint64
 }

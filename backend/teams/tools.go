@@ -51,12 +51,11 @@ func (s *Service) pinned(fn toolFunc) toolFunc {
 		if c.ProjectID == "" && c.Session != "" && c.AgentID != "" {
 			if r, err := s.roster(); err == nil {
 				if a, ok := r.byID[c.AgentID]; ok {
-					key := c.Session + "\x00" + c.AgentID
-					switch p, ok := s.pins.Load(key); {
+					switch p, ok := s.pinOf(c.Session, c.AgentID); {
 					case len(a.Projects) == 1:
-						s.pin(key, a.Projects[0])
-					case ok && slices.Contains(a.Projects, p.(string)):
-						c.ProjectID = p.(string)
+						s.pin(c.Session, c.AgentID, a.Projects[0])
+					case ok && slices.Contains(a.Projects, p):
+						c.ProjectID = p
 					}
 				}
 			}
@@ -65,15 +64,48 @@ func (s *Service) pinned(fn toolFunc) toolFunc {
 	}
 }
 
-// maxPins bounds the sessions pinned to a project (pinned); past it they
-// are forgotten together, and sessions pin again on their next call.
+// maxPins bounds the sessions pinned to a project (pinned). Past it no
+// new session is pinned, and those pinned stay: before, the table was
+// cleared whole, and any agent that opened 10,001 sessions took every
+// other agent's open sessions off their project (found by a red team).
+// Pins go when their sessions end, so only that many sessions alive at
+// once fill it.
 const maxPins = 10000
 
-func (s *Service) pin(key, project string) {
-	if _, loaded := s.pins.LoadOrStore(key, project); !loaded && s.pinCount.Add(1) > maxPins {
-		s.pins.Clear()
-		s.pinCount.Store(0)
+func (s *Service) pin(session, agentID, project string) {
+	s.pinMu.Lock()
+	defer s.pinMu.Unlock()
+	if s.pins == nil {
+		s.pins = map[string]map[string]string{}
 	}
+	byAgent := s.pins[session]
+	if _, ok := byAgent[agentID]; ok {
+		return
+	}
+	if s.npins >= maxPins {
+		return
+	}
+	if byAgent == nil {
+		byAgent = map[string]string{}
+		s.pins[session] = byAgent
+	}
+	byAgent[agentID] = project
+	s.npins++
+}
+
+func (s *Service) pinOf(session, agentID string) (string, bool) {
+	s.pinMu.Lock()
+	defer s.pinMu.Unlock()
+	p, ok := s.pins[session][agentID]
+	return p, ok
+}
+
+// SessionEnded forgets what MCP session sid was pinned to.
+func (s *Service) SessionEnded(sid string) {
+	s.pinMu.Lock()
+	defer s.pinMu.Unlock()
+	s.npins -= len(s.pins[sid])
+	delete(s.pins, sid)
 }
 
 // checked refuses arguments the tool's schema does not name before fn
