@@ -35,7 +35,7 @@ const (
 	// held every agent's team calls (found by a red team: 200,000 entries,
 	// 20 s).
 	MaxDependsOn = 100
-	MaxTopic       = 200      // characters
+	MaxTopic     = 200 // characters
 )
 
 // Options configure a Service. Zero values are sensible.
@@ -70,11 +70,11 @@ type Service struct {
 	// pins are the projects of sessions that name none (pinned): MCP
 	// session → agent → project id; a session's go when it ends
 	// (SessionEnded).
-	pinMu sync.Mutex
-	pins  map[string]map[string]string
-	npins int
-	hinted   map[string]uint64 // agent id → the generation of its hint
-	hintSeq  uint64
+	pinMu   sync.Mutex
+	pins    map[string]map[string]string
+	npins   int
+	hinted  map[string]uint64 // agent id → the generation of its hint
+	hintSeq uint64
 }
 
 // New returns the service over st.
