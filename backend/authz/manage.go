@@ -26,10 +26,10 @@ func validName(what, name string) error {
 		// A name far too long is shown by its start and its length: the
 		// whole of it made an error nobody reads (new-user test).
 		if n := utf8.RuneCountInString(name); n > 64 {
-			return core.Errorf(core.EInvalid, "%s name %q (%d characters) must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+			return core.Errorf(core.EInvalid, "%s name %q (%d characters) must be 1-64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', starting with a letter or digit",
 				what, string([]rune(name)[:32])+"…", n)
 		}
-		return core.Errorf(core.EInvalid, "%s name %q must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", what, name)
+		return core.Errorf(core.EInvalid, "%s name %q must be 1-64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', starting with a letter or digit", what, name)
 	}
 	for _, p := range []string{"ag_", "pj_", "tk_", "ses_"} {
 		if strings.HasPrefix(name, p) {

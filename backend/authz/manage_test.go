@@ -94,7 +94,7 @@ func TestManagementBadInput(t *testing.T) {
 		{"bad name", func() error {
 			_, err := tm.svc.CreateAgent(authz.AgentInput{Name: "two words"})
 			return err
-		}, core.EInvalid, `agent name "two words" must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`},
+		}, core.EInvalid, `agent name "two words" must be 1-64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', starting with a letter or digit`},
 		{"id-shaped name", func() error {
 			_, err := tm.svc.CreateAgent(authz.AgentInput{Name: "ag_123"})
 			return err
@@ -120,7 +120,7 @@ func TestManagementBadInput(t *testing.T) {
 			`server "" must be 1-256 characters on one line`},
 		{"taken project name", func() error { _, err := tm.svc.CreateProject("alpha", ""); return err }, core.EConflict, `a project named "alpha" exists already`},
 		{"project name far too long", func() error { _, err := tm.svc.CreateProject(strings.Repeat("a", 300), ""); return err }, core.EInvalid,
-			`project name "` + strings.Repeat("a", 32) + `…" (300 characters) must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`},
+			`project name "` + strings.Repeat("a", 32) + `…" (300 characters) must be 1-64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', starting with a letter or digit`},
 		{"taken role name", func() error { _, err := tm.svc.CreateRole(authz.RoleInput{Name: "default"}); return err }, core.EConflict,
 			`a role named "default" exists already`},
 	}

@@ -84,7 +84,7 @@ export function agentMethods(emit: (name: string, payload: unknown) => void, emp
     'Agents.Roles': () => roles,
     'Agents.Projects': () => projects,
     'Agents.Create': (input: AgentInput) => {
-      if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(input.name)) throw new ApiError('invalid', `agent name "${input.name}" must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`);
+      if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(input.name)) throw new ApiError('invalid', `agent name "${input.name}" must be 1-64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', starting with a letter or digit`);
       if (agents.some((a) => a.name === input.name)) throw new ApiError('conflict', `an agent named "${input.name}" exists already`);
       const a = agent(`ag_${Math.random().toString(36).slice(2, 10)}`, input.name, input.kind || 'worker', input.parent || 'ag_owner', input.role || 'default', { human: input.human, projects: input.projects, compact: input.compact });
       agents.push(a);
@@ -127,7 +127,7 @@ export function agentMethods(emit: (name: string, payload: unknown) => void, emp
     'Agents.RotatePasskey': () => secret('alp_'),
     'Agents.CreateProject': (name: string, description: string) => {
       if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
-        throw new ApiError('invalid', `project name ${JSON.stringify(name)} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`);
+        throw new ApiError('invalid', `project name ${JSON.stringify(name)} must be 1-64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', starting with a letter or digit`);
       }
       const p = { id: `pj_${name}`, name, description, createdAt: now(), updatedAt: now() };
       projects.push(p);
