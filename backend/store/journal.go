@@ -63,6 +63,16 @@ func appendField(b []byte, key, value string, omitEmpty bool) []byte {
 	return appendString(b, value)
 }
 
+// jsonPlain marks the ASCII bytes encoding/json writes into a string as
+// they are: one lookup per byte instead of six comparisons (the loop over
+// each byte of every field was the largest part of encoding a record).
+var jsonPlain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendString appends s as a JSON string the way encoding/json does:
 // invalid UTF-8 becomes U+FFFD, and <, >, &, U+2028 and U+2029 are escaped.
 func appendString(b []byte, s string) []byte {
@@ -71,7 +81,7 @@ func appendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if jsonPlain[c] {
 				i++
 				continue
 			}
