@@ -38,4 +38,21 @@ describe('keyboard in the Rules import dialog', () => {
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached', timeout: 5_000 });
   });
+
+  // The same in every dialog (found by the same test: about 19 forms
+  // disable their button while they work): here the New agent dialog, whose
+  // name the backend refuses.
+  it('Escape still closes the New agent dialog after its name was refused', async () => {
+    await page.getByRole('link', { name: 'Agents' }).click();
+    await page.getByRole('button', { name: 'New agent', exact: true }).first().click();
+    const dialog = page.getByRole('dialog', { name: /New agent/ });
+    await dialog.waitFor();
+    await dialog.getByLabel('Name', { exact: true }).fill('two words');
+    await dialog.getByRole('button', { name: 'Create agent' }).click();
+    await dialog.getByRole('alert').waitFor();
+    const where = () => page.evaluate(() => document.activeElement?.closest('[role="dialog"]') ? 'in the dialog' : `${document.activeElement?.tagName} ${document.activeElement?.className}`);
+    await expect.poll(where, { timeout: 5_000, message: 'the focus comes back to the dialog' }).toBe('in the dialog');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached', timeout: 5_000 });
+  });
 });
