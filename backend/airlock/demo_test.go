@@ -290,7 +290,7 @@ func TestTeamDemo(t *testing.T) {
 
 	// The conversation: who said what, in order, and it is over.
 	if conv != "" {
-		mv, err := api.Chat.Messages(conv, 0)
+		mv, err := api.Chat.Messages(conv, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,7 +364,7 @@ func (d *demo) checkLive(t *testing.T, live *events.Sub, details map[string]team
 	if diff := cmp.Diff(wantBoard, board); diff != "" {
 		t.Errorf("board:changed events against the tasks' histories (-history +events):\n%s", diff)
 	}
-	mv, err := d.in.API.Chat.Messages(conv, 0)
+	mv, err := d.in.API.Chat.Messages(conv, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -697,7 +697,7 @@ func TestTeamToolsBadInput(t *testing.T) {
 			}
 		})
 	}
-	v, _ := c.in.API.Chat.Messages(conv, 10)
+	v, _ := c.in.API.Chat.Messages(conv, 10, 0)
 	if v.Total != 0 {
 		t.Errorf("refused writes stored %d messages", v.Total)
 	}

@@ -36,15 +36,20 @@ type MessagesView struct {
 }
 
 // Messages returns the last limit messages of a conversation (default 100),
-// oldest first. It marks nothing read: MarkRead does.
-func (c *Chat) Messages(conversationID string, limit int) (MessagesView, error) {
+// oldest first. Before pages back: with the seq of the oldest message the
+// UI shows, it returns the ones written before it (0 means the newest).
+// It marks nothing read: MarkRead does.
+func (c *Chat) Messages(conversationID string, limit int, before int64) (MessagesView, error) {
 	if limit <= 0 {
 		limit = 100
 	}
 	if limit > 1000 {
 		return MessagesView{}, core.Errorf(core.EInvalid, "limit must be at most 1000")
 	}
-	conv, msgs, total, err := c.d.Teams.ConversationMessages(authz.OwnerID, "", conversationID, limit)
+	if before < 0 {
+		return MessagesView{}, core.Errorf(core.EInvalid, "before must be a message seq, or 0 for the newest")
+	}
+	conv, msgs, total, err := c.d.Teams.ConversationMessages(authz.OwnerID, "", conversationID, before, limit)
 	if err != nil {
 		return MessagesView{}, err
 	}

@@ -550,7 +550,7 @@ func chatShow(svc *teams.Service, _ *authz.Service, args []string, w io.Writer) 
 	if *limit < 1 {
 		return c.usageError("--limit must be at least 1")
 	}
-	conv, msgs, total, err := svc.ConversationMessages(authz.OwnerID, "", pos[0], *limit)
+	conv, msgs, total, err := svc.ConversationMessages(authz.OwnerID, "", pos[0], 0, *limit)
 	if err != nil {
 		return err
 	}

@@ -611,12 +611,16 @@ func messages(rows []messageRow) []teams.Message {
 
 const messageColumns = "m.seq, m.id, m.conversation_id, m.sender_id, m.content, m.in_reply_to, m.created_at, COALESCE(a.name, '') AS sender_name"
 
-// Messages returns the last limit messages of a conversation, oldest
-// first, and how many it has.
-func (s *Teams) Messages(conversationID string, limit int) ([]teams.Message, int, error) {
+// Messages returns the last limit messages of a conversation before seq
+// before (all of them when before is 0), oldest first, and how many it
+// has in all.
+func (s *Teams) Messages(conversationID string, before int64, limit int) ([]teams.Message, int, error) {
 	var rows []messageRow
 	q := s.db.Table("chat_messages AS m").Select(messageColumns).Joins("LEFT JOIN agents a ON a.id = m.sender_id").
 		Where("m.conversation_id = ?", conversationID).Order("m.seq DESC")
+	if before > 0 {
+		q = q.Where("m.seq < ?", before)
+	}
 	if limit > 0 {
 		q = q.Limit(limit)
 	}

@@ -448,11 +448,12 @@ func (s *Service) EndConversation(actorID, projectID, convID, summary string) (C
 }
 
 // ConversationMessages returns the last limit messages of conversation
-// convID for actorID (a member; the owner reads every conversation), in the
+// convID for actorID (a member; the owner reads every conversation) that
+// were written before the message with seq before (0: the newest), in the
 // order they were written, and how many the conversation has. It moves no
 // read position: reading from a task session leaves the chat session's
 // pending messages as they are.
-func (s *Service) ConversationMessages(actorID, projectID, convID string, limit int) (Conversation, []Message, int, error) {
+func (s *Service) ConversationMessages(actorID, projectID, convID string, before int64, limit int) (Conversation, []Message, int, error) {
 	if convID == "" {
 		return Conversation{}, nil, 0, core.Errorf(core.EInvalid, "conversation_id is required")
 	}
@@ -476,7 +477,7 @@ func (s *Service) ConversationMessages(actorID, projectID, convID string, limit 
 	if !c.Member(actorID) && actorID != authz.OwnerID {
 		return Conversation{}, nil, 0, core.Errorf(ECodeUnauthorized, "You are not a participant of conversation %s", convID)
 	}
-	msgs, total, err := s.st.Messages(c.ID, limit)
+	msgs, total, err := s.st.Messages(c.ID, before, limit)
 	return c, msgs, total, err
 }
 

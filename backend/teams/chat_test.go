@@ -85,7 +85,7 @@ func TestChatBadInput(t *testing.T) {
 	w := newWorld(t)
 	conv := w.conversation(t, "manager-dev", "worker-frontend-01", "hello")
 	count := func() int {
-		_, _, n, err := w.svc.ConversationMessages(w.id("manager-dev"), "", conv.ID, 1)
+		_, _, n, err := w.svc.ConversationMessages(w.id("manager-dev"), "", conv.ID, 0, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestChatBadInput(t *testing.T) {
 			return err
 		}, teams.ECodeNotAssigned},
 		{"read someone else's conversation", func() error {
-			_, _, _, err := w.svc.ConversationMessages(w.id("worker-qa-01"), "", conv.ID, 10)
+			_, _, _, err := w.svc.ConversationMessages(w.id("worker-qa-01"), "", conv.ID, 0, 10)
 			return err
 		}, teams.ECodeUnauthorized},
 		{"notify with an unknown conversation", func() error {
@@ -379,5 +379,53 @@ func TestNotificationsArePaged(t *testing.T) {
 	}
 	if third := respond(); len(third.Notifications) != 0 {
 		t.Errorf("third response: %d notifications, want none", len(third.Notifications))
+	}
+}
+
+// A long conversation reads back to its start a page at a time: before
+// is the seq of the oldest message the reader has, and each page ends
+// right before it.
+func TestConversationMessagesPagesBack(t *testing.T) {
+	w := newWorld(t)
+	conv := w.conversation(t, "manager-dev", "worker-frontend-01", "message 1")
+	for i := 2; i <= 7; i++ {
+		if _, err := w.svc.PostMessage(w.id("manager-dev"), "", conv.ID, fmt.Sprintf("message %d", i), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, all, _, err := w.svc.ConversationMessages(authz.OwnerID, "", conv.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := func(n int) int64 { return all[n-1].Seq } // the seq of "message n"
+	cases := []struct {
+		name   string
+		before int64
+		limit  int
+		want   []string
+	}{
+		{"the newest", 0, 3, []string{"message 5", "message 6", "message 7"}},
+		{"the page before it", seq(5), 3, []string{"message 2", "message 3", "message 4"}},
+		{"the start, fewer than a page", seq(2), 3, []string{"message 1"}},
+		{"nothing before the first", seq(1), 3, nil},
+		{"every earlier one without a limit", seq(4), 0, []string{"message 1", "message 2", "message 3"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, msgs, total, err := w.svc.ConversationMessages(authz.OwnerID, "", conv.ID, tc.before, tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range msgs {
+				got = append(got, m.Content)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("messages before seq %d (-want +got):\n%s", tc.before, diff)
+			}
+			if total != 7 {
+				t.Errorf("total = %d, want every message of the conversation, 7", total)
+			}
+		})
 	}
 }

@@ -709,7 +709,7 @@ func (h *tools) getConversationMessages(_ context.Context, c core.Caller, raw js
 	if err != nil {
 		return nil, err
 	}
-	conv, msgs, total, err := h.svc.ConversationMessages(c.AgentID, c.ProjectID, in.ConversationID, n)
+	conv, msgs, total, err := h.svc.ConversationMessages(c.AgentID, c.ProjectID, in.ConversationID, 0, n)
 	if err != nil {
 		return nil, err
 	}

@@ -381,9 +381,11 @@ type Store interface {
 	SetReadPosition(conversationID, agentID string, seq int64) error
 	// AddMessage stores m and sets its Seq.
 	AddMessage(m *Message) error
-	// Messages returns the last limit messages of a conversation in the
-	// order they were written, and how many it has.
-	Messages(conversationID string, limit int) ([]Message, int, error)
+	// Messages returns the last limit messages of a conversation written
+	// before the message with sequence number before (every message when
+	// before is 0), in the order they were written, and how many the
+	// conversation has in all.
+	Messages(conversationID string, before int64, limit int) ([]Message, int, error)
 	// LastMessages returns the newest message of each of the given
 	// conversations.
 	LastMessages(conversationIDs []string) (map[string]Message, error)

@@ -1156,8 +1156,10 @@ export function createClient(call: Call) {
        * owner. */
       markRead: (conversationID: string): Promise<void> => call('Chat.MarkRead', [conversationID]) as Promise<void>,
       /** Messages returns the last limit messages of a conversation (default 100),
-       * oldest first. It marks nothing read: MarkRead does. */
-      messages: (conversationID: string, limit: number): Promise<MessagesView> => call('Chat.Messages', [conversationID, limit]) as Promise<MessagesView>,
+       * oldest first. Before pages back: with the seq of the oldest message the
+       * UI shows, it returns the ones written before it (0 means the newest).
+       * It marks nothing read: MarkRead does. */
+      messages: (conversationID: string, limit: number, before: number): Promise<MessagesView> => call('Chat.Messages', [conversationID, limit, before]) as Promise<MessagesView>,
       /** Send writes into a conversation as the owner, who joins it if needed;
        * its agents' task sessions are told to look at the chat. */
       send: (conversationID: string, content: string): Promise<Message> => call('Chat.Send', [conversationID, content]) as Promise<Message>,

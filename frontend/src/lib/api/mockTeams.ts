@@ -263,10 +263,11 @@ export function teamMethods(emit: (name: string, payload: unknown) => void, empt
         .filter((c) => !project || c.projectId === project)
         .map(summary)
         .sort((a, b) => (b.lastMessage?.createdAt ?? b.updatedAt).localeCompare(a.lastMessage?.createdAt ?? a.updatedAt)),
-    'Chat.Messages': (id: string, limit: number) => {
+    'Chat.Messages': (id: string, limit: number, before = 0) => {
       const c = findConv(id);
       const ms = messages.filter((m) => m.conversationId === id);
-      return { conversation: c, messages: ms.slice(-(limit || 100)), total: ms.length };
+      const page = ms.filter((m) => !before || m.seq < before);
+      return { conversation: c, messages: page.slice(-(limit || 100)), total: ms.length };
     },
     'Chat.MarkRead': (id: string) => {
       read[id] = seq;

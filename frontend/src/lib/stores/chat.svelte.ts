@@ -9,7 +9,7 @@ export const OWNER_ID = 'ag_owner';
 /** The largest message the backend accepts (teams.MaxMessage, in UTF-8 bytes). */
 export const MAX_MESSAGE_BYTES = 16 << 10;
 
-/** How many of a conversation's last messages are shown. */
+/** How many messages one load brings: the last ones first, then as many earlier ones per "Load earlier messages". */
 export const MESSAGE_WINDOW = 200;
 
 /** A message's size as the backend counts it. */
@@ -41,6 +41,12 @@ export class ChatStore {
   total = $state(0);
   openError = $state<string | null>(null);
   openLoaded = $state(false);
+  /** Earlier messages of the open conversation are on their way. */
+  loadingEarlier = $state(false);
+  earlierError = $state<string | null>(null);
+
+  /** The open conversation has messages before the first one shown. */
+  hasEarlier = $derived(this.total > this.messages.length);
 
   /** Messages the owner has not read, over every conversation. */
   unreadTotal = $derived(this.conversations.reduce((n, c) => n + c.unread, 0));
@@ -119,8 +125,32 @@ export class ChatStore {
       this.total = 0;
       this.openError = null;
       this.openLoaded = false;
+      this.loadingEarlier = false;
+      this.earlierError = null;
     }
     if (id) await this.loadOpen();
+  }
+
+  /**
+   * Loads the messages written before the first one shown, a window at a
+   * time, so a long conversation reads back to its start.
+   */
+  async loadEarlier(): Promise<void> {
+    const id = this.openId;
+    const first = this.messages[0];
+    if (!id || !first || this.loadingEarlier) return;
+    this.loadingEarlier = true;
+    this.earlierError = null;
+    try {
+      const v = await api.chat.messages(id, MESSAGE_WINDOW, first.seq);
+      if (id !== this.openId) return;
+      this.messages = merge(v.messages, this.messages);
+      this.total = Math.max(v.total, this.messages.length);
+    } catch (err) {
+      if (id === this.openId) this.earlierError = errorText(err);
+    } finally {
+      if (id === this.openId) this.loadingEarlier = false;
+    }
   }
 
   async loadOpen(): Promise<void> {
@@ -128,7 +158,7 @@ export class ChatStore {
     if (!id) return;
     const seq = ++this.openSeq;
     try {
-      const v = await api.chat.messages(id, MESSAGE_WINDOW);
+      const v = await api.chat.messages(id, MESSAGE_WINDOW, 0);
       if (seq !== this.openSeq || id !== this.openId) return;
       this.open = v.conversation;
       // Keep what arrived live while the answer was on its way.

@@ -90,4 +90,43 @@ describe('ChatStore', () => {
     await vi.waitFor(() => expect(fakeApi.chat.conversations).toHaveBeenCalledTimes(2));
     off();
   });
+
+  it('loads the messages before the first one shown until the conversation\'s start', async () => {
+    const all = Array.from({ length: 5 }, (_, i) => message(i + 1, 'c1', 'ag_bob', `m${i + 1}`));
+    vi.mocked(fakeApi.chat.messages).mockImplementation(async (id, limit, before) => {
+      const page = all.filter((m) => !before || m.seq < before).slice(-Math.min(limit, 2));
+      return { conversation: conversation(id, 'topic', ['ag_bob']), messages: page, total: all.length };
+    });
+    const s = new ChatStore();
+    await s.select('c1');
+    expect(fakeApi.chat.messages).toHaveBeenLastCalledWith('c1', 200, 0);
+    expect(s.messages.map((m) => m.content)).toEqual(['m4', 'm5']);
+    expect(s.hasEarlier).toBe(true);
+
+    const loading = s.loadEarlier();
+    expect(s.loadingEarlier).toBe(true);
+    await loading;
+    expect(fakeApi.chat.messages).toHaveBeenLastCalledWith('c1', 200, 4);
+    expect(s.loadingEarlier).toBe(false);
+    expect(s.messages.map((m) => m.content)).toEqual(['m2', 'm3', 'm4', 'm5']);
+
+    await s.loadEarlier();
+    expect(s.messages.map((m) => m.content)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+    expect(s.hasEarlier).toBe(false);
+    // Loading the newest again (a resync) keeps what was paged back to.
+    await s.loadOpen();
+    expect(s.messages).toHaveLength(5);
+  });
+
+  it('says why earlier messages did not load, and keeps what is shown', async () => {
+    vi.mocked(fakeApi.chat.messages).mockResolvedValueOnce({ ...view('c1', [7, 8]), total: 9 });
+    const s = new ChatStore();
+    await s.select('c1');
+    vi.mocked(fakeApi.chat.messages).mockRejectedValueOnce(new Error('database is locked'));
+    await s.loadEarlier();
+    expect(s.earlierError).toContain('database is locked');
+    expect(s.messages.map((m) => m.seq)).toEqual([7, 8]);
+    expect(s.loadingEarlier).toBe(false);
+  });
+
 });

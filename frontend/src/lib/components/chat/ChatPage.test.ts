@@ -165,4 +165,28 @@ describe('ChatPage', () => {
     expect(fakeApi.chat.start).toHaveBeenCalledWith('prj_web', ['ag_bob'], 'Release', 'When?');
     await waitFor(() => expect(screen.getByTestId('conversation').dataset.conversationId).toBe('c_new'));
   });
+
+  it('loads earlier messages from the top of a long conversation, then marks its start', async () => {
+    const all = Array.from({ length: 5 }, (_, i) => message(i + 1, 'c_api', 'ag_bob', `m${i + 1}`));
+    let release = () => {};
+    vi.mocked(fakeApi.chat.messages).mockImplementation(async (id, _limit, before) => {
+      if (before) await new Promise<void>((resolve) => (release = resolve));
+      const page = before ? all.filter((m) => m.seq < before) : all.slice(-2);
+      return { conversation: conversation(id, 'API design', ['ag_mgr', 'ag_bob']), messages: page, total: all.length };
+    });
+    await renderPage({ conversation: 'c_api' });
+    await waitFor(() => expect(contents()).toEqual(['m4', 'm5']));
+    expect(screen.getByTestId('older').textContent).toContain('The last 2 of 5 messages.');
+    const more = screen.getByRole('button', { name: 'Load earlier messages' });
+    more.focus();
+    await userEvent.keyboard('{Enter}');
+    await waitFor(() => expect(fakeApi.chat.messages).toHaveBeenLastCalledWith('c_api', 200, 4));
+    // While they load the button says so, and stays where the focus is.
+    expect(more.textContent).toContain('Loading earlier messages…');
+    expect(more.getAttribute('aria-disabled')).toBe('true');
+    release();
+    await waitFor(() => expect(contents()).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']));
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('conversation-start')));
+    expect(screen.queryByRole('button', { name: /earlier/ })).toBeNull();
+  });
 });
