@@ -51,6 +51,13 @@ export class ChatStore {
   /** Messages the owner has not read, over every conversation. */
   unreadTotal = $derived(this.conversations.reduce((n, c) => n + c.unread, 0));
 
+  /**
+   * What the owner has written but not sent, per conversation: a look at
+   * another conversation keeps it. In memory only, like the rest of the
+   * screen's state.
+   */
+  private drafts = $state<Record<string, string>>({});
+
   /** How many views show the open conversation now: only then does what arrives count as read. */
   private viewers = 0;
   private listSeq = 0;
@@ -129,6 +136,16 @@ export class ChatStore {
       this.earlierError = null;
     }
     if (id) await this.loadOpen();
+  }
+
+  /** The unsent text of a conversation ('' when there is none). */
+  draft(id: string): string {
+    return this.drafts[id] ?? '';
+  }
+
+  setDraft(id: string, text: string): void {
+    if (text) this.drafts[id] = text;
+    else delete this.drafts[id];
   }
 
   /**

@@ -129,4 +129,14 @@ describe('ChatStore', () => {
     expect(s.loadingEarlier).toBe(false);
   });
 
+  it('keeps a draft per conversation', () => {
+    const s = new ChatStore();
+    s.setDraft('c1', 'half a thought');
+    s.setDraft('c2', 'another');
+    expect(s.draft('c1')).toBe('half a thought');
+    expect(s.draft('c2')).toBe('another');
+    s.setDraft('c1', '');
+    expect(s.draft('c1')).toBe('');
+    expect(s.draft('c3')).toBe('');
+  });
 });

@@ -166,6 +166,17 @@ describe('ChatPage', () => {
     await waitFor(() => expect(screen.getByTestId('conversation').dataset.conversationId).toBe('c_new'));
   });
 
+  it('keeps a half-written message per conversation while the owner looks at another one', async () => {
+    const r = await renderPage({ conversation: 'c_api' });
+    await userEvent.type(await screen.findByLabelText('Message'), 'Half a thought');
+    await r.rerender({ target: { conversation: 'c_two' } });
+    await waitFor(() => expect(screen.getByTestId('conversation').dataset.conversationId).toBe('c_two'));
+    expect((screen.getByLabelText('Message') as HTMLTextAreaElement).value).toBe('');
+    await r.rerender({ target: { conversation: 'c_api' } });
+    await waitFor(() => expect(screen.getByTestId('conversation').dataset.conversationId).toBe('c_api'));
+    expect((screen.getByLabelText('Message') as HTMLTextAreaElement).value).toBe('Half a thought');
+  });
+
   it('loads earlier messages from the top of a long conversation, then marks its start', async () => {
     const all = Array.from({ length: 5 }, (_, i) => message(i + 1, 'c_api', 'ag_bob', `m${i + 1}`));
     let release = () => {};
