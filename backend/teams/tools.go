@@ -70,7 +70,7 @@ func (s *Service) pinned(fn toolFunc) toolFunc {
 // other agent's open sessions off their project (found by a red team).
 // Pins go when their sessions end, so only that many sessions alive at
 // once fill it.
-const maxPins = 10000
+var maxPins = 10000 // a variable for the tests
 
 func (s *Service) pin(session, agentID, project string) {
 	s.pinMu.Lock()
