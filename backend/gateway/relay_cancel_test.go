@@ -77,3 +77,60 @@ func TestServersCancelledRelayReachesTheAgent(t *testing.T) {
 			"(no notifications/cancelled): the request stays open after the call it belonged to has ended")
 	}
 }
+
+// An agent that cancels its call (the user pressed stop) cancels the
+// server's call, and with it the sampling request the server was waiting
+// on: connected directly, the agent's client hears notifications/cancelled
+// for that request and closes its dialog. Through Airlock the request
+// stays open in the client, though nothing will ever take its answer.
+func TestCancelledCallWithdrawsItsRelay(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	serverGaveUp := make(chan error, 1)
+	mcp.AddTool(srv, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		_, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 5,
+			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "which one?"}}}})
+		serverGaveUp <- err
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	e.cat.AddInProcess("asker", srv, false)
+	e.waitRunning(t, "asker")
+
+	asked := make(chan struct{})
+	told := make(chan struct{})
+	testDone := make(chan struct{})
+	defer close(testDone)
+	sess := e.connect(t, &mcp.ClientOptions{CreateMessageHandler: func(ctx context.Context, _ *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		close(asked)
+		select {
+		case <-ctx.Done(): // notifications/cancelled for this request
+			close(told)
+		case <-testDone:
+		}
+		return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "too late"}}, nil
+	}})
+	ctx, stop := context.WithCancel(context.Background())
+	called := make(chan error, 1)
+	go func() {
+		_, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "asker__ask"})
+		called <- err
+	}()
+	select {
+	case <-asked:
+	case err := <-called:
+		t.Fatalf("the call ended before its sampling request reached the agent: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the sampling request never reached the agent")
+	}
+	stop() // the user pressed stop
+	<-called
+	if err := receive(t, serverGaveUp, "the server's sampling request ending"); err == nil {
+		t.Fatal("the server's sampling request was answered after the call was cancelled")
+	}
+	select {
+	case <-told:
+	case <-time.After(5 * time.Second):
+		t.Error("the agent cancelled its call and the server withdrew its sampling request, but the agent's client was never told " +
+			"(no notifications/cancelled): the request stays open in it")
+	}
+}
