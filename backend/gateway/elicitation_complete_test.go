@@ -2,10 +2,12 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/catalog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -70,5 +72,48 @@ func TestElicitationCompleteReachesTheAgent(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Error("the server sent notifications/elicitation/complete after the call; the agent whose elicitation it was never got it")
+	}
+}
+
+// The other way into a URL elicitation: the server refuses the call with
+// -32042 (URLElicitationRequired) naming the elicitation, the client opens
+// the URL and waits for notifications/elicitation/complete to retry the
+// call. The refusal reaches the agent as it is; the completion must reach
+// the session that was refused, or the client waits for ever.
+func TestElicitationCompleteAfterURLRequiredReachesTheAgent(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "pay", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "buy"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return nil, nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{Mode: "url", Message: "Confirm the payment",
+			URL: "https://pay.example.com/confirm?id=7", ElicitationID: "pay-7"}})
+	})
+	e.cat.AddInProcess("pay", srv, false)
+	e.waitRunning(t, "pay")
+
+	completed := make(chan string, 4)
+	sess := e.connect(t, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			completed <- req.Params.ElicitationID
+		},
+	})
+	_, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "pay__buy"})
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeURLElicitationRequired {
+		t.Fatalf("the call = %v, want the server's -32042 as it is", err)
+	}
+	// The user confirmed in the browser.
+	for ss := range srv.Sessions() {
+		if err := ss.NotifyElicitationComplete(context.Background(), &mcp.ElicitationCompleteParams{ElicitationID: "pay-7"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case id := <-completed:
+		if id != "pay-7" {
+			t.Errorf("elicitation/complete for %q, want pay-7", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the server sent notifications/elicitation/complete for the elicitation its -32042 named; the agent never got it, so its client cannot retry")
 	}
 }
