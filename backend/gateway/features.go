@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/airlock-dev/airlock/backend/catalog"
@@ -26,6 +27,74 @@ import (
 type peer struct {
 	ss     *mcp.ServerSession
 	reqCtx context.Context
+	// relays are the requests sent to the client on that request's stream
+	// and not ended yet.
+	relays *relays
+}
+
+// relayGrace is how long the answer to an agent's request waits for the
+// requests relayed on its stream to end (withdrawn by their server, or
+// answered). A server that gives up on its sampling or elicitation
+// request cancels it and then ends its call; the two can reach Airlock
+// in either order (the Go SDK sends the cancellation on a goroutine of
+// its own), and the cancellation must go out on the call's stream before
+// the answer that ends that stream, or the request stays open in the
+// agent's client.
+const relayGrace = time.Second
+
+// relays counts the requests relayed to the agent's client on the stream
+// of one of its requests.
+type relays struct {
+	mu   sync.Mutex
+	live map[chan struct{}]bool
+}
+
+// begin records one relayed request; the function it returns ends it.
+func (r *relays) begin() func() {
+	if r == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	r.mu.Lock()
+	if r.live == nil {
+		r.live = map[chan struct{}]bool{}
+	}
+	r.live[done] = true
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		delete(r.live, done)
+		r.mu.Unlock()
+		close(done)
+	}
+}
+
+// settle returns once the requests relayed on the stream have ended, at
+// most relayGrace: one still open after it belongs to another call of the
+// session, or to a server that keeps it open past its call (its answer
+// still reaches the server; only its cancellation would be lost).
+func (r *relays) settle() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	wait := make([]chan struct{}, 0, len(r.live))
+	for done := range r.live {
+		wait = append(wait, done)
+	}
+	r.mu.Unlock()
+	if len(wait) == 0 {
+		return
+	}
+	t := time.NewTimer(relayGrace)
+	defer t.Stop()
+	for _, done := range wait {
+		select {
+		case <-done:
+		case <-t.C:
+			return
+		}
+	}
 }
 
 // relatedContext is ctx's cancellation with the values of the agent's
@@ -39,9 +108,12 @@ func (p peer) relatedContext(ctx context.Context) (context.Context, context.Canc
 	if p.reqCtx == nil {
 		return ctx, func() {}
 	}
-	rel, cancel := context.WithCancel(context.WithoutCancel(p.reqCtx))
+	// A server's withdrawal is sent on before the relay returns (SDK
+	// patch), so that the answer, which waits for it (settle), follows it.
+	rel, cancel := context.WithCancel(mcp.WithCancelSentOnReturn(context.WithoutCancel(p.reqCtx)))
 	stop := context.AfterFunc(ctx, cancel)
-	return rel, func() { stop(); cancel() }
+	end := p.relays.begin()
+	return rel, func() { stop(); cancel(); end() }
 }
 
 var _ catalog.Peer = peer{}
@@ -107,7 +179,7 @@ func peerOf(ctx context.Context, req mcp.Request) any {
 		return pc
 	}
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-		return peer{ss: ss, reqCtx: ctx}
+		return peer{ss: ss, reqCtx: ctx, relays: &relays{}}
 	}
 	return nil
 }

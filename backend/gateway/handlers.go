@@ -200,7 +200,13 @@ func (g *Gateway) run(ctx context.Context, s *session, req mcp.Request, r *core.
 	if err != nil {
 		return g.refuse(r, err)
 	}
-	return g.pipe.Run(ctx, r)
+	res, err := g.pipe.Run(ctx, r)
+	if p, ok := r.Peer.(peer); ok {
+		// What the server withdrew is told before the answer ends the
+		// stream it was sent on.
+		p.relays.settle()
+	}
+	return res, err
 }
 
 // withoutSessionToken removes a top-level session_token from a tool call's

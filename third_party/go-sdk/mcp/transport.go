@@ -340,6 +340,19 @@ func callSubscriptionsListen(ctx context.Context, conn *jsonrpc2.Connection, met
 	}()
 }
 
+type cancelSentOnReturnKey struct{}
+
+// WithCancelSentOnReturn returns ctx marked so that a call made under it
+// (Airlock patch) that ctx ends has sent its notifications/cancelled when
+// it returns (bounded by the same timeout), instead of on a goroutine of
+// its own. A gateway that relays a server's request to its client needs
+// that order: the server withdraws its request and then ends its call, and
+// the relayed cancellation must reach the client on the call's stream
+// before the call's answer, which ends that stream.
+func WithCancelSentOnReturn(ctx context.Context) context.Context {
+	return context.WithValue(ctx, cancelSentOnReturnKey{}, true)
+}
+
 // call executes and awaits a jsonrpc2 call on the given connection,
 // translating errors into the mcp domain.
 func call(ctx context.Context, conn *jsonrpc2.Connection, method string, params Params, result Result) error {
@@ -361,6 +374,18 @@ func call(ctx context.Context, conn *jsonrpc2.Connection, method string, params 
 		if blockingcancelnotify == "1" {
 			err := cancelCall(ctx, conn, call)
 			return errors.Join(ctx.Err(), err)
+		}
+		if ctx.Value(cancelSentOnReturnKey{}) != nil {
+			// Airlock patch (see WithCancelSentOnReturn): told before
+			// the caller goes on, still bounded.
+			conn.Retire(call, ctx.Err())
+			notifyCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), notifyCancellationTimeout)
+			defer stop()
+			_ = conn.Notify(notifyCtx, notificationCancelled, &CancelledParams{
+				Reason:    cancelReason(ctx),
+				RequestID: call.ID().Raw(),
+			})
+			return ctx.Err()
 		}
 		conn.Retire(call, ctx.Err())
 		go func() {
