@@ -110,10 +110,29 @@ func (p peer) relatedContext(ctx context.Context) (context.Context, context.Canc
 	}
 	// A server's withdrawal is sent on before the relay returns (SDK
 	// patch), so that the answer, which waits for it (settle), follows it.
-	rel, cancel := context.WithCancel(mcp.WithCancelSentOnReturn(context.WithoutCancel(p.reqCtx)))
+	rel, cancel := context.WithCancel(mcp.WithCancelSentOnReturn(whileLive{Context: context.Background(), req: p.reqCtx}))
 	stop := context.AfterFunc(ctx, cancel)
 	end := p.relays.begin()
 	return rel, func() { stop(); cancel(); end() }
+}
+
+// whileLive has the values of the agent's request req while it runs and
+// none once it ended: a relayed request goes out on that request's stream,
+// and so does its withdrawal while the agent still reads that stream. An
+// agent that cancelled its call has stopped reading it (the Go SDK's
+// client hangs up on it at once), so a withdrawal after that goes on the
+// session's own stream, the only one it still reads (found by a review:
+// the dialog stayed open in the agent's client).
+type whileLive struct {
+	context.Context
+	req context.Context
+}
+
+func (w whileLive) Value(key any) any {
+	if w.req.Err() != nil {
+		return nil
+	}
+	return w.req.Value(key)
 }
 
 var _ catalog.Peer = peer{}

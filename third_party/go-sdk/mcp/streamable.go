@@ -2042,6 +2042,25 @@ func (c *streamableServerConn) Write(ctx context.Context, msg jsonrpc.Message) e
 	sessionClosed := c.isDone
 	c.mu.Unlock()
 
+	if relatedRequest.IsValid() && isCancellation(msg) {
+		// Airlock patch: a request of ours withdrawn after the stream of
+		// the client's request it was sent for ended (the client hung up
+		// on it, or it was answered) is told on the standalone SSE
+		// stream, else the client keeps the request open for ever. It is
+		// unrelated to any request still running.
+		connected := false
+		if s != nil {
+			s.mu.Lock()
+			connected = s.done != nil
+			s.mu.Unlock()
+		}
+		if !connected {
+			c.mu.Lock()
+			s = c.streams[""]
+			c.mu.Unlock()
+		}
+	}
+
 	if s == nil {
 		// The request was made in the context of an ongoing request, but that
 		// request is complete.
@@ -2100,6 +2119,13 @@ func (c *streamableServerConn) Write(ctx context.Context, msg jsonrpc.Message) e
 		return fmt.Errorf("%w: undelivered message: %v", jsonrpc2.ErrRejected, errors.Join(errs...))
 	}
 	return nil
+}
+
+// isCancellation reports whether msg is a notifications/cancelled (Airlock
+// patch, see Write).
+func isCancellation(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	return ok && !req.IsCall() && req.Method == notificationCancelled
 }
 
 // Close implements the [Connection] interface.
