@@ -151,6 +151,9 @@ type Catalog struct {
 	relayMu sync.Mutex
 	relayer Relayer
 	subs    subscriptions // resource subscriptions of agent sessions (relay.go)
+	// elicits are the URL elicitations relayed or named in a refusal,
+	// for their completion (elicit.go).
+	elicits elicitations
 }
 
 // New returns a catalog with no sources.
@@ -826,7 +829,7 @@ func (c *Catalog) notRunning(exposed string) error {
 // the request's _meta (core.MetaCaller); a downstream one never does.
 func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, error) {
 	if r.Kind == core.KindSampling || r.Kind == core.KindElicitation {
-		return dispatchRelay(ctx, r)
+		return c.dispatchRelay(ctx, r)
 	}
 	d := c.get(r.Server)
 	if d == nil {

@@ -146,7 +146,7 @@ func checkRelay(r *core.Request) error {
 
 // dispatchRelay sends a relayed request to the agent's client, and checks
 // that what comes back answers it.
-func dispatchRelay(ctx context.Context, r *core.Request) (mcp.Result, error) {
+func (c *Catalog) dispatchRelay(ctx context.Context, r *core.Request) (mcp.Result, error) {
 	peer, ok := r.Peer.(Peer)
 	if !ok {
 		return nil, core.Errorf(core.EUnavailable, "the agent's client cannot be reached for %s", r.Kind)
@@ -173,6 +173,10 @@ func dispatchRelay(ctx context.Context, r *core.Request) (mcp.Result, error) {
 		var p mcp.ElicitParams
 		if err := json.Unmarshal(r.Args, &p); err != nil {
 			return nil, core.Errorf(core.EInvalid, "the elicitation request is malformed: %v", err)
+		}
+		if p.ElicitationID != "" {
+			// Before it is asked: the server may complete it at once.
+			c.elicits.note(r.Server, p.ElicitationID, r.Peer)
 		}
 		res, err := peer.Elicit(ctx, &p)
 		if err != nil {

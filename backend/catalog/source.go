@@ -320,6 +320,9 @@ func (d *source) connectAndServe() (ready time.Time, err error) {
 			}
 			return res.(*mcp.ElicitResult), nil
 		},
+		ElicitationCompleteHandler: func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			d.cat.elicitationComplete(ctx, d.cfg.ID, req.Params)
+		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			d.cat.routeUpdated(d.cfg.ID, req.Params)
 		},

@@ -169,6 +169,20 @@ func (p peer) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.Elicit
 	return p.ss.Elicit(ctx, params)
 }
 
+// ElicitationComplete tells the agent's client that a URL elicitation
+// ended: on the stream of the request it was given during while that
+// request runs, else on the session's own stream.
+func (p peer) ElicitationComplete(ctx context.Context, params *mcp.ElicitationCompleteParams) error {
+	if p.reqCtx != nil && p.reqCtx.Err() == nil {
+		if err := p.ss.NotifyElicitationComplete(whileLive{Context: ctx, req: p.reqCtx}, params); err == nil {
+			return nil
+		}
+	}
+	return p.ss.NotifyElicitationComplete(ctx, params)
+}
+
+var _ catalog.ElicitationCompleter = peer{}
+
 // elicitSupported says why a client with the elicitation capability caps
 // cannot answer params, or nil when it can. A client that declares no mode
 // takes forms only (MCP 2025-11-25). Its client is not at fault, as the
