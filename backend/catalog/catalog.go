@@ -896,6 +896,9 @@ func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, er
 		return nil, core.Errorf(core.EInvalid, "Airlock does not dispatch %q requests", r.Kind)
 	}
 	if err != nil {
+		// A -32042 passes on as it is; its client will wait for the
+		// completion of the elicitations it names.
+		c.elicits.noteRequired(r.Server, r.Peer, err)
 		return nil, c.callError(ctx, r, err)
 	}
 	return res, nil

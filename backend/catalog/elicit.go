@@ -2,9 +2,12 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -90,6 +93,30 @@ func (e *elicitations) peer(server, id string) (any, bool) {
 		return nil, false
 	}
 	return v.peer, ok
+}
+
+// noteRequired remembers the elicitations a server's -32042 refusal (URL
+// elicitation required) of a request of peer names: the client opens
+// their URLs and retries once they are complete.
+func (e *elicitations) noteRequired(server string, peer any, err error) {
+	var wire *jsonrpc.Error
+	if peer == nil || !errors.As(err, &wire) || wire.Code != mcp.CodeURLElicitationRequired {
+		return
+	}
+	var data struct {
+		Elicitations []struct {
+			ElicitationID string `json:"elicitationId"`
+		} `json:"elicitations"`
+	}
+	if json.Unmarshal(wire.Data, &data) != nil {
+		return
+	}
+	for i, el := range data.Elicitations {
+		if i == elicitationsKept {
+			break
+		}
+		e.note(server, el.ElicitationID, peer)
+	}
 }
 
 func (e *elicitations) clock() time.Time {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The ids of URL elicitations are remembered for their completion, but
@@ -34,5 +36,23 @@ func TestElicitationsBoundedAndExpiring(t *testing.T) {
 	}
 	if len(e.to) != 2 {
 		t.Errorf("%d ids kept, want 2 (the expired one looked up is dropped)", len(e.to))
+	}
+}
+
+// A -32042 refusal names the elicitations its client must complete; other
+// errors name none.
+func TestElicitationsNamedByARefusal(t *testing.T) {
+	var e elicitations
+	e.noteRequired("pay", "peer", mcp.URLElicitationRequiredError([]*mcp.ElicitParams{
+		{Mode: "url", Message: "m", URL: "https://x", ElicitationID: "a"},
+		{Mode: "url", Message: "m", URL: "https://y", ElicitationID: "b"}}))
+	e.noteRequired("pay", "peer", fmt.Errorf("not a refusal"))
+	for _, id := range []string{"a", "b"} {
+		if p, ok := e.peer("pay", id); !ok || p != "peer" {
+			t.Errorf("id %s = %v %v, want the refused client", id, p, ok)
+		}
+	}
+	if len(e.to) != 2 {
+		t.Errorf("%d ids kept, want 2", len(e.to))
 	}
 }
