@@ -198,6 +198,10 @@ type LogSource struct {
 	// Agents are the agents (core.Caller.AgentID, or the label of a caller
 	// without one) whose requests were in flight.
 	Agents []string
+	// Sessions are the agent sessions (core.Caller.Session) of those
+	// requests: one agent may have many (every client on one token), and
+	// a line logged during one session's call is that session's.
+	Sessions []string
 }
 
 // OnLog registers fn to receive the sources' log messages.
@@ -232,6 +236,22 @@ func logWho(r *core.Request) string {
 	return r.Caller.Label()
 }
 
+// logWhom is the agent and the session of a request, as LogSource names
+// them.
+type logWhom struct{ agent, session string }
+
+func logWhomOf(r *core.Request) logWhom { return logWhom{logWho(r), r.Caller.Session} }
+
+// add counts w in from.
+func (from *LogSource) add(w logWhom) {
+	if !slices.Contains(from.Agents, w.agent) {
+		from.Agents = append(from.Agents, w.agent)
+	}
+	if !slices.Contains(from.Sessions, w.session) {
+		from.Sessions = append(from.Sessions, w.session)
+	}
+}
+
 // logSource is whose requests d was handling when it logged: those in
 // flight and those that ended within Options.LogWindow. Idle (the server's own,
 // for every agent that sees it) only when there are none.
@@ -240,19 +260,24 @@ func (d *source) logSource() LogSource {
 	defer d.mu.Unlock()
 	var from LogSource
 	for r := range d.inflight {
-		if who := logWho(r); !slices.Contains(from.Agents, who) {
-			from.Agents = append(from.Agents, who)
-		}
+		from.add(logWhomOf(r))
 	}
-	for who, at := range d.ended {
-		if time.Since(at) > d.cat.opts.LogWindow {
-			delete(d.ended, who)
-		} else if !slices.Contains(from.Agents, who) {
-			from.Agents = append(from.Agents, who)
-		}
+	d.pruneEndedLocked()
+	for who := range d.ended {
+		from.add(who)
 	}
 	from.Idle = len(from.Agents) == 0
 	return from
+}
+
+// pruneEndedLocked forgets the requests that ended more than
+// Options.LogWindow ago.
+func (d *source) pruneEndedLocked() {
+	for who, at := range d.ended {
+		if time.Since(at) > d.cat.opts.LogWindow {
+			delete(d.ended, who)
+		}
+	}
 }
 
 // AddInProcess adds an in-process server under id, started at once and
@@ -861,6 +886,10 @@ func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, er
 	ctx, still, stop, cancel := d.callDeadline(ctx)
 	defer stop()
 	defer d.track(r, cancel)()
+	// A line the server logged before its answer is handled while the
+	// request is still tracked here (logSource), so that it goes to the
+	// session whose request it was, not to everyone as the server's own.
+	ctx = mcp.WithLogsHandledBeforeReturn(ctx)
 	var res mcp.Result
 	var err error
 	switch r.Kind {

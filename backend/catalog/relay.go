@@ -217,7 +217,10 @@ func (d *source) track(r *core.Request, cancel context.CancelCauseFunc) func() {
 	return func() {
 		d.mu.Lock()
 		delete(d.inflight, r)
-		d.ended[logWho(r)] = time.Now()
+		d.ended[logWhomOf(r)] = time.Now()
+		if len(d.ended) > 64 {
+			d.pruneEndedLocked()
+		}
 		d.mu.Unlock()
 	}
 }

@@ -62,15 +62,15 @@ type source struct {
 	// relist makes the listings of unknown resources' reads go one at a
 	// time (relistResources).
 	relist sync.Mutex
-	// ended is when each agent's last request at the source ended (for
-	// logSource; entries older than logWindow are dropped).
-	ended map[string]time.Time
+	// ended is when each agent session's last request at the source
+	// ended (for logSource; entries older than logWindow are dropped).
+	ended map[logWhom]time.Time
 }
 
 func newSource(c *Catalog, cfg core.ServerConfig, inproc *mcp.Server) *source {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &source{cat: c, cfg: cfg, inproc: inproc, secrets: newRedactor(cfg.URL), ctx: ctx, cancel: cancel, done: make(chan struct{}), up: make(chan struct{}),
-		state: core.StateStarting, since: time.Now(), inflight: map[*core.Request]context.CancelCauseFunc{}, ended: map[string]time.Time{}}
+		state: core.StateStarting, since: time.Now(), inflight: map[*core.Request]context.CancelCauseFunc{}, ended: map[logWhom]time.Time{}}
 	d.setTimeouts(cfg)
 	return d
 }

@@ -484,11 +484,12 @@ func notifyResourcesChanged(srv *mcp.Server) {
 
 // forwardLog sends a source's log message to the sessions that see that
 // server, with its logger name prefixed by the server's id. A message
-// logged while the server handled requests goes only to the agent whose
-// requests they were: it may carry that agent's data. With requests of
-// several agents in flight MCP does not say whose it is, so it goes to
-// nobody rather than to the wrong agent. A message logged while idle is
-// the server's own and goes to every session that sees the server.
+// logged while the server handled requests goes only to the session whose
+// requests they were: it may carry that session's data, and one agent
+// (every client on the default token) has many sessions. With requests of
+// several agents or sessions in flight MCP does not say whose it is, so it
+// goes to nobody rather than to the wrong one. A message logged while idle
+// is the server's own and goes to every session that sees the server.
 func (g *Gateway) forwardLog(server string, p *mcp.LoggingMessageParams, from catalog.LogSource) {
 	if !from.Idle && len(from.Agents) != 1 {
 		return
@@ -539,7 +540,7 @@ func (g *Gateway) deliverLog(server string, msg *mcp.LoggingMessageParams, from 
 		sees := s.servers[server]
 		s.mu.Unlock()
 		ss := s.ss.Load()
-		if !sees || ss == nil || !from.Idle && !g.sessionOf(s, from.Agents[0]) {
+		if !sees || ss == nil || !from.Idle && !g.callOf(s, from) {
 			continue
 		}
 		// A stalled client must not hold up the others.
@@ -548,6 +549,12 @@ func (g *Gateway) deliverLog(server string, msg *mcp.LoggingMessageParams, from 
 		cancel()
 	}
 	g.logStateless(server, msg, from)
+}
+
+// callOf reports whether the requests a server handled when it logged
+// (from) are all of session s.
+func (g *Gateway) callOf(s *session, from catalog.LogSource) bool {
+	return len(from.Sessions) == 1 && from.Sessions[0] == s.id() && g.sessionOf(s, from.Agents[0])
 }
 
 // sessionOf reports whether session s belongs to the agent named as

@@ -407,12 +407,29 @@ func call(ctx context.Context, conn *jsonrpc2.Connection, method string, params 
 	// handler queue; a notification sent just before the answer was
 	// otherwise handled after the call had returned, and its progress
 	// dropped (the ProgressToken was forgotten by then).
-	if tok := requestedProgress(params); tok != nil {
+	tok := requestedProgress(params)
+	logs := ctx.Value(logsHandledKey{}) != nil
+	if tok != nil || logs {
 		conn.AwaitHandled(ctx, call, func(r *jsonrpc2.Request) bool {
-			return r.Method == notificationProgress && progressFor(r.Params, tok)
+			return tok != nil && r.Method == notificationProgress && progressFor(r.Params, tok) ||
+				logs && r.Method == notificationLoggingMessage
 		})
 	}
 	return nil
+}
+
+type logsHandledKey struct{}
+
+// WithLogsHandledBeforeReturn returns ctx marked so that a call made under
+// it (Airlock patch) returns once the log messages (notifications/message)
+// its peer sent before its answer have been handled, as a call with a
+// progress token waits for its progress (see call). A gateway tells whose
+// call a server's log line belongs to by the calls in flight when the line
+// is handled; handled after the call returned, a line logged during one
+// agent session's call looked like the server's own and reached every
+// session.
+func WithLogsHandledBeforeReturn(ctx context.Context) context.Context {
+	return context.WithValue(ctx, logsHandledKey{}, true)
 }
 
 // requestedProgress is the progress token params carry, nil for none
