@@ -892,23 +892,29 @@ func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, er
 	ctx = mcp.WithLogsHandledBeforeReturn(ctx)
 	var res mcp.Result
 	var err error
+	// The agent's progress token, if it gave one, is replaced by one of
+	// Airlock's (any request may carry one, MCP says: a long read or
+	// prompt reports progress as a call does).
+	var tok any
+	if r.Progress != nil {
+		// Random, and bound to the source: one downstream server cannot
+		// guess its way into another's calls.
+		tok = fmt.Sprintf("airlock-%d-%s", c.progressSeq.Add(1), rand.Text())
+		key := progressKey{r.Server, tok.(string)}
+		c.progress.Store(key, func(p *mcp.ProgressNotificationParams) {
+			still() // a server that reports progress is working on it
+			r.Progress(p.Progress, p.Total, p.Message)
+		})
+		defer c.progress.Delete(key)
+	}
 	switch r.Kind {
 	case core.KindToolCall:
 		params := &mcp.CallToolParams{Name: r.Name, Meta: meta}
 		if len(r.Args) > 0 {
 			params.Arguments = r.Args
 		}
-		if r.Progress != nil {
-			// Random, and bound to the source: one downstream server cannot
-			// guess its way into another's calls.
-			tok := fmt.Sprintf("airlock-%d-%s", c.progressSeq.Add(1), rand.Text())
+		if tok != nil {
 			params.SetProgressToken(tok)
-			key := progressKey{r.Server, tok}
-			c.progress.Store(key, func(p *mcp.ProgressNotificationParams) {
-				still() // a server that reports progress is working on it
-				r.Progress(p.Progress, p.Total, p.Message)
-			})
-			defer c.progress.Delete(key)
 		}
 		res, err = sess.CallTool(ctx, params)
 	case core.KindPromptGet:
@@ -918,9 +924,16 @@ func (c *Catalog) Dispatch(ctx context.Context, r *core.Request) (mcp.Result, er
 				return nil, core.Errorf(core.EInvalid, "prompt arguments must be an object of strings: %v", err)
 			}
 		}
+		if tok != nil {
+			params.SetProgressToken(tok)
+		}
 		res, err = sess.GetPrompt(ctx, params)
 	case core.KindResourceRead:
-		res, err = sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.Name, Meta: meta})
+		params := &mcp.ReadResourceParams{URI: r.Name, Meta: meta}
+		if tok != nil {
+			params.SetProgressToken(tok)
+		}
+		res, err = sess.ReadResource(ctx, params)
 	default:
 		return nil, core.Errorf(core.EInvalid, "Airlock does not dispatch %q requests", r.Kind)
 	}

@@ -270,11 +270,18 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (mc
 		}
 		r.Meta[k] = v
 	}
-	if tok := p.GetProgressToken(); tok != nil {
-		ss, _ := req.GetSession().(*mcp.ServerSession)
-		r.Progress = progressFunc(ctx, ss, tok)
-	}
+	r.Progress = requestProgress(ctx, req, p.GetProgressToken())
 	return g.run(ctx, s, req, r)
+}
+
+// requestProgress sends progress for req, whose progress token is tok (nil
+// when it gave none: nil).
+func requestProgress(ctx context.Context, req mcp.Request, tok any) func(progress, total float64, msg string) {
+	if tok == nil {
+		return nil
+	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	return progressFunc(ctx, ss, tok)
 }
 
 func (g *Gateway) getPrompt(ctx context.Context, s *session, req mcp.Request) (mcp.Result, error) {
@@ -286,6 +293,7 @@ func (g *Gateway) getPrompt(ctx context.Context, s *session, req mcp.Request) (m
 	if len(p.Arguments) > 0 {
 		r.Args, _ = json.Marshal(p.Arguments)
 	}
+	r.Progress = requestProgress(ctx, req, p.GetProgressToken())
 	return g.run(ctx, s, req, r)
 }
 
@@ -294,7 +302,8 @@ func (g *Gateway) readResource(ctx context.Context, s *session, req mcp.Request)
 	if !ok {
 		return nil, pipeline.RPCError(core.Errorf(core.EInvalid, "resources/read without parameters"))
 	}
-	r := &core.Request{Kind: core.KindResourceRead, Exposed: p.URI, Peer: peerOf(ctx, req)}
+	r := &core.Request{Kind: core.KindResourceRead, Exposed: p.URI, Peer: peerOf(ctx, req),
+		Progress: requestProgress(ctx, req, p.GetProgressToken())}
 	s.mu.Lock()
 	if k, ok := subscription(s.subs, p.URI); ok {
 		r.SubscribedAt = k[0]
