@@ -29,6 +29,10 @@ import (
 // parsing.
 const MaxRequestBytes = 16 << 20
 
+// defaultLogLevel is the level from which a session whose client set none
+// hears its servers' log messages.
+const defaultLogLevel = "info"
+
 // SessionIdleTimeout closes an agent session with no request for this long.
 const SessionIdleTimeout = 8 * time.Hour
 
@@ -747,8 +751,18 @@ func (g *Gateway) newSession(conn Connection) *session {
 	s := &session{conn: conn, created: time.Now(), subs: map[[2]string]bool{}}
 	s.ctx, s.halt = context.WithCancelCause(context.Background())
 	s.end = func() { s.halt(nil) }
-	s.server = mcp.NewServer(g.impl(), g.serverOptions(s, g.complete(s),
-		func(ctx context.Context, uri string, on bool) error { return g.subscribe(s, on)(ctx, uri) }))
+	opts := g.serverOptions(s, g.complete(s),
+		func(ctx context.Context, uri string, on bool) error { return g.subscribe(s, on)(ctx, uri) })
+	// A client that never sends logging/setLevel (many never do) hears
+	// its servers' lines from info up (SDK patch; upstream sent it none).
+	// Connected directly it hears what the server sends it, and most
+	// servers (the TypeScript and Python SDKs') send such a client every
+	// line. Debug is left out: Airlock asks every server for debug lines,
+	// so a server that sends nothing unasked (the Go SDK's) would flood a
+	// client that asked for nothing. Its own level, once set, decides,
+	// per session.
+	opts.DefaultLogLevel = defaultLogLevel
+	s.server = mcp.NewServer(g.impl(), opts)
 	srv := s.server
 	srv.AddReceivingMiddleware(g.middleware(s))
 	g.mu.Lock()

@@ -79,6 +79,10 @@ type ServerOptions struct {
 	// without the schema's defaults filled in. For a gateway, which hands
 	// the user's answer on.
 	KeepElicitationContent bool
+	// DefaultLogLevel (Airlock patch, see PATCHES.md) is the level from
+	// which [ServerSession.Log] sends to a session whose client never sent
+	// logging/setLevel. Empty: nothing, as upstream.
+	DefaultLogLevel LoggingLevel
 	// ToolForHeaders (Airlock patch, see PATCHES.md) returns the tool a
 	// tools/call names, when the server has no tool of that name of its
 	// own: a gateway's receiving middleware answers tools/call for tools it
@@ -1852,6 +1856,10 @@ func (ss *ServerSession) Log(ctx context.Context, params *LoggingMessageParams) 
 		ss.mu.Lock()
 		logLevel = ss.state.LogLevel
 		ss.mu.Unlock()
+	}
+	if logLevel == "" {
+		// Airlock patch: the server's default, if it has one.
+		logLevel = ss.server.opts.DefaultLogLevel
 	}
 	if logLevel == "" {
 		// The spec is unclear, but seems to imply that no log messages are sent until the client
