@@ -133,6 +133,22 @@ func (e *elicitations) limit() int {
 	return elicitationsKept
 }
 
+// forget drops the ids given to client (a Peer's PeerClient), whose
+// session ended: nobody is left to tell, and the entries held it.
+func (e *elicitations) forget(client any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for k, v := range e.to {
+		if peerClient(v.peer) == client {
+			delete(e.to, k)
+		}
+	}
+}
+
+// ClientEnded tells the catalog that the agent client client (a Peer's
+// PeerClient, such as the gateway's session) is gone.
+func (c *Catalog) ClientEnded(client any) { c.elicits.forget(client) }
+
 // elicitationComplete passes a server's notifications/elicitation/complete
 // to the agent client its elicitation was given to, and to nobody else:
 // an id Airlock did not give out is dropped.

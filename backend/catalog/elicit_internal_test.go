@@ -56,3 +56,17 @@ func TestElicitationsNamedByARefusal(t *testing.T) {
 		t.Errorf("%d ids kept, want 2", len(e.to))
 	}
 }
+
+// A session that ended is forgotten with the ids given to it.
+func TestElicitationsForgetAnEndedClient(t *testing.T) {
+	var e elicitations
+	e.note("s", "a", "one")
+	e.note("s", "b", "two")
+	e.forget("one")
+	if _, ok := e.peer("s", "a"); ok {
+		t.Error("the ended client's id is still kept")
+	}
+	if _, ok := e.peer("s", "b"); !ok {
+		t.Error("another client's id was forgotten with it")
+	}
+}

@@ -808,6 +808,7 @@ func (g *Gateway) opened(s *session, ss *mcp.ServerSession) {
 			}
 		}
 		g.releaseSubscriptions(s)
+		g.cat.ClientEnded(ss)
 		g.ids.Ended(sid)
 	}()
 }
