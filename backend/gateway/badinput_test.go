@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -1376,5 +1377,28 @@ done
 	status, msgs := call("us")
 	if code, _ := rpcError(msgs); status != http.StatusOK || code != 0 || !strings.Contains(fmt.Sprint(msgs), "may not use where [not_subscribed]") {
 		t.Errorf("a bad header for a hidden tool: status %d, error %v, %v; want the refusal of a hidden tool", status, code, msgs)
+	}
+}
+
+// A subscription that names no resource is refused as invalid params
+// (found by a review: resources/subscribe without a uri succeeded, with
+// the one server of resources picked for it).
+func TestSubscriptionWithoutAURIIsRefused(t *testing.T) {
+	e := newEnv(t, catalog.Options{})
+	ctx := context.Background()
+	notes := newNotes()
+	e.cat.AddInProcess("notes", notes.Server, false)
+	e.waitRunning(t, "notes")
+	sess := e.connect(t, nil)
+	var rerr *jsonrpc.Error
+	if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: ""}); !errors.As(err, &rerr) || rerr.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("resources/subscribe without a uri = %v, want JSON-RPC error %d", err, jsonrpc.CodeInvalidParams)
+	}
+	if err := sess.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: ""}); !errors.As(err, &rerr) || rerr.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("resources/unsubscribe without a uri = %v, want JSON-RPC error %d", err, jsonrpc.CodeInvalidParams)
+	}
+	// The session goes on: a real subscription works.
+	if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://note"}); err != nil {
+		t.Errorf("a subscription after the refused ones: %v", err)
 	}
 }

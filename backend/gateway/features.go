@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/backend/catalog"
 	"github.com/airlock-dev/airlock/backend/core"
 	"github.com/airlock-dev/airlock/backend/pipeline"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -311,6 +312,10 @@ func templateServer(snap *catalog.Snapshot, uri string) string {
 // subscribed once for every session that asks.
 func (g *Gateway) subscribe(s *session, on bool) func(context.Context, string) error {
 	return func(ctx context.Context, uri string) error {
+		if uri == "" {
+			// Names no resource: a bad request, not one no server offers.
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "uri is required: name the resource to subscribe to or unsubscribe from"}
+		}
 		if !on {
 			// Whatever the catalog offers now: the resource may be gone
 			// since, and the subscription must still be released.
