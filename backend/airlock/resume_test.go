@@ -424,8 +424,13 @@ func TestExpiredBindingToldAfterAListing(t *testing.T) {
 func TestUnknownMethodAnsweredAsMCP(t *testing.T) {
 	dir := t.TempDir()
 	in := startWith(t, airlock.Options{DataDir: dir, InProcess: everythingOnly()})
+	// The client keeps trying to reconnect its event stream while Airlock
+	// restarts, however long that takes: the SDK's default gives up after
+	// 5 tries and then ends the session with a DELETE, which the next
+	// Airlock obeyed (found by CI under -race: a slow restart made the
+	// session's calls answer "session not found").
 	sess, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		&mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL, MaxRetries: 1000}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,8 +465,13 @@ func aliceSession(t *testing.T, dir string) (*airlock.Instance, authz.CreatedAge
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The client keeps trying to reconnect its event stream while Airlock
+	// restarts, however long that takes: the SDK's default gives up after
+	// 5 tries and then ends the session with a DELETE, which the next
+	// Airlock obeyed (found by CI under -race: a slow restart made the
+	// session's calls answer "session not found").
 	sess, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		&mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL, MaxRetries: 1000}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,8 +501,13 @@ func expireAgentSessions(t *testing.T, dir string) {
 // 406 and a reason (found by an interop test: it hung).
 func TestEventStreamNeedsItsAcceptHeader(t *testing.T) {
 	in := startWith(t, airlock.Options{DataDir: t.TempDir(), InProcess: everythingOnly()})
+	// The client keeps trying to reconnect its event stream while Airlock
+	// restarts, however long that takes: the SDK's default gives up after
+	// 5 tries and then ends the session with a DELETE, which the next
+	// Airlock obeyed (found by CI under -race: a slow restart made the
+	// session's calls answer "session not found").
 	sess, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		&mcp.StreamableClientTransport{Endpoint: in.Info.MCPURL, MaxRetries: 1000}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
